@@ -1,0 +1,282 @@
+"""Turn loops shared by all suites: function calling, text ReAct, and dialogue with a user.
+
+Each loop drives a :class:`~pytest_egi.models.base.ModelClient` for at most ``max_turns``
+assistant turns and returns a :class:`Trajectory`. Loops know no benchmark: the suite passes
+its prompt, tools or action parser, and (for dialogue) its user simulator.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple, Protocol
+
+from pytest_egi.agents.tools import Toolkit
+from pytest_egi.models.base import ModelClient, Usage
+
+__all__ = [
+    "Action",
+    "Trajectory",
+    "UserSimulator",
+    "run_dialogue_loop",
+    "run_react_loop",
+    "run_tool_loop",
+]
+
+Termination = Literal["submitted", "text_answer", "max_turns", "user_stop", "max_user_turns"]
+
+
+@dataclass
+class Trajectory:
+    """The full history of one trial.
+
+    Attributes:
+        messages: every message exchanged, OpenAI format, in order (system prompt first).
+        final_answer: the submitted answer (str, or the submit tool's structured value);
+            None when the episode ended without one.
+        termination: why the loop stopped.
+        turns: assistant turns taken (each model call is one turn).
+        tool_calls: the executed tool calls (``Toolkit.calls``), empty for text protocols.
+        usage: summed usage of the model under test over the trial.
+        info: loop- and suite-specific extras (invalid-format count, mistakes made, ...).
+    """
+
+    messages: list[dict[str, Any]]
+    final_answer: Any = None
+    termination: Termination = "max_turns"
+    turns: int = 0
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form stored in ``raw/<suite>/<task>.json``."""
+        return {
+            "messages": self.messages,
+            "final_answer": self.final_answer,
+            "termination": self.termination,
+            "turns": self.turns,
+            "tool_calls": self.tool_calls,
+            "usage": self.usage.to_dict(),
+            "info": self.info,
+        }
+
+
+def _call(client: ModelClient, traj: Trajectory, tools: list[dict] | None, params: dict) -> dict:
+    response = client.generate(traj.messages, tools, **params)
+    traj.usage.add(response.usage)
+    traj.turns += 1
+    message = dict(response.message)
+    message.setdefault("role", "assistant")
+    traj.messages.append(message)
+    return message
+
+
+def run_tool_loop(
+    client: ModelClient,
+    messages: list[dict[str, Any]],
+    toolkit: Toolkit,
+    *,
+    max_turns: int,
+    text_is_final: bool = True,
+    params: dict[str, Any] | None = None,
+) -> Trajectory:
+    """Native function calling until a submit tool is called or turns run out.
+
+    Args:
+        client: the model under test.
+        messages: the opening messages (system + first user message); copied.
+        toolkit: the tools offered every turn; a ``submit`` tool ends the episode.
+        max_turns: assistant turns allowed (CRMArena: 20, HERB: 10).
+        text_is_final: a reply with no tool call ends the episode with its text as the
+            answer (``text_answer``); when False the model is told to use a tool and the turn
+            is spent.
+        params: sampling parameters passed to every call.
+
+    Returns:
+        The trajectory; ``final_answer`` is the submit tool's value or the final text.
+
+    Raises:
+        ProviderError: from the client (an infra failure, not the model's mistake).
+    """
+    traj = Trajectory(messages=list(messages))
+    params = params or {}
+    schemas = toolkit.schemas()
+    while traj.turns < max_turns:
+        message = _call(client, traj, schemas, params)
+        calls = message.get("tool_calls") or []
+        if not calls:
+            if text_is_final:
+                traj.final_answer = message.get("content")
+                traj.termination = "text_answer"
+                break
+            traj.messages.append(
+                {"role": "user", "content": "Please act by calling one of the tools."}
+            )
+            continue
+        submitted = False
+        for call in calls:
+            fn = call.get("function") or {}
+            outcome = toolkit.call(str(fn.get("name")), fn.get("arguments"))
+            traj.messages.append(
+                {"role": "tool", "tool_call_id": call.get("id"), "content": outcome.content}
+            )
+            if outcome.submitted and not submitted:
+                submitted = True
+                traj.final_answer = outcome.value
+        if submitted:
+            traj.termination = "submitted"
+            break
+    traj.tool_calls = toolkit.calls
+    return traj
+
+
+class Action(NamedTuple):
+    """One parsed text-protocol action.
+
+    Attributes:
+        kind: ``execute`` (run ``payload`` in the environment), ``respond`` (final answer)
+            or ``invalid`` (no valid action found; the turn is spent).
+        payload: the query / answer text.
+    """
+
+    kind: Literal["execute", "respond", "invalid"]
+    payload: str = ""
+
+
+def run_react_loop(
+    client: ModelClient,
+    messages: list[dict[str, Any]],
+    *,
+    parse: Callable[[str], Action],
+    execute: Callable[[str], str],
+    max_turns: int,
+    invalid_format_message: str,
+    params: dict[str, Any] | None = None,
+) -> Trajectory:
+    """Text ReAct: the model writes thought + one action per turn; observations come back
+    as user messages (CRMArena ``react`` strategy, reference §1.4).
+
+    Args:
+        parse: turns the assistant text into an :class:`Action`.
+        execute: runs an ``execute`` payload; returns the observation text (never raises for
+            the model's mistakes).
+        max_turns: assistant turns allowed; an invalid action still spends its turn.
+        invalid_format_message: the user message sent after an invalid action.
+
+    Returns:
+        The trajectory; ``final_answer`` is the first ``respond`` payload, else None.
+    """
+    traj = Trajectory(messages=list(messages))
+    params = params or {}
+    invalid = 0
+    executed: list[dict[str, Any]] = []
+    while traj.turns < max_turns:
+        message = _call(client, traj, None, params)
+        action = parse(message.get("content") or "")
+        if action.kind == "respond":
+            traj.final_answer = action.payload
+            traj.termination = "submitted"
+            break
+        if action.kind == "execute":
+            observation = execute(action.payload)
+            executed.append({"name": "execute", "arguments": {"query": action.payload}})
+            traj.messages.append({"role": "user", "content": observation})
+        else:
+            invalid += 1
+            traj.messages.append({"role": "user", "content": invalid_format_message})
+    traj.tool_calls = executed
+    traj.info["invalid_actions"] = invalid
+    return traj
+
+
+class UserSimulator(Protocol):
+    """Plays the user in a dialogue (rule-based by default, an LLM when configured)."""
+
+    def reply(self, agent_message: str) -> tuple[str, bool]:
+        """Answer the agent's message.
+
+        Returns:
+            (user message, done) where done ends the dialogue (``###STOP###`` upstream).
+        """
+        ...
+
+
+def run_dialogue_loop(
+    client: ModelClient,
+    messages: list[dict[str, Any]],
+    simulator: UserSimulator,
+    *,
+    toolkit: Toolkit | None = None,
+    max_turns: int,
+    max_user_turns: int,
+    params: dict[str, Any] | None = None,
+) -> Trajectory:
+    """Multi-turn dialogue: the agent may call tools, and each text reply goes to the user.
+
+    Args:
+        messages: opening messages; the last one is normally the user's first message.
+        simulator: the simulated user.
+        toolkit: tools the agent may call between user turns (None: talk only).
+        max_turns: assistant turns allowed in all (tool-calling turns included).
+        max_user_turns: user replies allowed; running out ends with ``max_user_turns``.
+
+    Returns:
+        The trajectory; ``final_answer`` is the agent's last text reply (or the submit value),
+        ``info["user_turns"]`` the number of simulator replies.
+    """
+    traj = Trajectory(messages=list(messages))
+    params = params or {}
+    schemas = toolkit.schemas() if toolkit else None
+    user_turns = 0
+    while traj.turns < max_turns:
+        message = _call(client, traj, schemas, params)
+        calls = message.get("tool_calls") or []
+        if calls and toolkit is not None:
+            submitted = False
+            for call in calls:
+                fn = call.get("function") or {}
+                outcome = toolkit.call(str(fn.get("name")), fn.get("arguments"))
+                traj.messages.append(
+                    {"role": "tool", "tool_call_id": call.get("id"), "content": outcome.content}
+                )
+                if outcome.submitted and not submitted:
+                    submitted = True
+                    traj.final_answer = outcome.value
+            if submitted:
+                traj.termination = "submitted"
+                break
+            continue
+        text = message.get("content") or ""
+        traj.final_answer = text
+        if user_turns >= max_user_turns:
+            traj.termination = "max_user_turns"
+            break
+        reply, done = simulator.reply(text)
+        user_turns += 1
+        traj.messages.append({"role": "user", "content": reply})
+        if done:
+            traj.termination = "user_stop"
+            break
+    traj.info["user_turns"] = user_turns
+    if toolkit is not None:
+        traj.tool_calls = toolkit.calls
+    return traj
+
+
+def last_tool_result(messages: list[dict[str, Any]]) -> str | None:
+    """The content of the most recent tool (or observation) message, for reference policies."""
+    for msg in reversed(messages):
+        if msg.get("role") in ("tool", "user") and msg is not messages[0]:
+            return msg.get("content")
+    return None
+
+
+def json_args(call: dict[str, Any]) -> dict[str, Any]:
+    """Parse a tool call's arguments; ``{}`` when they are not a JSON object."""
+    try:
+        value = json.loads((call.get("function") or {}).get("arguments") or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,302 @@
+"""The EGI definition (``routing.yaml``) and the run options, as validated pydantic models.
+
+Every validation error becomes one :class:`pytest.UsageError` (exit status 4) naming the
+file or flag, the field, and what would be valid.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from pytest_egi.suite import SuiteProfile
+
+__all__ = [
+    "BUCKETS",
+    "Bucket",
+    "Mode",
+    "Route",
+    "RoutingConfig",
+    "TRANSFORMS",
+    "load_routing",
+    "parse_bucket_values",
+    "parse_fraction",
+    "parse_mode",
+    "parse_suite_option",
+]
+
+BUCKETS = ("M1", "M2", "M3", "M4", "M5", "M6")
+"""The six EGI buckets, in report order."""
+
+TRANSFORMS = ("fraction", "percent", "invert_fraction", "clip_invert", "gap")
+"""Closed set of transforms to [0, 100] (DESIGN §4); implemented in ``scoring.transform``."""
+
+BucketId = Literal["M1", "M2", "M3", "M4", "M5", "M6"]
+TransformName = Literal["fraction", "percent", "invert_fraction", "clip_invert", "gap"]
+
+
+class Bucket(BaseModel):
+    """One EGI bucket."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    """Human name (``Task Outcome Accuracy``)."""
+    weight: float = Field(ge=0.0, le=1.0)
+    """Weight in the EGI sum; the six weights sum to 1."""
+    floor: float | None = Field(default=None, ge=0.0, le=100.0)
+    """Release-gate floor on 0-100, or None for no floor."""
+
+
+class Route(BaseModel):
+    """One row of the routing table: suite sub-metric -> bucket."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    suite: str
+    sub_metric: str
+    bucket: BucketId
+    transform: TransformName
+    weight: float = Field(default=1.0, gt=0.0)
+    """Weight within the bucket (equal by default)."""
+    ceiling: float | None = Field(default=None, gt=0.0)
+    """``clip_invert`` only: the value at and above which the score is 0."""
+    baseline: str | None = None
+    """``gap`` only: the sub-metric subtracted from ``sub_metric``."""
+
+    @model_validator(mode="after")
+    def _transform_args(self) -> Route:
+        if self.transform == "clip_invert" and self.ceiling is None:
+            raise ValueError("transform clip_invert needs a 'ceiling' (a positive number)")
+        if self.transform != "clip_invert" and self.ceiling is not None:
+            raise ValueError(f"'ceiling' only applies to clip_invert, not {self.transform}")
+        if self.transform == "gap" and not self.baseline:
+            raise ValueError("transform gap needs a 'baseline' sub-metric name")
+        if self.transform != "gap" and self.baseline is not None:
+            raise ValueError(f"'baseline' only applies to gap, not {self.transform}")
+        return self
+
+    @property
+    def key(self) -> str:
+        """``suite/sub_metric``, unique across routes."""
+        return f"{self.suite}/{self.sub_metric}"
+
+
+class Mode(BaseModel):
+    """A run profile (``quick`` or ``deep``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seed: int = 42
+    suites: dict[str, SuiteProfile] = Field(default_factory=dict)
+
+
+class RoutingConfig(BaseModel):
+    """The whole of ``routing.yaml``: the single ground-truth schema of the EGI definition."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int
+    buckets: dict[BucketId, Bucket]
+    suites: list[str]
+    routes: list[Route]
+    modes: dict[Literal["quick", "deep"], Mode]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RoutingConfig:
+        missing = [b for b in BUCKETS if b not in self.buckets]
+        if missing:
+            raise ValueError(f"buckets: missing {', '.join(missing)} (all of M1-M6 are required)")
+        total = sum(b.weight for b in self.buckets.values())
+        if not math.isclose(total, 1.0, abs_tol=1e-9):
+            raise ValueError(f"buckets: weights sum to {total:.4f}, they must sum to 1")
+        if len(set(self.suites)) != len(self.suites):
+            raise ValueError("suites: a suite is listed twice")
+        seen: set[str] = set()
+        for i, route in enumerate(self.routes):
+            where = f"routes[{i}]"
+            if route.suite not in self.suites:
+                raise ValueError(
+                    f"{where}.suite: unknown suite {route.suite!r}; valid: {', '.join(self.suites)}"
+                )
+            if route.key in seen:
+                raise ValueError(f"{where}: duplicate route {route.key}")
+            seen.add(route.key)
+        for mode_name, mode in self.modes.items():
+            for suite in mode.suites:
+                if suite not in self.suites:
+                    raise ValueError(
+                        f"modes.{mode_name}.suites: unknown suite {suite!r}; "
+                        f"valid: {', '.join(self.suites)}"
+                    )
+        for need in ("quick", "deep"):
+            if need not in self.modes:
+                raise ValueError(f"modes: missing {need!r} (both quick and deep are required)")
+        return self
+
+    def routes_for(self, suite: str) -> list[Route]:
+        """The routes of one suite, in file order."""
+        return [r for r in self.routes if r.suite == suite]
+
+    def profile(self, mode: str, suite: str) -> SuiteProfile:
+        """The profile of ``suite`` in ``mode`` (seed inherited from the mode when unset)."""
+        m = self.modes[mode]  # type: ignore[index]
+        prof = m.suites.get(suite)
+        if prof is None:
+            return SuiteProfile(seed=m.seed)
+        if "seed" not in prof.model_fields_set:
+            prof = prof.model_copy(update={"seed": m.seed})
+        return prof
+
+
+def _format_error(path: Path, exc: ValidationError) -> str:
+    lines = [f"invalid routing file {path}:"]
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"] if p not in ("function-after",))
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "literal_error":
+            msg = f"{msg} (got {err.get('input')!r})"
+        lines.append(f"  {loc or '<root>'}: {msg}")
+    return "\n".join(lines)
+
+
+def load_routing(path: Path) -> tuple[RoutingConfig, str]:
+    """Load and validate ``routing.yaml``.
+
+    Returns:
+        (config, sha256 hex digest of the file bytes).
+
+    Raises:
+        pytest.UsageError: file missing, malformed YAML, or a schema violation; the message
+            names the file, the field and what would be valid.
+    """
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise pytest.UsageError(
+            f"cannot read routing file {path}: {exc.strerror}. "
+            "Pass --egi-routing PATH or set egi_routing in the ini file."
+        ) from None
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise pytest.UsageError(f"invalid routing file {path}: malformed YAML{where}: {problem}")
+    if not isinstance(data, dict):
+        raise pytest.UsageError(f"invalid routing file {path}: the top level must be a mapping")
+    try:
+        config = RoutingConfig.model_validate(data)
+    except ValidationError as exc:
+        raise pytest.UsageError(_format_error(path, exc)) from None
+    return config, hashlib.sha256(raw).hexdigest()
+
+
+# ----------------------------------------------------------------------------- option parsers
+
+
+def parse_mode(text: str) -> str:
+    """``--egi-mode``: ``quick`` or ``deep``."""
+    if text not in ("quick", "deep"):
+        raise pytest.UsageError(f"--egi-mode: expected quick or deep, got {text!r}")
+    return text
+
+
+def parse_fraction(flag: str, text: str) -> float:
+    """A number in [0, 1] for ``flag`` (e.g. ``--egi-max-error-rate 0.05``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise pytest.UsageError(f"{flag}: expected a number between 0 and 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise pytest.UsageError(f"{flag}: expected a number between 0 and 1, got {text!r}")
+    return value
+
+
+def parse_bucket_values(flag: str, text: str, *, lo: float, hi: float) -> dict[str, float]:
+    """``M1=0.2,M5=0.3`` -> ``{"M1": 0.2, "M5": 0.3}``; each value in [lo, hi].
+
+    Raises:
+        pytest.UsageError: naming ``flag`` and the bad token.
+    """
+    values: dict[str, float] = {}
+    for token in filter(None, (t.strip() for t in text.split(","))):
+        name, sep, num = token.partition("=")
+        name = name.strip().upper()
+        if not sep or name not in BUCKETS:
+            raise pytest.UsageError(
+                f"{flag}: bad entry {token!r}; expected BUCKET=NUMBER with BUCKET in M1-M6, "
+                f"e.g. {flag} M2=75,M5=80"
+            )
+        try:
+            value = float(num)
+        except ValueError:
+            raise pytest.UsageError(f"{flag}: bad number in {token!r}") from None
+        if not lo <= value <= hi or math.isnan(value):
+            raise pytest.UsageError(f"{flag}: {token!r} is outside [{lo:g}, {hi:g}]")
+        values[name] = value
+    if not values:
+        raise pytest.UsageError(f"{flag}: empty; expected e.g. {flag} M2=75,M5=80")
+    return values
+
+
+def parse_suite_option(text: str) -> tuple[str, str, str]:
+    """``--egi-opt crmarena.strategy=tool_call`` -> ``("crmarena", "strategy", "tool_call")``."""
+    key, sep, value = text.partition("=")
+    suite, dot, name = key.partition(".")
+    if not sep or not dot or not suite or not name:
+        raise pytest.UsageError(
+            f"--egi-opt: bad entry {text!r}; expected SUITE.KEY=VALUE, "
+            "e.g. --egi-opt crmarena.strategy=tool_call"
+        )
+    return suite.strip(), name.strip(), value.strip()
+
+
+def apply_weights(config: RoutingConfig, weights: dict[str, float]) -> dict[str, float]:
+    """Bucket weights after ``--egi-weights`` overrides; they must still sum to 1.
+
+    Raises:
+        pytest.UsageError: the overridden weights do not sum to 1.
+    """
+    merged = {b: config.buckets[b].weight for b in BUCKETS}  # type: ignore[index]
+    merged.update(weights)
+    total = sum(merged.values())
+    if not math.isclose(total, 1.0, abs_tol=1e-6):
+        listing = ", ".join(f"{b}={w:g}" for b, w in merged.items())
+        raise pytest.UsageError(
+            f"--egi-weights: bucket weights must sum to 1, these sum to {total:.4f} ({listing})"
+        )
+    return merged
+
+
+def apply_floors(config: RoutingConfig, floors: dict[str, float]) -> dict[str, float]:
+    """Bucket floors after ``--egi-floor`` overrides (buckets without a floor are absent)."""
+    merged = {b: bk.floor for b, bk in config.buckets.items() if bk.floor is not None}
+    merged.update(floors)
+    return dict(sorted(merged.items()))  # type: ignore[arg-type]
+
+
+def validate_suite_options(
+    model: type[BaseModel], suite: str, values: dict[str, Any]
+) -> BaseModel:
+    """Validate ``--egi-opt`` values for one suite against its options model.
+
+    Raises:
+        pytest.UsageError: naming the suite, key and the problem.
+    """
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        parts = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"])
+            parts.append(f"--egi-opt {suite}.{loc}: {err['msg']}")
+        valid = ", ".join(model.model_fields)
+        raise pytest.UsageError("\n".join(parts) + f"\n(valid keys for {suite}: {valid})") from None

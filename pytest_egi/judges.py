@@ -1,0 +1,111 @@
+"""Judges that grade free text, and the identity of whoever graded.
+
+By default every suite grades with deterministic rules (``egi/rules``: exact match, token F1,
+key-fact recall, abstention phrases). With ``--egi-judge-model`` the suites that grade free
+text call an :class:`LLMJudge` through the same model client as the model under test (cache,
+retries and usage apply; usage is counted separately).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pytest_egi.models.base import ModelClient, ProviderError, Usage
+
+__all__ = ["JudgeError", "LLMJudge", "RULES_JUDGE"]
+
+RULES_JUDGE = "egi/rules"
+"""Name recorded when deterministic rules graded (no LLM)."""
+
+_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+
+
+class JudgeError(ProviderError):
+    """The judge did not return a usable verdict after retries (an infra error, not a score)."""
+
+
+class LLMJudge:
+    """An LLM that returns a 0-100 score or a yes/no verdict as JSON.
+
+    Args:
+        client: the judge model client (pinned for the run; temperature 0).
+        max_attempts: calls before giving up on an unparsable verdict.
+
+    Attributes:
+        usage: summed usage of all judge calls (kept apart from the model under test).
+    """
+
+    def __init__(self, client: ModelClient, *, max_attempts: int = 3) -> None:
+        self.client = client
+        self.name = client.name
+        self.max_attempts = max_attempts
+        self.usage = Usage()
+
+    def _ask(self, system: str, prompt: str, key: str, check: Any) -> tuple[Any, str]:
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+        last = ""
+        for _ in range(self.max_attempts):
+            response = self.client.generate(messages, None, temperature=0.0)
+            self.usage.add(response.usage)
+            last = response.message.get("content") or ""
+            match = _JSON_OBJECT.search(last)
+            if not match:
+                continue
+            try:
+                data = json.loads(match.group(0))
+            except json.JSONDecodeError:
+                continue
+            if isinstance(data, dict) and key in data:
+                value = check(data[key])
+                if value is not None:
+                    return value, str(data.get("reason", ""))
+        raise JudgeError(
+            f"judge {self.name} gave no usable {key!r} in {self.max_attempts} attempts; "
+            f"last reply: {last[:200]!r}"
+        )
+
+    def score(self, prompt: str) -> tuple[int, str]:
+        """Ask for ``{"score": 0-100, "reason": str}``.
+
+        Returns:
+            (score as int in [0, 100], reason).
+
+        Raises:
+            JudgeError: no parsable score after ``max_attempts`` calls.
+            ProviderError: the judge's provider failed.
+        """
+
+        def check(v: Any) -> int | None:
+            try:
+                n = int(round(float(v)))
+            except (TypeError, ValueError):
+                return None
+            return n if 0 <= n <= 100 else None
+
+        system = (
+            "You are a strict, fair grader. Reply with one JSON object only: "
+            '{"score": <integer 0-100>, "reason": "<one sentence>"}.'
+        )
+        return self._ask(system, prompt, "score", check)
+
+    def verdict(self, prompt: str) -> tuple[bool, str]:
+        """Ask for ``{"verdict": "yes"|"no", "reason": str}``.
+
+        Returns:
+            (True for yes, reason). Only an exact yes/no counts (not "yes" inside other text).
+
+        Raises:
+            JudgeError: no parsable verdict after ``max_attempts`` calls.
+        """
+
+        def check(v: Any) -> bool | None:
+            text = str(v).strip().lower()
+            return {"yes": True, "no": False}.get(text)
+
+        system = (
+            "You are a strict, fair grader. Reply with one JSON object only: "
+            '{"verdict": "yes" or "no", "reason": "<one sentence>"}.'
+        )
+        return self._ask(system, prompt, "verdict", check)

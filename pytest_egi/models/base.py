@@ -1,0 +1,123 @@
+"""The model-client interface every scaffold talks to.
+
+Messages and tools use the OpenAI chat-completions wire format, which is also what LiteLLM
+speaks: a message is ``{"role": "system"|"user"|"assistant"|"tool", "content": str, ...}``;
+an assistant message may carry ``tool_calls=[{"id", "type": "function", "function": {"name",
+"arguments": <JSON string>}}]``; a tool result is ``{"role": "tool", "tool_call_id", "content"}``.
+A tool schema is ``{"type": "function", "function": {"name", "description", "parameters"}}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "ModelClient",
+    "ModelResponse",
+    "ProviderError",
+    "Usage",
+    "assistant_message",
+    "tool_call",
+]
+
+
+@dataclass
+class Usage:
+    """Token, cost and latency counters for one or more model calls.
+
+    Attributes:
+        calls: number of completed model calls.
+        prompt_tokens: input tokens summed over calls.
+        completion_tokens: output tokens summed over calls.
+        cost_usd: price in US dollars (0.0 for offline policies and unknown prices).
+        latency_s: wall-clock seconds spent waiting for the provider, summed.
+        cached_calls: calls answered from the response cache (no network).
+    """
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    cached_calls: int = 0
+
+    def add(self, other: Usage) -> None:
+        """Add ``other``'s counters into this one, in place."""
+        self.calls += other.calls
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.cost_usd += other.cost_usd
+        self.latency_s += other.latency_s
+        self.cached_calls += other.cached_calls
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the counters as a plain dict (JSON-safe)."""
+        return asdict(self)
+
+
+@dataclass
+class ModelResponse:
+    """One assistant turn.
+
+    Attributes:
+        message: the assistant message in OpenAI format (``role`` is ``"assistant"``;
+            ``content`` str or None; optional ``tool_calls`` list).
+        usage: what this call cost.
+    """
+
+    message: dict[str, Any]
+    usage: Usage = field(default_factory=Usage)
+
+
+class ProviderError(Exception):
+    """The provider or the transport failed (rate limit after retries, 5xx, timeout, auth).
+
+    A ProviderError is an infrastructure failure: the item is reported as a pytest **error**
+    and excluded from scoring, never scored as a wrong answer (DESIGN §3.4).
+    """
+
+
+@runtime_checkable
+class ModelClient(Protocol):
+    """What a scaffold needs from a model: one method that produces the next assistant turn.
+
+    Implementations: the offline reference policies (``egi/oracle``, ``egi/noisy-<p>``,
+    ``egi/null``) and the LiteLLM client for every other model string.
+    """
+
+    name: str
+    """The model identity as given on the command line (``gpt-4o-mini``, ``egi/oracle``)."""
+
+    def generate(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        **params: Any,
+    ) -> ModelResponse:
+        """Return the next assistant message for ``messages``.
+
+        Args:
+            messages: the conversation so far, OpenAI format.
+            tools: tool schemas offered to the model, or None for a text-only protocol.
+            **params: sampling parameters (``temperature``, ``max_tokens``, ...).
+
+        Raises:
+            ProviderError: the provider could not produce a response (infra failure).
+        """
+        ...
+
+
+def tool_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    """Build one OpenAI-format tool call; ``arguments`` is the raw JSON string."""
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def assistant_message(
+    content: str | None = None, tool_calls: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Build an OpenAI-format assistant message (``tool_calls`` omitted when empty)."""
+    msg: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        msg["tool_calls"] = tool_calls
+    return msg

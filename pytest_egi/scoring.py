@@ -1,0 +1,286 @@
+"""EGI arithmetic as pure functions (DESIGN §4; EGI-Bench report, "Normalisation, missing data,
+gate").
+
+transform -> bucket (weighted mean of present routes, renormalised within the bucket) -> EGI
+(weighted sum over buckets; partial over covered weight when a bucket is empty) -> release gate.
+Also: percentile-bootstrap confidence intervals over tasks, and pass^k over trials.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pytest_egi.config import BUCKETS, Route, RoutingConfig
+
+__all__ = [
+    "BucketResult",
+    "Contribution",
+    "EgiResult",
+    "GateResult",
+    "Missing",
+    "bootstrap_egi",
+    "compute_egi",
+    "pass_hat_k",
+    "transform",
+]
+
+SubMetrics = Mapping[str, Mapping[str, float | None]]
+"""suite -> sub-metric -> native value (None when it could not be computed)."""
+
+
+def transform(route: Route, values: Mapping[str, float | None]) -> float | None:
+    """Map a route's native sub-metric value to [0, 100].
+
+    Args:
+        route: the route (names the sub-metric, transform and its arguments).
+        values: the suite's native sub-metrics.
+
+    Returns:
+        The value on 0-100 (clamped), or None when the sub-metric (or the ``gap`` baseline)
+        is missing or not finite.
+
+    Transforms: ``fraction`` 100x; ``percent`` x; ``invert_fraction`` 100 - 100x;
+    ``clip_invert`` 100 - 100*min(x, c)/c for a lower-is-better x with ceiling c;
+    ``gap`` 100 - (100x - 100b) for fractions x and baseline b (Benchforce
+    ``100 - (accuracy_finished - accuracy_all)``, EGI-Bench routing table).
+    """
+    x = values.get(route.sub_metric)
+    if x is None or not math.isfinite(x):
+        return None
+    if route.transform == "fraction":
+        y = 100.0 * x
+    elif route.transform == "percent":
+        y = x
+    elif route.transform == "invert_fraction":
+        y = 100.0 - 100.0 * x
+    elif route.transform == "clip_invert":
+        assert route.ceiling is not None
+        y = 100.0 - 100.0 * min(max(x, 0.0), route.ceiling) / route.ceiling
+    elif route.transform == "gap":
+        b = values.get(route.baseline or "")
+        if b is None or not math.isfinite(b):
+            return None
+        y = 100.0 - (100.0 * x - 100.0 * b)
+    else:  # pragma: no cover - the config schema closes the set
+        raise ValueError(f"unknown transform {route.transform}")
+    return min(100.0, max(0.0, y))
+
+
+@dataclass
+class Contribution:
+    """One route's part in a bucket: native value, value on 0-100, weight."""
+
+    route: str
+    raw: float | None
+    value: float
+    weight: float
+
+
+@dataclass
+class Missing:
+    """A routed sub-metric that did not contribute, and why."""
+
+    route: str
+    bucket: str
+    reason: str
+
+
+@dataclass
+class BucketResult:
+    """One bucket's score on 0-100 (None when no routed sub-metric was present)."""
+
+    bucket: str
+    name: str
+    weight: float
+    value: float | None
+    floor: float | None
+    contributors: list[Contribution] = field(default_factory=list)
+
+
+@dataclass
+class GateResult:
+    """Release gate: floored buckets present and at or above their floors.
+
+    Attributes:
+        release_ready: every floored bucket present and >= its floor.
+        breached: floored buckets present and below their floor (these fail the session).
+        unmeasured: floored buckets with no routed sub-metric in this run.
+    """
+
+    release_ready: bool
+    breached: list[str]
+    unmeasured: list[str]
+
+
+@dataclass
+class EgiResult:
+    """The session's EGI.
+
+    Attributes:
+        egi: on 0-100; over the covered buckets only when ``partial``; None if none covered.
+        partial: some bucket had no sub-metric.
+        covered_weight: sum of the weights of the covered buckets (1.0 when not partial).
+        buckets: M1..M6 results.
+        gate: the release gate.
+        missing: routed sub-metrics that did not contribute, with reasons.
+    """
+
+    egi: float | None
+    partial: bool
+    covered_weight: float
+    buckets: dict[str, BucketResult]
+    gate: GateResult
+    missing: list[Missing]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form (for egi.json)."""
+        return asdict(self)
+
+
+def compute_egi(
+    sub_metrics: SubMetrics,
+    routing: RoutingConfig,
+    *,
+    weights: Mapping[str, float],
+    floors: Mapping[str, float],
+    suite_reasons: Mapping[str, str] | None = None,
+) -> EgiResult:
+    """Route native sub-metrics into buckets and combine them into EGI.
+
+    Args:
+        sub_metrics: suite -> sub-metric -> native value.
+        routing: the validated routing table.
+        weights: bucket weights (sum to 1).
+        floors: bucket floors on 0-100.
+        suite_reasons: why a suite has no sub-metrics at all (e.g. "not collected in this
+            run"); used as the missing reason for all its routes.
+
+    Returns:
+        The EGI result. A missing sub-metric is dropped and its bucket renormalised within
+        itself; buckets are never reweighted against each other (DESIGN §4).
+    """
+    suite_reasons = suite_reasons or {}
+    contributions: dict[str, list[Contribution]] = defaultdict(list)
+    missing: list[Missing] = []
+    for route in routing.routes:
+        values = sub_metrics.get(route.suite)
+        if values is None:
+            reason = suite_reasons.get(route.suite, "suite not run in this session")
+            missing.append(Missing(route.key, route.bucket, reason))
+            continue
+        value = transform(route, values)
+        if value is None:
+            absent = route.sub_metric if values.get(route.sub_metric) is None else route.baseline
+            reason = f"{route.suite} reported no value for {absent} (not in this profile or no scored task)"
+            missing.append(Missing(route.key, route.bucket, reason))
+            continue
+        contributions[route.bucket].append(
+            Contribution(route.key, values.get(route.sub_metric), value, route.weight)
+        )
+    buckets: dict[str, BucketResult] = {}
+    for b in BUCKETS:
+        spec = routing.buckets[b]  # type: ignore[index]
+        contribs = contributions.get(b, [])
+        total_w = sum(c.weight for c in contribs)
+        value = sum(c.value * c.weight for c in contribs) / total_w if contribs else None
+        buckets[b] = BucketResult(b, spec.name, weights[b], value, floors.get(b), contribs)
+    covered = [b for b in BUCKETS if buckets[b].value is not None]
+    covered_weight = sum(weights[b] for b in covered)
+    egi: float | None = None
+    if covered and covered_weight > 0:
+        egi = sum(weights[b] * buckets[b].value for b in covered) / covered_weight  # type: ignore[operator]
+    breached = [
+        b for b, f in floors.items() if buckets[b].value is not None and buckets[b].value < f  # type: ignore[operator]
+    ]
+    unmeasured = [b for b in floors if buckets[b].value is None]
+    gate = GateResult(not breached and not unmeasured, breached, unmeasured)
+    return EgiResult(
+        egi=egi,
+        partial=len(covered) < len(BUCKETS),
+        covered_weight=round(covered_weight, 10),
+        buckets=buckets,
+        gate=gate,
+        missing=missing,
+    )
+
+
+def bootstrap_egi(
+    records_by_suite: Mapping[str, Sequence[dict[str, Any]]],
+    summarize: Mapping[str, Callable[[list[dict[str, Any]]], Mapping[str, float | None]]],
+    routing: RoutingConfig,
+    *,
+    weights: Mapping[str, float],
+    floors: Mapping[str, float],
+    resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict[str, tuple[float, float] | None]:
+    """Percentile-bootstrap confidence intervals for EGI and each bucket.
+
+    Tasks are resampled with replacement within each (suite, category) stratum, all trials
+    of a task together; each resample is summarised by the suites' own ``summarize`` and
+    routed like the real run.
+
+    Returns:
+        ``{"EGI": (lo, hi), "M1": (lo, hi), ...}`` on 0-100; None where the statistic was
+        undefined in more than half of the resamples (e.g. an empty bucket).
+    """
+    rng = random.Random(seed)
+    strata: dict[tuple[str, str], list[list[dict[str, Any]]]] = defaultdict(list)
+    for suite, records in records_by_suite.items():
+        by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for rec in records:
+            by_task[rec["task_id"]].append(rec)
+        for task_records in by_task.values():
+            strata[(suite, task_records[0]["category"])].append(task_records)
+    samples: dict[str, list[float]] = defaultdict(list)
+    for _ in range(resamples):
+        resampled: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for (suite, _cat), tasks in sorted(strata.items()):
+            for _i in range(len(tasks)):
+                resampled[suite].extend(tasks[rng.randrange(len(tasks))])
+        subs = {s: summarize[s](recs) for s, recs in resampled.items()}
+        result = compute_egi(subs, routing, weights=weights, floors=floors)
+        if result.egi is not None:
+            samples["EGI"].append(result.egi)
+        for b, br in result.buckets.items():
+            if br.value is not None:
+                samples[b].append(br.value)
+    out: dict[str, tuple[float, float] | None] = {}
+    alpha = (1.0 - level) / 2.0
+    for key in ("EGI", *BUCKETS):
+        vals = sorted(samples.get(key, []))
+        if len(vals) < resamples / 2 or not vals:
+            out[key] = None
+            continue
+        lo = vals[int(math.floor(alpha * (len(vals) - 1)))]
+        hi = vals[int(math.ceil((1 - alpha) * (len(vals) - 1)))]
+        out[key] = (lo, hi)
+    return out
+
+
+def pass_hat_k(outcomes: Mapping[str, Sequence[bool]], k: int) -> float | None:
+    """pass^k: the chance that k trials drawn without replacement all succeed, averaged over
+    tasks (tau-bench, "pass^k" reliability metric): mean over tasks of C(c, k) / C(n, k),
+    with n trials and c successes.
+
+    Args:
+        outcomes: task id -> success of each trial.
+        k: 1 <= k; tasks with fewer than k trials are skipped.
+
+    Returns:
+        A fraction in [0, 1], or None when no task has k trials.
+    """
+    if k < 1:
+        raise ValueError("k must be >= 1")
+    values = [
+        math.comb(sum(trials), k) / math.comb(len(trials), k)
+        for trials in outcomes.values()
+        if len(trials) >= k
+    ]
+    return sum(values) / len(values) if values else None

@@ -1,0 +1,123 @@
+"""What a benchmark suite provides to the plugin core.
+
+A suite is one folder ``suites/<name>/`` whose ``__init__.py`` exposes ``SUITE``, an object
+satisfying :class:`Suite`. The core never names a suite: it finds ``SUITE`` through the test
+module's package (and imports it by module path on the xdist controller).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_egi.models.offline import Noise, ReferencePolicy
+
+__all__ = ["Suite", "SuiteProfile", "Task", "TaskScore", "load_suite"]
+
+
+class Task(BaseModel):
+    """One benchmark item.
+
+    The pytest node id ends in ``[<id>]`` (or ``[<id>-t<k>]`` with several trials).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_.:-]+$")
+    """Unique within the suite; used in node ids and raw file names."""
+    category: str
+    """The benchmark's own grouping (CRMArena task type, MCPEval domain, ...)."""
+    data: dict[str, Any]
+    """The task in the benchmark's native record format (JSON-safe)."""
+
+
+class SuiteProfile(BaseModel):
+    """How much of a suite a mode runs; one entry of ``routing.yaml`` ``modes.<mode>.suites``.
+
+    Suite-specific keys (e.g. ``noise_levels``, ``max_turns``) are kept as extra fields and
+    read by the suite.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    seed: int = 42
+    """Seed for world generation and sampling."""
+    categories: list[str] | None = None
+    """Categories to run; None runs all."""
+    per_category: int | None = Field(default=None, ge=1)
+    """At most this many tasks per category; None keeps all."""
+    limit: int | None = Field(default=None, ge=1)
+    """At most this many tasks in all; None keeps all."""
+
+
+class TaskScore(BaseModel):
+    """The scorer's verdict on one trial.
+
+    Attributes:
+        success: the benchmark's own success rule for this task (drives passed/failed).
+        values: per-task values the suite's ``summarize`` aggregates (e.g. ``{"reward": 1.0}``);
+            units are the suite's (documented per suite).
+        expected: gold, rendered for the failure message.
+        got: the model's answer, rendered for the failure message.
+        details: anything else worth keeping in the raw file (JSON-safe).
+    """
+
+    success: bool
+    values: dict[str, float | None]
+    expected: Any = None
+    got: Any = None
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+@runtime_checkable
+class Suite(Protocol):
+    """The contract between a benchmark folder and the core (DESIGN §2)."""
+
+    name: str
+    """Suite name as used in ``routing.yaml`` and markers (``crmarena``)."""
+    version: str
+    """Bumped on any change that can move a score; recorded in egi.json."""
+    categories: tuple[str, ...]
+    """All categories the benchmark defines."""
+    options_model: type[BaseModel]
+    """Pydantic model of the suite's own options (``--egi-opt <suite>.<key>=<value>``)."""
+
+    def load_tasks(self, profile: SuiteProfile, options: BaseModel) -> list[Task]:
+        """Return the tasks for ``profile``, deterministically for its seed.
+
+        Raises:
+            ValueError: bad data (message names the file, field and fix).
+        """
+        ...
+
+    def reference_policy(self, task: Task, options: BaseModel, noise: Noise) -> ReferencePolicy:
+        """Return the reference solution of ``task`` as a policy (oracle when noise.p == 0)."""
+        ...
+
+    def score(self, task: Task, trajectory: dict[str, Any], options: BaseModel) -> TaskScore:
+        """Score one stored trajectory (pure; used live and by ``egi-bench report --rescore``)."""
+        ...
+
+    def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
+        """Aggregate scored records (status passed/failed) into native sub-metrics.
+
+        Returns:
+            sub-metric name -> value in the benchmark's native unit (documented per suite),
+            or None when it cannot be computed (e.g. no task of that category ran).
+        """
+        ...
+
+
+def load_suite(module: str) -> Suite:
+    """Import ``module`` (e.g. ``"suites.crmarena"``) and return its ``SUITE``.
+
+    Raises:
+        ImportError: the module cannot be imported or has no ``SUITE``.
+    """
+    mod = importlib.import_module(module)
+    suite = getattr(mod, "SUITE", None)
+    if suite is None:
+        raise ImportError(f"{module} has no SUITE object (see pytest_egi.suite.Suite)")
+    return suite
