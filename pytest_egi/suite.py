@@ -96,8 +96,17 @@ class Suite(Protocol):
         """Return the reference solution of ``task`` as a policy (oracle when noise.p == 0)."""
         ...
 
-    def score(self, task: Task, trajectory: dict[str, Any], options: BaseModel) -> TaskScore:
-        """Score one stored trajectory (pure; used live and by ``egi-bench report --rescore``)."""
+    def score(
+        self, task: Task, trajectory: dict[str, Any], options: BaseModel, judge: Any = None
+    ) -> TaskScore:
+        """Score one stored trajectory (used live and by ``egi-bench report --rescore``).
+
+        Pure given ``judge``: None means the deterministic rules; otherwise an
+        :class:`~pytest_egi.judges.LLMJudge` for free-text grading.
+
+        Raises:
+            JudgeError: the LLM judge gave no usable verdict (an infra error).
+        """
         ...
 
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
