@@ -33,6 +33,11 @@ SubMetrics = Mapping[str, Mapping[str, float | None]]
 """suite -> sub-metric -> native value (None when it could not be computed)."""
 
 
+def _round(x: float) -> float:
+    """Round a 0-100 figure to 6 decimals, so float noise never shows (100.00000000000001)."""
+    return round(x, 6)
+
+
 def transform(route: Route, values: Mapping[str, float | None]) -> float | None:
     """Map a route's native sub-metric value to [0, 100].
 
@@ -187,13 +192,13 @@ def compute_egi(
         spec = routing.buckets[b]  # type: ignore[index]
         contribs = contributions.get(b, [])
         total_w = sum(c.weight for c in contribs)
-        value = sum(c.value * c.weight for c in contribs) / total_w if contribs else None
+        value = _round(math.fsum(c.value * c.weight for c in contribs) / total_w) if contribs else None
         buckets[b] = BucketResult(b, spec.name, weights[b], value, floors.get(b), contribs)
     covered = [b for b in BUCKETS if buckets[b].value is not None]
     covered_weight = sum(weights[b] for b in covered)
     egi: float | None = None
     if covered and covered_weight > 0:
-        egi = sum(weights[b] * buckets[b].value for b in covered) / covered_weight  # type: ignore[operator]
+        egi = _round(math.fsum(weights[b] * buckets[b].value for b in covered) / covered_weight)  # type: ignore[operator]
     breached = [
         b for b, f in floors.items() if buckets[b].value is not None and buckets[b].value < f  # type: ignore[operator]
     ]

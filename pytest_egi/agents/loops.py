@@ -8,7 +8,8 @@ its prompt, tools or action parser, and (for dialogue) its user simulator.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
@@ -63,6 +64,19 @@ class Trajectory:
         }
 
 
+@contextmanager
+def keep_partial(traj: Trajectory) -> Iterator[None]:
+    """On any exception (provider or environment failure), attach the trajectory so far as
+    ``exc.partial_trajectory``; the plugin stores it with the error, so nothing computed is
+    lost."""
+    try:
+        yield
+    except Exception as exc:
+        if not hasattr(exc, "partial_trajectory"):
+            exc.partial_trajectory = traj.to_dict()  # type: ignore[attr-defined]
+        raise
+
+
 def _call(client: ModelClient, traj: Trajectory, tools: list[dict] | None, params: dict) -> dict:
     response = client.generate(traj.messages, tools, **params)
     traj.usage.add(response.usage)
@@ -103,6 +117,42 @@ def run_tool_loop(
     traj = Trajectory(messages=list(messages))
     params = params or {}
     schemas = toolkit.schemas()
+    with keep_partial(traj):
+        _tool_turns(client, traj, toolkit, schemas, max_turns, text_is_final, params)
+    traj.tool_calls = toolkit.calls
+    return traj
+
+
+def _execute_calls(traj: Trajectory, toolkit: Toolkit, calls: list[dict[str, Any]]) -> bool:
+    """Run one turn's tool calls in order, appending tool messages; True once submitted.
+
+    The first successful submit sets the final answer; calls after it in the same turn still
+    run (the model asked for them) but cannot change the answer.
+    """
+    submitted = False
+    for call in calls:
+        fn = call.get("function") or {}
+        outcome = toolkit.call(str(fn.get("name")), fn.get("arguments"))
+        traj.messages.append(
+            {"role": "tool", "tool_call_id": call.get("id"), "content": outcome.content}
+        )
+        if outcome.submitted and not submitted:
+            submitted = True
+            traj.final_answer = outcome.value
+    if submitted:
+        traj.termination = "submitted"
+    return submitted
+
+
+def _tool_turns(
+    client: ModelClient,
+    traj: Trajectory,
+    toolkit: Toolkit,
+    schemas: list[dict[str, Any]],
+    max_turns: int,
+    text_is_final: bool,
+    params: dict[str, Any],
+) -> None:
     while traj.turns < max_turns:
         message = _call(client, traj, schemas, params)
         calls = message.get("tool_calls") or []
@@ -115,21 +165,8 @@ def run_tool_loop(
                 {"role": "user", "content": "Please act by calling one of the tools."}
             )
             continue
-        submitted = False
-        for call in calls:
-            fn = call.get("function") or {}
-            outcome = toolkit.call(str(fn.get("name")), fn.get("arguments"))
-            traj.messages.append(
-                {"role": "tool", "tool_call_id": call.get("id"), "content": outcome.content}
-            )
-            if outcome.submitted and not submitted:
-                submitted = True
-                traj.final_answer = outcome.value
-        if submitted:
-            traj.termination = "submitted"
+        if _execute_calls(traj, toolkit, calls):
             break
-    traj.tool_calls = toolkit.calls
-    return traj
 
 
 class Action(NamedTuple):
@@ -170,24 +207,22 @@ def run_react_loop(
     """
     traj = Trajectory(messages=list(messages))
     params = params or {}
-    invalid = 0
-    executed: list[dict[str, Any]] = []
-    while traj.turns < max_turns:
-        message = _call(client, traj, None, params)
-        action = parse(message.get("content") or "")
-        if action.kind == "respond":
-            traj.final_answer = action.payload
-            traj.termination = "submitted"
-            break
-        if action.kind == "execute":
-            observation = execute(action.payload)
-            executed.append({"name": "execute", "arguments": {"query": action.payload}})
-            traj.messages.append({"role": "user", "content": observation})
-        else:
-            invalid += 1
-            traj.messages.append({"role": "user", "content": invalid_format_message})
-    traj.tool_calls = executed
-    traj.info["invalid_actions"] = invalid
+    traj.info["invalid_actions"] = 0
+    with keep_partial(traj):
+        while traj.turns < max_turns:
+            message = _call(client, traj, None, params)
+            action = parse(message.get("content") or "")
+            if action.kind == "respond":
+                traj.final_answer = action.payload
+                traj.termination = "submitted"
+                break
+            if action.kind == "execute":
+                observation = execute(action.payload)
+                traj.tool_calls.append({"name": "execute", "arguments": {"query": action.payload}})
+                traj.messages.append({"role": "user", "content": observation})
+            else:
+                traj.info["invalid_actions"] += 1
+                traj.messages.append({"role": "user", "content": invalid_format_message})
     return traj
 
 
@@ -229,23 +264,31 @@ def run_dialogue_loop(
     traj = Trajectory(messages=list(messages))
     params = params or {}
     schemas = toolkit.schemas() if toolkit else None
+    with keep_partial(traj):
+        user_turns = _dialogue_turns(client, traj, simulator, toolkit, schemas, max_turns,
+                                     max_user_turns, params)
+    traj.info["user_turns"] = user_turns
+    if toolkit is not None:
+        traj.tool_calls = toolkit.calls
+    return traj
+
+
+def _dialogue_turns(
+    client: ModelClient,
+    traj: Trajectory,
+    simulator: UserSimulator,
+    toolkit: Toolkit | None,
+    schemas: list[dict[str, Any]] | None,
+    max_turns: int,
+    max_user_turns: int,
+    params: dict[str, Any],
+) -> int:
     user_turns = 0
     while traj.turns < max_turns:
         message = _call(client, traj, schemas, params)
         calls = message.get("tool_calls") or []
         if calls and toolkit is not None:
-            submitted = False
-            for call in calls:
-                fn = call.get("function") or {}
-                outcome = toolkit.call(str(fn.get("name")), fn.get("arguments"))
-                traj.messages.append(
-                    {"role": "tool", "tool_call_id": call.get("id"), "content": outcome.content}
-                )
-                if outcome.submitted and not submitted:
-                    submitted = True
-                    traj.final_answer = outcome.value
-            if submitted:
-                traj.termination = "submitted"
+            if _execute_calls(traj, toolkit, calls):
                 break
             continue
         text = message.get("content") or ""
@@ -259,10 +302,7 @@ def run_dialogue_loop(
         if done:
             traj.termination = "user_stop"
             break
-    traj.info["user_turns"] = user_turns
-    if toolkit is not None:
-        traj.tool_calls = toolkit.calls
-    return traj
+    return user_turns
 
 
 def last_tool_result(messages: list[dict[str, Any]]) -> str | None:

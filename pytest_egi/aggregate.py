@@ -1,0 +1,149 @@
+"""From trial records to the session result: per-suite sub-metrics, EGI, gate, CIs, pass^k.
+
+Shared by the plugin (at session end, on the controller) and by ``egi-bench report
+--rescore`` so both produce the same numbers from the same records.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_egi.config import RoutingConfig
+from pytest_egi.records import record_sort_key
+from pytest_egi.scoring import EgiResult, bootstrap_egi, compute_egi, pass_hat_k
+from pytest_egi.suite import Suite, load_suite
+
+__all__ = ["Aggregate", "SuiteSummary", "aggregate"]
+
+SCORED = ("passed", "failed")
+
+
+@dataclass
+class SuiteSummary:
+    """One suite's part of the run.
+
+    Attributes:
+        sub_metrics: native sub-metrics from the suite's ``summarize`` (empty if none scored).
+        counts: items per status (passed / failed / error / skipped).
+        version: the suite's version.
+        pass_k: ``{"pass^1": x, ...}`` over trials (fractions), when more than one trial ran.
+        note: why there are no sub-metrics, when there are none.
+    """
+
+    sub_metrics: dict[str, float | None]
+    counts: dict[str, int]
+    version: str | None
+    pass_k: dict[str, float | None] = field(default_factory=dict)
+    note: str | None = None
+
+
+@dataclass
+class Aggregate:
+    """Everything computed from the records of one run.
+
+    Attributes:
+        result: EGI, buckets, gate, missing sub-metrics.
+        suites: per-suite summaries, by suite name.
+        ci: 95% bootstrap intervals for EGI and buckets (empty when disabled).
+        error_rate: errored items / non-skipped items (0 when none ran).
+        counts: items per status over the whole run.
+    """
+
+    result: EgiResult
+    suites: dict[str, SuiteSummary]
+    ci: dict[str, tuple[float, float] | None]
+    error_rate: float
+    counts: dict[str, int]
+
+
+def _suite_objects(records: list[dict[str, Any]]) -> tuple[dict[str, Suite], dict[str, str]]:
+    objects: dict[str, Suite] = {}
+    failures: dict[str, str] = {}
+    for rec in records:
+        name, module = rec["suite"], rec.get("suite_module")
+        if name in objects or name in failures:
+            continue
+        try:
+            objects[name] = load_suite(module)
+        except Exception as exc:  # an unimportable suite loses its routes, with the reason
+            failures[name] = f"cannot import suite module {module!r}: {exc}"
+    return objects, failures
+
+
+def aggregate(
+    records: list[dict[str, Any]],
+    routing: RoutingConfig,
+    *,
+    weights: dict[str, float],
+    floors: dict[str, float],
+    bootstrap_resamples: int = 1000,
+    seed: int = 42,
+) -> Aggregate:
+    """Summarise records per suite, route into buckets, compute EGI, gate, CIs and pass^k.
+
+    Args:
+        records: trial records of any statuses (see ``pytest_egi.records``).
+        routing: the routing table.
+        weights: bucket weights (sum to 1).
+        floors: bucket floors on 0-100.
+        bootstrap_resamples: resamples for CIs; 0 disables them.
+        seed: seed of the bootstrap.
+
+    Returns:
+        The aggregate; only ``passed``/``failed`` records are scored (errors and skips are
+        counted, never scored as wrong answers).
+    """
+    records = sorted(records, key=record_sort_key)
+    by_suite: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for rec in records:
+        by_suite[rec["suite"]].append(rec)
+    objects, import_failures = _suite_objects(records)
+    summaries: dict[str, SuiteSummary] = {}
+    sub_metrics: dict[str, dict[str, float | None]] = {}
+    reasons: dict[str, str] = {}
+    scored_by_suite: dict[str, list[dict[str, Any]]] = {}
+    for name, recs in sorted(by_suite.items()):
+        counts = Counter(r["status"] for r in recs)
+        scored = [r for r in recs if r["status"] in SCORED]
+        suite = objects.get(name)
+        summary = SuiteSummary({}, dict(sorted(counts.items())), getattr(suite, "version", None))
+        if suite is None:
+            summary.note = import_failures.get(name, "suite not importable")
+        elif not scored:
+            summary.note = (
+                f"no scored item ({counts.get('error', 0)} errored, "
+                f"{counts.get('skipped', 0)} skipped)"
+            )
+        else:
+            summary.sub_metrics = dict(suite.summarize(scored))
+            sub_metrics[name] = summary.sub_metrics
+            scored_by_suite[name] = scored
+            outcomes: dict[str, list[bool]] = defaultdict(list)
+            for r in scored:
+                outcomes[r["task_id"]].append(bool(r.get("success")))
+            max_trials = max(len(v) for v in outcomes.values())
+            if max_trials > 1:
+                summary.pass_k = {f"pass^{k}": pass_hat_k(outcomes, k) for k in range(1, max_trials + 1)}
+        if summary.note:
+            reasons[name] = f"{name}: {summary.note}"
+        summaries[name] = summary
+    for name in routing.suites:
+        reasons.setdefault(name, f"{name}: not run in this session")
+    result = compute_egi(sub_metrics, routing, weights=weights, floors=floors, suite_reasons=reasons)
+    ci: dict[str, tuple[float, float] | None] = {}
+    if bootstrap_resamples > 0 and scored_by_suite:
+        ci = bootstrap_egi(
+            scored_by_suite,
+            {n: objects[n].summarize for n in scored_by_suite},
+            routing,
+            weights=weights,
+            floors=floors,
+            resamples=bootstrap_resamples,
+            seed=seed,
+        )
+    counts = Counter(r["status"] for r in records)
+    ran = sum(v for k, v in counts.items() if k != "skipped")
+    error_rate = counts.get("error", 0) / ran if ran else 0.0
+    return Aggregate(result, summaries, ci, error_rate, dict(sorted(counts.items())))

@@ -1,0 +1,227 @@
+"""``egi-bench``: doctor | report [RUN] | report --rescore RUN | compare RUN_A RUN_B.
+
+None of these calls a model under test: ``report`` re-reads a run, ``--rescore`` re-runs the
+suites' scorers on the stored trajectories and re-aggregates with the current (or given)
+routing, weights and floors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_egi.aggregate import aggregate
+from pytest_egi.config import (
+    RoutingConfig,
+    apply_floors,
+    apply_weights,
+    load_routing,
+    parse_bucket_values,
+)
+from pytest_egi.records import RunDir, load_records
+from pytest_egi.report.files import write_run
+from pytest_egi.report.terminal import summary_lines
+from pytest_egi.state import RunSettings
+from pytest_egi.suite import Task, load_suite
+
+__all__ = ["main"]
+
+
+class CliError(Exception):
+    """A user error: printed as ``egi-bench: error: …`` with exit status 2."""
+
+
+def _latest_run(reports: Path) -> Path:
+    runs = sorted(p for p in reports.glob("*") if (p / "egi.json").exists())
+    if not runs:
+        raise CliError(f"no run with an egi.json under {reports}; run pytest with --egi-model first")
+    return runs[-1]
+
+
+def _load_egi(run: Path) -> dict[str, Any]:
+    path = RunDir(run).egi_json
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CliError(f"{path}: no such file; is {run} a run directory?") from None
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+def _settings_from_egi(run: Path, egi: dict[str, Any]) -> RunSettings:
+    definition = egi["routing"].get("definition")
+    if definition is None:
+        raise CliError(f"{run}/egi.json has no routing definition; rescore it with --routing PATH")
+    routing = RoutingConfig.model_validate(definition)
+    cfg = egi["config"]
+    return RunSettings(
+        model=egi["model"], mode=egi["mode"], routing=routing,
+        routing_path=Path(egi["routing"]["path"]), routing_hash=egi["routing"]["sha256"],
+        weights=egi["routing"]["weights"], floors=egi["routing"]["floors"],
+        seed=cfg.get("seed_override"), report_dir=run.parent, run_id=run.name,
+        max_error_rate=cfg["max_error_rate"], strict=cfg["strict"], api_base=cfg.get("api_base"),
+        trials=cfg["trials"], suite_options=cfg.get("suite_options") or {},
+        bootstrap=cfg.get("bootstrap_resamples", 1000),
+        judge_model=None if egi.get("judge") == "egi/rules" else egi.get("judge"),
+        simulator_model=None if egi.get("simulator") == "egi/rules" else egi.get("simulator"),
+    )
+
+
+def _print_summary(settings: RunSettings, records: list[dict[str, Any]]) -> Any:
+    agg = aggregate(
+        records, settings.routing, weights=settings.weights, floors=settings.floors,  # type: ignore[arg-type]
+        bootstrap_resamples=settings.bootstrap,
+        seed=settings.seed if settings.seed is not None else settings.routing.modes[settings.mode].seed,  # type: ignore[union-attr,index]
+    )
+    for line in summary_lines(settings, agg):
+        print(line)
+    return agg
+
+
+def rescore_records(run: Path, records: list[dict[str, Any]], suite_options: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+    """Re-run each suite's scorer (deterministic rules) on the stored trajectories.
+
+    Errored and skipped records are kept as they are (they were never scored).
+
+    Raises:
+        CliError: a raw trajectory file is missing or unreadable (names the file).
+    """
+    out = []
+    options_cache: dict[str, Any] = {}
+    for rec in records:
+        if rec["status"] not in ("passed", "failed"):
+            out.append(rec)
+            continue
+        raw_path = run / rec["raw_path"]
+        try:
+            raw = json.loads(raw_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise CliError(f"{raw_path}: cannot read the stored trajectory ({exc})") from None
+        suite = load_suite(rec["suite_module"])
+        if suite.name not in options_cache:
+            options_cache[suite.name] = suite.options_model.model_validate(
+                suite_options.get(suite.name, {})
+            )
+        task = Task(id=rec["task_id"], category=rec["category"], data=raw["task"])
+        score = suite.score(task, raw["trajectory"], options_cache[suite.name], None)
+        new = dict(rec)
+        new.update(
+            status="passed" if score.success else "failed",
+            success=bool(score.success),
+            values=dict(score.values),
+            details=score.model_dump(mode="json")["details"],
+            judge="egi/rules",
+        )
+        out.append(new)
+    return out
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    run = Path(args.run) if args.run else _latest_run(Path(args.reports))
+    egi = _load_egi(run)
+    settings = _settings_from_egi(run, egi)
+    records = load_records(run)
+    if not args.rescore:
+        _print_summary(settings, records)
+        print(f"egi report: {run}")
+        return 0
+    if args.routing:
+        try:
+            routing, digest = load_routing(Path(args.routing))
+        except pytest.UsageError as exc:
+            raise CliError(str(exc)) from None
+        settings = replace(settings, routing=routing, routing_path=Path(args.routing),
+                           routing_hash=digest)
+    assert settings.routing is not None
+    try:
+        weights = apply_weights(settings.routing, parse_bucket_values("--egi-weights", args.egi_weights, lo=0, hi=1) if args.egi_weights else {})
+        floors = apply_floors(settings.routing, parse_bucket_values("--egi-floor", args.egi_floor, lo=0, hi=100) if args.egi_floor else {})
+    except pytest.UsageError as exc:
+        raise CliError(str(exc)) from None
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    settings = replace(settings, weights=weights, floors=floors, report_dir=run,
+                       run_id=f"rescore-{stamp}", judge_model=None)
+    rescored = rescore_records(run, records, settings.suite_options)
+    agg = _print_summary(settings, rescored)
+    written = write_run(settings, rescored, agg)
+    print(f"egi report: {written['run_dir']} (rescored from {run}, no model called)")
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    a, b = (_load_egi(Path(p)) for p in (args.run_a, args.run_b))
+    if a["routing"]["sha256"] != b["routing"]["sha256"]:
+        print("note: the two runs used different routing files; rescore one with the other's "
+              "routing for a like-for-like comparison")
+
+    def fmt(x: float | None) -> str:
+        return "—" if x is None else f"{x:.1f}"
+
+    def delta(x: float | None, y: float | None) -> str:
+        return "" if x is None or y is None else f"{y - x:+.1f}"
+
+    print(f"{'':10} {'A':>8} {'B':>8} {'B-A':>7}   A={a['model']} ({a['run_id']})  B={b['model']} ({b['run_id']})")
+    print(f"{'EGI':10} {fmt(a['egi']['value']):>8} {fmt(b['egi']['value']):>8} {delta(a['egi']['value'], b['egi']['value']):>7}")
+    for bucket in a["buckets"]:
+        x, y = a["buckets"][bucket]["value"], b["buckets"][bucket]["value"]
+        print(f"{bucket:10} {fmt(x):>8} {fmt(y):>8} {delta(x, y):>7}")
+    for suite in sorted(set(a["suites"]) | set(b["suites"])):
+        sa = (a["suites"].get(suite) or {}).get("sub_metrics") or {}
+        sb = (b["suites"].get(suite) or {}).get("sub_metrics") or {}
+        for m in sorted(set(sa) | set(sb)):
+            x, y = sa.get(m), sb.get(m)
+            print(f"  {suite}/{m}: {x} -> {y}")
+    return 0
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    try:
+        from pytest_egi.doctor import run_doctor
+    except ImportError as exc:  # pragma: no cover - shipped with the package
+        raise CliError(f"doctor is unavailable: {exc}") from None
+    return run_doctor(args.egi_api_base, Path(args.suites))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="egi-bench", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    doctor = sub.add_parser("doctor", help="check the installation, suites and providers")
+    doctor.add_argument("--egi-api-base", default=None, metavar="URL")
+    doctor.add_argument("--suites", default="suites", metavar="DIR")
+    doctor.set_defaults(func=_cmd_doctor)
+    report = sub.add_parser("report", help="print a run's EGI summary, or rescore it")
+    report.add_argument("run", nargs="?", help="run directory (default: the latest under --reports)")
+    report.add_argument("--reports", default="reports", metavar="DIR")
+    report.add_argument("--rescore", action="store_true",
+                        help="re-run the scorers on stored trajectories and re-aggregate")
+    report.add_argument("--routing", metavar="PATH", help="routing file for --rescore")
+    report.add_argument("--egi-weights", metavar="M1=W,...")
+    report.add_argument("--egi-floor", metavar="M5=F,...")
+    report.set_defaults(func=_cmd_report)
+    compare = sub.add_parser("compare", help="compare two runs bucket by bucket")
+    compare.add_argument("run_a")
+    compare.add_argument("run_b")
+    compare.set_defaults(func=_cmd_compare)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``egi-bench`` console script; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except CliError as exc:
+        print(f"egi-bench: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,402 @@
+"""pytest-egi: pytest hooks only; the logic lives in config, scoring, aggregate, records,
+session, recorder and report.
+
+Precedence of settings: routing.yaml < ini file (``egi_*`` keys) < command line.
+Without ``--egi-model`` (or ``egi_model`` in the ini file) the plugin still parametrizes
+suite tests so they can be listed, but skips them with the reason, and writes no report.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_egi.config import (
+    apply_floors,
+    apply_weights,
+    load_routing,
+    parse_bucket_values,
+    parse_fraction,
+    parse_mode,
+    parse_suite_option,
+    validate_suite_options,
+)
+from pytest_egi.models import make_client, parse_offline_model
+from pytest_egi.records import make_run_id
+from pytest_egi.recorder import EgiRecorder, base_record, render, store_record, write_raw
+from pytest_egi.state import CASE_KEY, RECORD_KEY, SESSION_KEY, SETTINGS_KEY, Case, RunSettings
+from pytest_egi.suite import load_suite
+
+__all__ = ["egi", "egi_case", "egi_model", "egi_task"]
+
+MODEL_HELP = (
+    "Model under test: a LiteLLM model string (gpt-4o-mini, ollama/qwen3, hosted_vllm/...) "
+    "or an offline policy egi/oracle, egi/noisy-<p>, egi/null"
+)
+NO_MODEL_REASON = "no model under test: pass --egi-model (e.g. --egi-model egi/oracle)"
+
+
+def _parse_int(flag: str, minimum: int, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise pytest.UsageError(f"{flag}: expected a whole number, got {text!r}") from None
+    if value < minimum:
+        raise pytest.UsageError(f"{flag}: expected a whole number >= {minimum}, got {text!r}")
+    return value
+
+
+def _parse_model(text: str) -> str:
+    try:
+        parse_offline_model(text)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--egi-model: {exc}") from None
+    if not text.strip():
+        raise pytest.UsageError("--egi-model: empty model name")
+    return text
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register the ``egi`` option group and its ini mirrors."""
+    group = parser.getgroup("egi", "enterprise agent benchmarks (EGI score)")
+    group.addoption("--egi-model", dest="egi_model", metavar="MODEL", type=_parse_model,
+                    default=None, help=MODEL_HELP)
+    group.addoption("--egi-mode", dest="egi_mode", metavar="quick|deep", type=parse_mode,
+                    default=None, help="Profile from routing.yaml modes (default: quick)")
+    group.addoption("--egi-routing", dest="egi_routing", metavar="PATH", default=None,
+                    help="Routing file (default: routing.yaml in the rootdir)")
+    group.addoption("--egi-weights", dest="egi_weights", metavar="M1=W,...", default=None,
+                    type=functools.partial(parse_bucket_values, "--egi-weights", lo=0.0, hi=1.0),
+                    help="Override bucket weights; the six must still sum to 1")
+    group.addoption("--egi-floor", dest="egi_floor", metavar="M5=F,...", default=None,
+                    type=functools.partial(parse_bucket_values, "--egi-floor", lo=0.0, hi=100.0),
+                    help="Override release-gate floors (0-100)")
+    group.addoption("--egi-seed", dest="egi_seed", metavar="N", default=None,
+                    type=functools.partial(_parse_int, "--egi-seed", 0),
+                    help="Override every profile seed")
+    group.addoption("--egi-report-dir", dest="egi_report_dir", metavar="DIR", default=None,
+                    help="Parent folder of run directories (default: reports/ in the rootdir)")
+    group.addoption("--egi-max-error-rate", dest="egi_max_error_rate", metavar="FRACTION",
+                    default=None,
+                    type=functools.partial(parse_fraction, "--egi-max-error-rate"),
+                    help="Fail the session when more than this share of items errored "
+                    "(default: 0.05)")
+    group.addoption("--egi-strict", dest="egi_strict", action="store_true", default=False,
+                    help="Plain pytest exit status: any failed task fails the session")
+    group.addoption("--egi-api-base", dest="egi_api_base", metavar="URL", default=None,
+                    help="OpenAI-compatible base URL for the model under test")
+    group.addoption("--egi-trials", dest="egi_trials", metavar="K", default=1,
+                    type=functools.partial(_parse_int, "--egi-trials", 1),
+                    help="Independent trials per task (pass^k is reported for K > 1)")
+    group.addoption("--egi-opt", dest="egi_opt", metavar="SUITE.KEY=VALUE", action="append",
+                    type=parse_suite_option, default=[],
+                    help="A suite option, e.g. crmarena.strategy=tool_call (repeatable)")
+    group.addoption("--egi-bootstrap", dest="egi_bootstrap", metavar="N", default=1000,
+                    type=functools.partial(_parse_int, "--egi-bootstrap", 0),
+                    help="Bootstrap resamples for confidence intervals (0 disables)")
+    parser.addini("egi_model", "Default model under test", default=None)
+    parser.addini("egi_mode", "Default profile: quick or deep", default="quick")
+    parser.addini("egi_routing", "Routing file, relative to the rootdir", default=None)
+    parser.addini("egi_report_dir", "Parent folder of run directories", default=None)
+    parser.addini("egi_max_error_rate", "Errored share that fails the session", default="0.05")
+    parser.addini("egi_options", "Suite options, one SUITE.KEY=VALUE per line", type="linelist",
+                  default=[])
+    try:
+        from pytest_egi.models.settings import add_provider_options
+    except ImportError:
+        return
+    add_provider_options(group, parser)
+
+
+def _settings(config: pytest.Config) -> RunSettings:
+    opt = config.option
+    rootdir = Path(config.rootpath)
+    model = opt.egi_model or config.getini("egi_model") or None
+    if model:
+        _parse_model(model)
+    mode = opt.egi_mode or parse_mode(config.getini("egi_mode") or "quick")
+    routing_path = Path(opt.egi_routing or config.getini("egi_routing") or "routing.yaml")
+    if not routing_path.is_absolute():
+        base = Path(config.invocation_params.dir) if opt.egi_routing else rootdir
+        routing_path = base / routing_path
+    report_dir = Path(opt.egi_report_dir or config.getini("egi_report_dir") or rootdir / "reports")
+    if not report_dir.is_absolute():
+        report_dir = Path(config.invocation_params.dir) / report_dir
+    max_error_rate = opt.egi_max_error_rate
+    if max_error_rate is None:
+        max_error_rate = parse_fraction("egi_max_error_rate (ini)", config.getini("egi_max_error_rate"))
+    suite_options: dict[str, dict[str, str]] = {}
+    for entry in [parse_suite_option(x) for x in config.getini("egi_options")] + list(opt.egi_opt):
+        suite, key, value = entry
+        suite_options.setdefault(suite, {})[key] = value
+    workerinput = getattr(config, "workerinput", None)
+    run_id = workerinput["egi_run_id"] if workerinput else make_run_id(model or "none", mode)
+    settings = RunSettings(
+        model=model, mode=mode, routing=None, routing_path=routing_path, routing_hash="",
+        weights={}, floors={}, seed=opt.egi_seed, report_dir=report_dir, run_id=run_id,
+        max_error_rate=max_error_rate, strict=opt.egi_strict, api_base=opt.egi_api_base,
+        trials=opt.egi_trials, suite_options=suite_options, bootstrap=opt.egi_bootstrap,
+        judge_model=getattr(opt, "egi_judge_model", None),
+        simulator_model=getattr(opt, "egi_simulator_model", None),
+    )
+    if model:
+        _load_routing(config, settings)
+    try:
+        from pytest_egi.models.settings import settings_from_config
+    except ImportError:
+        pass
+    else:
+        settings.provider = settings_from_config(config)
+    return settings
+
+
+def _load_routing(config: pytest.Config, settings: RunSettings) -> None:
+    routing, digest = load_routing(settings.routing_path)
+    settings.routing, settings.routing_hash = routing, digest
+    settings.weights = apply_weights(routing, config.option.egi_weights or {})
+    settings.floors = apply_floors(routing, config.option.egi_floor or {})
+    unknown = sorted(set(settings.suite_options) - set(routing.suites))
+    if unknown:
+        raise pytest.UsageError(
+            f"--egi-opt: unknown suite {unknown[0]!r}; valid: {', '.join(routing.suites)}"
+        )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Resolve settings; on the controller with a model, register the collector."""
+    config.addinivalue_line("markers", "egi: an EGI benchmark task (one task, one trial)")
+    settings = _settings(config)
+    config.stash[SETTINGS_KEY] = settings
+    if settings.model and not hasattr(config, "workerinput"):
+        from pytest_egi.session import EgiSession
+
+        session = EgiSession(settings, config)
+        config.stash[SESSION_KEY] = session
+        config.pluginmanager.register(session, "egi-session")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistHooks(), "egi-xdist")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Unregister the collector."""
+    session = config.stash.get(SESSION_KEY, None)
+    if session is not None:
+        del config.stash[SESSION_KEY]
+        config.pluginmanager.unregister(session)
+
+
+class _XdistHooks:
+    """Hand the controller's run id to every worker, so all write into one run directory."""
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput["egi_run_id"] = node.config.stash[SETTINGS_KEY].run_id
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    """Model, mode, routing file and hash, seed, run directory."""
+    s = config.stash.get(SETTINGS_KEY, None)
+    if s is None or not s.model or s.routing is None:
+        return None
+    seed = s.seed if s.seed is not None else s.routing.modes[s.mode].seed  # type: ignore[index]
+    return [
+        f"egi: model {s.model}, mode {s.mode}, seed {seed}, trials {s.trials}, "
+        f"judge {s.judge_model or 'egi/rules'}",
+        f"egi: routing {s.routing_path} (sha256 {s.routing_hash[:12]}), run {s.run_dir}",
+    ]
+
+
+def _marker_name(text: str) -> str:
+    return re.sub(r"\W", "_", text)
+
+
+@functools.cache
+def _suite_for_module(package: str) -> Any:
+    return load_suite(package)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize ``egi_case`` with the suite's tasks for the active profile."""
+    if "egi_case" not in metafunc.fixturenames:
+        return
+    config = metafunc.config
+    settings = config.stash[SETTINGS_KEY]
+    package = metafunc.module.__package__ or ""
+    suite = _suite_for_module(package)
+    if settings.routing is None:
+        _load_routing(config, settings)
+    assert settings.routing is not None
+    if suite.name not in settings.routing.suites:
+        raise pytest.UsageError(
+            f"suite {suite.name!r} ({package}) is not listed under 'suites' in "
+            f"{settings.routing_path}"
+        )
+    profile = settings.routing.profile(settings.mode, suite.name)
+    if settings.seed is not None:
+        profile = profile.model_copy(update={"seed": settings.seed})
+    if suite.name not in settings.validated_options:
+        settings.validated_options[suite.name] = validate_suite_options(
+            suite.options_model, suite.name, settings.suite_options.get(suite.name, {})
+        )
+    options = settings.validated_options[suite.name]
+    tasks = suite.load_tasks(profile, options)
+    ids = [t.id for t in tasks]
+    if len(set(ids)) != len(ids):
+        raise pytest.UsageError(f"suite {suite.name}: duplicate task ids in load_tasks()")
+    for name in {suite.name, *(t.category for t in tasks)}:
+        config.addinivalue_line("markers", f"{_marker_name(name)}: egi suite or category")
+    params = []
+    for task in tasks:
+        for trial in range(1, settings.trials + 1):
+            case = Case(suite, package, task, trial, settings.trials, options, profile.seed)
+            marks = [
+                pytest.mark.egi,
+                getattr(pytest.mark, _marker_name(suite.name)),
+                getattr(pytest.mark, _marker_name(task.category)),
+            ]
+            params.append(pytest.param(case, id=case.id, marks=marks))
+    metafunc.parametrize("egi_case", params, indirect=True)
+
+
+@pytest.fixture
+def egi_case(request: pytest.FixtureRequest) -> Case:
+    """The item's case (task, trial, suite); parametrized by ``pytest_generate_tests``."""
+    case: Case = request.param
+    request.node.stash[CASE_KEY] = case
+    return case
+
+
+@pytest.fixture
+def egi_task(egi_case: Case) -> Any:
+    """The :class:`~pytest_egi.suite.Task` of this item."""
+    return egi_case.task
+
+
+@pytest.fixture
+def egi_model(egi_case: Case, request: pytest.FixtureRequest) -> Any:
+    """The model client for this trial (an offline policy or the shared LiteLLM client).
+
+    Skips the item when no model is configured.
+    """
+    settings = request.config.stash[SETTINGS_KEY]
+    if not settings.model:
+        pytest.skip(NO_MODEL_REASON)
+    return _client(request.config, settings, settings.model, egi_case)
+
+
+def _client(config: pytest.Config, settings: RunSettings, model: str, case: Case | None) -> Any:
+    shared = config.stash.setdefault(_CLIENTS_KEY, {})
+    seed_part = case.seed if case else 0
+    key = f"{seed_part}|{case.suite.name}|{case.task.id}|{case.trial}" if case else ""
+    kwargs: dict[str, Any] = {}
+    if settings.provider is not None and _accepts_provider():
+        kwargs["provider"] = settings.provider
+        kwargs["trial"] = case.trial if case else 1
+    return make_client(
+        model,
+        suite=case.suite if case else None,
+        task=case.task if case else None,
+        options=case.options if case else None,
+        noise_key=key,
+        api_base=settings.api_base,
+        shared=shared,
+        **kwargs,
+    )
+
+
+_CLIENTS_KEY = pytest.StashKey[dict]()
+
+
+@functools.cache
+def _accepts_provider() -> bool:  # TODO(wiring): drop once make_client takes provider=
+    import inspect
+
+    return "provider" in inspect.signature(make_client).parameters
+
+
+@pytest.fixture
+def egi(egi_case: Case, request: pytest.FixtureRequest) -> EgiRecorder:
+    """The recorder: ``egi.record(score, trajectory)``; also ``egi.options``, ``egi.judge``."""
+    settings = request.config.stash[SETTINGS_KEY]
+    judge = simulator = None
+    if settings.judge_model:
+        from pytest_egi.judges import LLMJudge
+
+        judge = LLMJudge(_client(request.config, settings, settings.judge_model, None))
+    if settings.simulator_model:
+        simulator = _client(request.config, settings, settings.simulator_model, None)
+    return EgiRecorder(request.node, settings, judge, simulator)
+
+
+def _case_of(item: pytest.Item) -> Case | None:
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return None
+    case = callspec.params.get("egi_case")
+    return case if isinstance(case, Case) else None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Turn harness/provider exceptions into ``error`` records; skips into ``skipped`` ones."""
+    report = yield
+    case = _case_of(item)
+    settings = item.config.stash.get(SETTINGS_KEY, None)
+    if case is None or settings is None or not settings.model:
+        return report
+    existing = item.stash.get(RECORD_KEY, None)
+    excinfo = call.excinfo
+    if existing is not None:
+        model_failure = (
+            excinfo is not None
+            and existing["status"] == "failed"
+            and excinfo.errisinstance(pytest.fail.Exception)
+        )
+        if excinfo is not None and report.when == "call" and not model_failure:
+            existing.update(status="error", success=None, error=_error_text(excinfo))
+            report.user_properties = [p for p in report.user_properties if p[0] != "egi"]
+            report.user_properties.append(("egi", existing))
+        return report
+    if report.skipped:
+        record = base_record(item, case, settings)
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        record.update(status="skipped", error=reason)
+    elif report.failed:
+        record = base_record(item, case, settings)
+        record.update(status="error", error=_error_text(excinfo))
+        partial = getattr(excinfo.value, "partial_trajectory", None) if excinfo else None
+        if partial is not None:
+            record["raw_path"] = write_raw(
+                settings, case, {"task": case.task.data, "trajectory": partial,
+                                 "error": record["error"]},
+            )
+    elif report.when == "call":
+        record = base_record(item, case, settings)
+        record.update(status="error", error="the test returned without calling egi.record()")
+        report.outcome = "failed"
+        report.longrepr = f"{item.nodeid}: {record['error']}"
+    else:
+        return report
+    store_record(item, record)
+    report.user_properties.append(("egi", record))
+    return report
+
+
+def _error_text(excinfo: Any) -> str:
+    if excinfo is None:
+        return "unknown error"
+    return render(f"{excinfo.type.__name__}: {excinfo.value}")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
+    """Show harness/provider failures in the call phase as ERROR, not FAILED."""
+    if report.when == "call" and report.failed:
+        for name, value in report.user_properties:
+            if name == "egi" and isinstance(value, dict) and value.get("status") == "error":
+                return "error", "E", "ERROR"
+    return None

@@ -1,0 +1,138 @@
+"""The ``egi`` fixture object: what a suite's test function uses to record a trial."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_egi.agents.loops import Trajectory
+from pytest_egi.judges import RULES_JUDGE
+from pytest_egi.records import RECORD_SCHEMA, RunDir, atomic_write_text, dump_json
+from pytest_egi.state import CASE_KEY, RECORD_KEY, Case, RunSettings
+from pytest_egi.suite import TaskScore
+
+__all__ = ["EgiRecorder", "base_record", "render", "store_record"]
+
+MAX_RENDER = 300
+
+
+def render(value: Any) -> str:
+    """A short, readable rendering of an expected/got value for failure messages."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= MAX_RENDER else text[: MAX_RENDER - 3] + "..."
+
+
+def base_record(item: pytest.Item, case: Case, settings: RunSettings) -> dict[str, Any]:
+    """The fields every record has, before the outcome is known."""
+    return {
+        "schema": RECORD_SCHEMA,
+        "suite": case.suite.name,
+        "suite_module": case.suite_module,
+        "suite_version": case.suite.version,
+        "task_id": case.task.id,
+        "category": case.task.category,
+        "trial": case.trial,
+        "nodeid": item.nodeid,
+        "model": settings.model,
+        "judge": settings.judge_model or RULES_JUDGE,
+        "status": None,
+        "success": None,
+        "values": {},
+        "expected": None,
+        "got": None,
+        "details": {},
+        "usage": {},
+        "raw_path": None,
+        "error": None,
+    }
+
+
+def store_record(item: pytest.Item, record: dict[str, Any]) -> None:
+    """Keep the record on the item (stash) and in ``user_properties`` for the controller."""
+    item.stash[RECORD_KEY] = record
+    item.user_properties.append(("egi", record))
+
+
+def write_raw(settings: RunSettings, case: Case, payload: dict[str, Any]) -> str:
+    """Write a trajectory file atomically; returns its path relative to the run directory."""
+    rel = RunDir.raw_name(case.suite.name, case.task.id, case.trial, case.trials)
+    atomic_write_text(settings.run_dir / rel, dump_json(payload))
+    return rel
+
+
+class EgiRecorder:
+    """Records one trial: writes the trajectory, builds the record, decides the outcome.
+
+    Attributes:
+        task: the task of this item.
+        options: the suite's validated options.
+        trial: 1-based trial index.
+        seed: the profile seed.
+        judge: an ``LLMJudge`` when ``--egi-judge-model`` is set, else None (rules).
+        simulator: the user-simulator client when ``--egi-simulator-model`` is set, else None.
+    """
+
+    def __init__(self, item: pytest.Item, settings: RunSettings, judge: Any, simulator: Any):
+        self._item = item
+        self._settings = settings
+        self._case: Case = item.stash[CASE_KEY]
+        self.task = self._case.task
+        self.options = self._case.options
+        self.trial = self._case.trial
+        self.seed = self._case.seed
+        self.judge = judge
+        self.simulator = simulator
+
+    def record(self, score: TaskScore, trajectory: Trajectory | dict[str, Any]) -> None:
+        """Record the trial and set the item's outcome.
+
+        Writes ``raw/<suite>/<task_id>[-t<k>].json`` (task, trajectory, score), attaches the
+        record for the controller, and fails the item (expected vs got) when
+        ``score.success`` is False.
+
+        Raises:
+            RuntimeError: called twice for one item.
+            pytest.fail.Exception: the model did not solve the task (the item fails).
+        """
+        if RECORD_KEY in self._item.stash:
+            raise RuntimeError("egi.record() called twice for one item")
+        traj = trajectory.to_dict() if isinstance(trajectory, Trajectory) else dict(trajectory)
+        case, settings = self._case, self._settings
+        judge_name = getattr(self.judge, "name", None) or RULES_JUDGE
+        payload = {
+            "suite": case.suite.name,
+            "task_id": case.task.id,
+            "trial": case.trial,
+            "category": case.task.category,
+            "model": settings.model,
+            "judge": judge_name,
+            "task": case.task.data,
+            "trajectory": traj,
+            "score": score.model_dump(mode="json"),
+        }
+        rel = write_raw(settings, case, payload)
+        record = base_record(self._item, case, settings)
+        record.update(
+            status="passed" if score.success else "failed",
+            success=bool(score.success),
+            values=dict(score.values),
+            expected=render(score.expected),
+            got=render(score.got),
+            details=score.model_dump(mode="json")["details"],
+            usage=dict(traj.get("usage") or {}),
+            judge=judge_name,
+            raw_path=rel,
+            termination=traj.get("termination"),
+            turns=traj.get("turns"),
+        )
+        judge_usage = getattr(self.judge, "usage", None)
+        if judge_usage is not None:
+            record["judge_usage"] = judge_usage.to_dict()
+        store_record(self._item, record)
+        if not score.success:
+            pytest.fail(
+                f"{case.task.id} [{case.task.category}]: expected {record['expected']}, "
+                f"got {record['got']}",
+                pytrace=False,
+            )

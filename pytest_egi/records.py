@@ -1,0 +1,185 @@
+"""Record schema, run-directory layout, atomic writes, and loading for rescore.
+
+A **record** is the JSON-safe result of one trial; it travels from the worker to the
+controller as one ``("egi", record)`` entry of the report's ``user_properties`` (plain
+builtins only, so it survives pytest-xdist). Its fields:
+
+======================  ===================================================================
+``schema``              record schema version (int)
+``suite``               suite name; ``suite_module`` the importable package; ``suite_version``
+``task_id``             task id; ``category`` its category; ``trial`` 1-based trial index
+``nodeid``              pytest node id
+``status``              ``passed`` | ``failed`` (model) | ``error`` (harness/provider) | ``skipped``
+``success``             the suite's success rule, None unless scored
+``values``              per-task values for the suite's ``summarize``
+``expected`` ``got``    renderings for people
+``details``             scorer extras (e.g. which judge graded)
+``model`` ``judge``     identities of the model under test and of the grader
+``usage``               token/cost counters of the model under test (``judge_usage`` likewise)
+``raw_path``            trajectory file, relative to the run directory
+``error``               the error message for ``error``/``skipped``, else None
+``timing``              volatile figures (durations, latencies): kept out of records.jsonl
+======================  ===================================================================
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "RECORD_SCHEMA",
+    "RunDir",
+    "atomic_write_text",
+    "dump_json",
+    "load_records",
+    "make_run_id",
+    "split_timing",
+]
+
+RECORD_SCHEMA = 1
+VOLATILE_USAGE_KEYS = ("latency_s", "latencies_s")
+"""Usage keys whose values differ run to run; moved to ``timing`` in records.jsonl."""
+
+
+def make_run_id(model: str, mode: str, now: datetime | None = None) -> str:
+    """A unique, sortable run id naming the model and mode.
+
+    Example: ``20261129T201500Z-gpt-4o-mini-quick-3fa2c1``.
+    """
+    now = now or datetime.now(UTC)
+    slug = re.sub(r"[^A-Za-z0-9.]+", "-", model).strip("-").lower() or "model"
+    return f"{now:%Y%m%dT%H%M%SZ}-{slug}-{mode}-{secrets.token_hex(3)}"
+
+
+def dump_json(data: Any) -> str:
+    """Canonical JSON text: sorted keys, 2-space indent, UTF-8, trailing newline."""
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (temp file in the same folder + rename).
+
+    A reader never sees a half-written file, and a crash leaves the old file intact.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """The layout of ``reports/<run_id>/`` (DESIGN §7)."""
+
+    root: Path
+
+    @property
+    def run_id(self) -> str:
+        """The folder name."""
+        return self.root.name
+
+    @property
+    def egi_json(self) -> Path:
+        """Aggregate result."""
+        return self.root / "egi.json"
+
+    @property
+    def records_jsonl(self) -> Path:
+        """One deterministic record per trial (sorted by suite, task, trial)."""
+        return self.root / "records.jsonl"
+
+    @property
+    def timings_jsonl(self) -> Path:
+        """Volatile per-trial figures (durations, latencies)."""
+        return self.root / "timings.jsonl"
+
+    @property
+    def report_html(self) -> Path:
+        """Self-contained page for people."""
+        return self.root / "report.html"
+
+    @property
+    def results_csv(self) -> Path:
+        """One row per trial."""
+        return self.root / "results.csv"
+
+    @staticmethod
+    def raw_name(suite: str, task_id: str, trial: int, trials: int) -> str:
+        """Relative path of a trajectory file: ``raw/<suite>/<task_id>[-t<k>].json``."""
+        suffix = f"-t{trial}" if trials > 1 else ""
+        return f"raw/{suite}/{task_id}{suffix}.json"
+
+
+def split_timing(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split a record into its deterministic part and its volatile ``timing`` part.
+
+    Returns:
+        (record without ``timing`` and without volatile usage keys, timing dict with
+        ``suite``/``task_id``/``trial`` for joining).
+    """
+    stable = {k: v for k, v in record.items() if k != "timing"}
+    timing = dict(record.get("timing") or {})
+    for usage_key in ("usage", "judge_usage"):
+        usage = stable.get(usage_key)
+        if isinstance(usage, dict):
+            kept = {k: v for k, v in usage.items() if k not in VOLATILE_USAGE_KEYS}
+            timing[usage_key] = {k: usage[k] for k in VOLATILE_USAGE_KEYS if k in usage}
+            stable[usage_key] = kept
+    timing.update({"suite": record["suite"], "task_id": record["task_id"], "trial": record["trial"]})
+    return stable, timing
+
+
+def record_sort_key(record: dict[str, Any]) -> tuple[str, str, int]:
+    """Order records by (suite, task id, trial), independent of execution order."""
+    return (record["suite"], record["task_id"], int(record["trial"]))
+
+
+def load_records(run_dir: Path) -> list[dict[str, Any]]:
+    """Read ``records.jsonl`` of a run, re-joined with ``timings.jsonl`` when present.
+
+    Raises:
+        FileNotFoundError: the run has no records.jsonl (message names the path).
+        ValueError: a line is not valid JSON (names the file and line).
+    """
+    rd = RunDir(run_dir)
+    if not rd.records_jsonl.exists():
+        raise FileNotFoundError(f"{rd.records_jsonl}: no such file; is {run_dir} a run directory?")
+    records: list[dict[str, Any]] = []
+    for n, line in enumerate(rd.records_jsonl.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{rd.records_jsonl}:{n}: not valid JSON ({exc.msg})") from None
+    if rd.timings_jsonl.exists():
+        timings = {}
+        for line in rd.timings_jsonl.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                t = json.loads(line)
+                timings[(t["suite"], t["task_id"], t["trial"])] = t
+        for rec in records:
+            t = timings.get((rec["suite"], rec["task_id"], rec["trial"]))
+            if t:
+                for usage_key in ("usage", "judge_usage"):
+                    if isinstance(rec.get(usage_key), dict) and t.get(usage_key):
+                        rec[usage_key].update(t[usage_key])
+                rec["timing"] = {
+                    k: v
+                    for k, v in t.items()
+                    if k not in ("suite", "task_id", "trial", "usage", "judge_usage")
+                }
+    return records

@@ -1,0 +1,1 @@
+"""Run outputs: terminal summary, egi.json, records.jsonl, results.csv, report.html."""

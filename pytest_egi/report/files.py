@@ -1,0 +1,182 @@
+"""Write a run directory: egi.json, records.jsonl, timings.jsonl, results.csv, report.html."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import platform
+import sys
+from importlib import metadata
+from typing import Any
+
+from pytest_egi.aggregate import Aggregate
+from pytest_egi.records import RunDir, atomic_write_text, dump_json, record_sort_key, split_timing
+
+__all__ = ["build_egi_json", "usage_summary", "write_run"]
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile (q in [0, 1]) of ``values``; None when empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, int(-(-q * len(ordered) // 1)))  # ceil(q * n), at least 1
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def usage_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Usage totals per suite and for the run, model under test and judge apart.
+
+    Reads ``record["usage"]`` and ``record["judge_usage"]`` (Usage dicts; an optional
+    ``latencies_s`` list holds per-call seconds). Latency p50/p95 are nearest-rank
+    percentiles over calls, in seconds; cost in USD.
+    """
+
+    def total(recs: list[dict[str, Any]], key: str) -> dict[str, Any]:
+        out = {"calls": 0, "cached_calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
+               "cost_usd": 0.0, "latency_s": 0.0}
+        latencies: list[float] = []
+        for r in recs:
+            u = r.get(key) or {}
+            for k in out:
+                out[k] += u.get(k, 0) or 0
+            latencies += list(u.get("latencies_s") or [])
+        out["cost_usd"] = round(out["cost_usd"], 6)
+        out["latency_s"] = round(out["latency_s"], 3)
+        out["latency_p50_s"] = _percentile(latencies, 0.50)
+        out["latency_p95_s"] = _percentile(latencies, 0.95)
+        return out
+
+    suites: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        suites.setdefault(r["suite"], []).append(r)
+    return {
+        "run": {"model": total(records, "usage"), "judge": total(records, "judge_usage")},
+        "suites": {
+            name: {"model": total(recs, "usage"), "judge": total(recs, "judge_usage")}
+            for name, recs in sorted(suites.items())
+        },
+    }
+
+
+def build_egi_json(settings: Any, records: list[dict[str, Any]], agg: Aggregate) -> dict[str, Any]:
+    """The content of egi.json (DESIGN §7)."""
+    res = agg.result
+    routing = settings.routing
+    suites_run = sorted(agg.suites)
+    buckets = {}
+    for b, br in res.buckets.items():
+        entry = {
+            "name": br.name,
+            "weight": br.weight,
+            "value": br.value,
+            "floor": br.floor,
+            "ci95": list(agg.ci[b]) if agg.ci.get(b) else None,
+            "contributors": [c.__dict__ for c in br.contributors],
+        }
+        buckets[b] = entry
+    seed = settings.seed if settings.seed is not None else routing.modes[settings.mode].seed
+    return {
+        "run_id": settings.run_id,
+        "model": settings.model,
+        "mode": settings.mode,
+        "judge": settings.judge_model or "egi/rules",
+        "simulator": settings.simulator_model or "egi/rules",
+        "egi": {
+            "value": res.egi,
+            "partial": res.partial,
+            "covered_weight": res.covered_weight,
+            "ci95": list(agg.ci["EGI"]) if agg.ci.get("EGI") else None,
+        },
+        "buckets": buckets,
+        "gate": res.gate.__dict__,
+        "suites": {
+            name: {
+                "version": s.version,
+                "counts": s.counts,
+                "sub_metrics": s.sub_metrics,
+                "pass_k": s.pass_k,
+                "note": s.note,
+            }
+            for name, s in agg.suites.items()
+        },
+        "missing": [m.__dict__ for m in res.missing],
+        "counts": agg.counts,
+        "error_rate": agg.error_rate,
+        "routing": {
+            "path": str(settings.routing_path),
+            "sha256": settings.routing_hash,
+            "version": routing.version,
+            "weights": settings.weights,
+            "floors": settings.floors,
+            "definition": routing.model_dump(mode="json"),
+        },
+        "profile": {
+            name: routing.profile(settings.mode, name).model_dump(mode="json") for name in suites_run
+        },
+        "usage": usage_summary(records),
+        "config": {
+            "seed": seed,
+            "seed_override": settings.seed,
+            "trials": settings.trials,
+            "max_error_rate": settings.max_error_rate,
+            "strict": settings.strict,
+            "api_base": settings.api_base,
+            "suite_options": settings.suite_options,
+            "bootstrap_resamples": settings.bootstrap,
+        },
+        "versions": {
+            "python": platform.python_version(),
+            "pytest": _version("pytest"),
+            "pytest-egi": _version("pytest-egi"),
+            "pytest-xdist": _version("pytest-xdist"),
+            "litellm": _version("litellm"),
+            "platform": platform.platform(),
+            "suites": {name: s.version for name, s in agg.suites.items()},
+        },
+    }
+
+
+CSV_FIELDS = ("suite", "category", "task_id", "trial", "status", "success", "expected", "got",
+              "error", "raw_path")
+
+
+def _results_csv(records: list[dict[str, Any]]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    value_keys = sorted({k for r in records for k in (r.get("values") or {})})
+    writer.writerow([*CSV_FIELDS, *value_keys])
+    for r in records:
+        values = r.get("values") or {}
+        writer.writerow([r.get(f) for f in CSV_FIELDS] + [values.get(k) for k in value_keys])
+    return buf.getvalue()
+
+
+def write_run(settings: Any, records: list[dict[str, Any]], agg: Aggregate, config: Any = None) -> dict[str, str]:
+    """Write every run file atomically; returns ``{"run_dir": ..., "egi_json": ...}`` paths."""
+    from pytest_egi.report.html import render_html
+
+    rd = RunDir(settings.run_dir)
+    ordered = sorted(records, key=record_sort_key)
+    stable, timings = zip(*(split_timing(r) for r in ordered)) if ordered else ((), ())
+    atomic_write_text(
+        rd.records_jsonl,
+        "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in stable),
+    )
+    atomic_write_text(
+        rd.timings_jsonl,
+        "".join(json.dumps(t, sort_keys=True) + "\n" for t in timings),
+    )
+    egi = build_egi_json(settings, ordered, agg)
+    atomic_write_text(rd.egi_json, dump_json(egi))
+    atomic_write_text(rd.results_csv, _results_csv(list(stable)))
+    atomic_write_text(rd.report_html, render_html(egi, list(stable)))
+    return {"run_dir": str(rd.root), "egi_json": str(rd.egi_json)}

@@ -1,0 +1,107 @@
+"""The terminal summary: EGI, M1-M6 with contributor counts, gate line, per-suite table."""
+
+from __future__ import annotations
+
+import io
+from collections import defaultdict
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from pytest_egi.aggregate import Aggregate
+from pytest_egi.config import BUCKETS
+
+__all__ = ["egi_headline", "gate_line", "summary_lines"]
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _ci(ci: dict[str, Any], key: str) -> str:
+    interval = ci.get(key)
+    return "" if not interval else f"[{interval[0]:.1f}, {interval[1]:.1f}]"
+
+
+def egi_headline(agg: Aggregate) -> str:
+    """``EGI 81.2 [76.0, 85.1]`` or ``EGI (partial, 56% of weight: M1 M4 M5) 93.0``."""
+    res = agg.result
+    ci = _ci(agg.ci, "EGI")
+    ci = f"  95% CI {ci}" if ci else ""
+    if res.egi is None:
+        return "EGI —  (no bucket has a routed sub-metric)"
+    if res.partial:
+        covered = " ".join(b for b in BUCKETS if res.buckets[b].value is not None)
+        return (
+            f"EGI (partial: {covered}, {res.covered_weight:.0%} of weight) "
+            f"{res.egi:.1f}{ci}  — not comparable to a full EGI"
+        )
+    return f"EGI {res.egi:.1f}{ci}"
+
+
+def gate_line(agg: Aggregate) -> str:
+    """One line: release-ready or not, and why."""
+    gate = agg.result.gate
+    if gate.release_ready:
+        return "release gate: READY (every floored bucket at or above its floor)"
+    parts = []
+    for b in gate.breached:
+        br = agg.result.buckets[b]
+        parts.append(f"{b} {br.value:.1f} below floor {br.floor:g}")
+    for b in gate.unmeasured:
+        parts.append(f"{b} not measured (floor {agg.result.buckets[b].floor:g})")
+    return "release gate: NOT READY — " + "; ".join(parts)
+
+
+def _render(table: Table) -> list[str]:
+    console = Console(file=io.StringIO(), width=110, color_system=None, force_terminal=False)
+    console.print(table)
+    return console.file.getvalue().rstrip("\n").splitlines()  # type: ignore[attr-defined]
+
+
+def summary_lines(settings: Any, agg: Aggregate) -> list[str]:
+    """The whole terminal summary as lines of plain text."""
+    res = agg.result
+    lines = [f"model {settings.model}  mode {settings.mode}  run {settings.run_id}", egi_headline(agg)]
+    buckets = Table(box=None, pad_edge=False, show_edge=False)
+    for col in ("bucket", "name", "weight", "score", "95% CI", "floor", "routed"):
+        buckets.add_column(col, justify="right" if col in ("weight", "score", "floor") else "left")
+    routes_per_bucket: dict[str, int] = defaultdict(int)
+    for route in settings.routing.routes:
+        routes_per_bucket[route.bucket] += 1
+    for b in BUCKETS:
+        br = res.buckets[b]
+        buckets.add_row(
+            b,
+            br.name,
+            f"{br.weight:.2f}",
+            _fmt(br.value),
+            _ci(agg.ci, b),
+            "" if br.floor is None else f"{br.floor:g}",
+            f"{len(br.contributors)}/{routes_per_bucket[b]}",
+        )
+    lines += _render(buckets)
+    lines.append(gate_line(agg))
+    subs = Table(box=None, pad_edge=False, show_edge=False)
+    for col in ("suite", "sub-metric", "value", "→ bucket"):
+        subs.add_column(col)
+    route_of = {(r.suite, r.sub_metric): r.bucket for r in settings.routing.routes}
+    for name, summary in agg.suites.items():
+        counts = ", ".join(f"{v} {k}" for k, v in summary.counts.items())
+        lines.append(f"{name} v{summary.version}: {counts}" + (f" — {summary.note}" if summary.note else ""))
+        for metric, value in summary.sub_metrics.items():
+            subs.add_row(name, metric, _fmt(value, 3), route_of.get((name, metric), "(diagnostic)"))
+        for label, value in summary.pass_k.items():
+            subs.add_row(name, label, _fmt(value, 3), "(reliability)")
+    if subs.row_count:
+        lines += _render(subs)
+    missing_by_reason: dict[str, list[str]] = defaultdict(list)
+    for m in res.missing:
+        missing_by_reason[m.reason].append(m.route.split("/", 1)[1])
+    if missing_by_reason:
+        lines.append(f"missing sub-metrics ({len(res.missing)}; all listed in egi.json):")
+        for reason, routes in missing_by_reason.items():
+            shown = ", ".join(routes[:4]) + (f", +{len(routes) - 4} more" if len(routes) > 4 else "")
+            lines.append(f"  {reason} — {shown}")
+    return lines

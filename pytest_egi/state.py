@@ -1,0 +1,103 @@
+"""Typed stash keys and the resolved run settings, declared in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_egi.config import RoutingConfig
+from pytest_egi.suite import Suite, Task
+
+if TYPE_CHECKING:
+    from pytest_egi.session import EgiSession
+
+__all__ = ["CASE_KEY", "Case", "RECORD_KEY", "RunSettings", "SESSION_KEY", "SETTINGS_KEY"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One pytest item's parameter: a task, its trial, and where it came from.
+
+    Attributes:
+        suite: the suite object.
+        suite_module: importable module holding ``SUITE`` (e.g. ``suites.crmarena``).
+        task: the task.
+        trial: 1-based trial index.
+        trials: trials per task in this run.
+        options: the suite's validated options.
+        seed: the profile seed used to build the task.
+    """
+
+    suite: Suite
+    suite_module: str
+    task: Task
+    trial: int
+    trials: int
+    options: Any
+    seed: int
+
+    @property
+    def id(self) -> str:
+        """The pytest id: ``<task_id>`` or ``<task_id>-t<k>``."""
+        return self.task.id if self.trials == 1 else f"{self.task.id}-t{self.trial}"
+
+
+@dataclass
+class RunSettings:
+    """Options resolved at configure time (routing.yaml < ini < command line).
+
+    Attributes:
+        model: ``--egi-model`` or None (then egi items are skipped with a reason).
+        mode: ``quick`` or ``deep``.
+        routing: the validated routing table (None when no model is given).
+        routing_path: where it was read; routing_hash its sha256.
+        weights, floors: bucket weights and floors after overrides.
+        seed: ``--egi-seed`` override of every profile seed, or None.
+        report_dir: parent of run directories; run_id: this run's folder name.
+        max_error_rate: errored share above which the session fails.
+        strict: plain pytest exit status (any failed item fails the session).
+        api_base: ``--egi-api-base``.
+        trials: trials per task.
+        suite_options: raw ``--egi-opt`` values, suite -> key -> text.
+        bootstrap: bootstrap resamples for CIs (0 disables).
+        provider: provider settings object (cache, retries, rate limits), when configured.
+    """
+
+    model: str | None
+    mode: str
+    routing: RoutingConfig | None
+    routing_path: Path
+    routing_hash: str
+    weights: dict[str, float]
+    floors: dict[str, float]
+    seed: int | None
+    report_dir: Path
+    run_id: str
+    max_error_rate: float
+    strict: bool
+    api_base: str | None
+    trials: int
+    suite_options: dict[str, dict[str, str]]
+    bootstrap: int
+    judge_model: str | None = None
+    simulator_model: str | None = None
+    provider: Any = None
+    validated_options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def run_dir(self) -> Path:
+        """``<report_dir>/<run_id>``."""
+        return self.report_dir / self.run_id
+
+
+SETTINGS_KEY = pytest.StashKey[RunSettings]()
+"""config.stash: the resolved run settings."""
+SESSION_KEY = pytest.StashKey["EgiSession"]()
+"""config.stash: the controller-side collector (not on xdist workers)."""
+CASE_KEY = pytest.StashKey[Case]()
+"""item.stash: the item's case."""
+RECORD_KEY = pytest.StashKey[dict]()
+"""item.stash: the record written by ``egi.record`` (or by the error path)."""

@@ -1,0 +1,182 @@
+"""End-to-end behaviour of the plugin on the toy suite (pytester, in process)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+
+def _run_dir(pytester: pytest.Pytester) -> Path:
+    runs = sorted((pytester.path / "reports").iterdir())
+    assert len(runs) == 1, runs
+    return runs[0]
+
+
+def _egi(pytester: pytest.Pytester) -> dict:
+    return json.loads((_run_dir(pytester) / "egi.json").read_text())
+
+
+def test_oracle_reaches_ceiling_and_exit_0(toy_project):
+    result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "--egi-bootstrap", "0")
+    result.assert_outcomes(passed=6)
+    assert result.ret == 0
+    egi = _egi(toy_project)
+    assert egi["suites"]["toy"]["sub_metrics"] == {"acc": 1.0, "acc_alpha": 1.0, "acc_beta": 1.0}
+    assert egi["buckets"]["M1"]["value"] == 100.0
+    assert egi["buckets"]["M4"]["value"] == 100.0
+    # partial: M1 (0.28) and M4 (0.14) are covered
+    assert egi["egi"] == {"value": 100.0, "partial": True, "covered_weight": 0.42, "ci95": None}
+    assert egi["gate"] == {"release_ready": False, "breached": [], "unmeasured": ["M2", "M5"]}
+    reasons = {m["route"]: m["reason"] for m in egi["missing"]}
+    assert reasons == {"absent/whatever": "absent: not run in this session"}
+    result.stdout.fnmatch_lines(
+        [
+            "*EGI summary*",
+            "*EGI (partial: M1 M4, 42% of weight) 100.0*",
+            "*release gate: NOT READY — M2 not measured (floor 70); M5 not measured (floor 70)*",
+            "*egi report: *",
+        ]
+    )
+
+
+def test_null_is_floor_failures_do_not_fail_session(toy_project):
+    result = toy_project.runpytest("toysuites", "--egi-model", "egi/null", "--egi-bootstrap", "0")
+    result.assert_outcomes(failed=6)
+    assert result.ret == 0
+    egi = _egi(toy_project)
+    assert egi["suites"]["toy"]["sub_metrics"]["acc"] == 0.0
+    assert egi["egi"]["value"] == 0.0
+    result.stdout.fnmatch_lines(["*alpha-0 [[]alpha[]]: expected C*, got I don't know.*"])
+
+
+def test_strict_makes_failed_item_fail_session(toy_project):
+    result = toy_project.runpytest(
+        "toysuites", "--egi-model", "egi/null", "--egi-strict", "--egi-bootstrap", "0"
+    )
+    assert result.ret == 1
+
+
+def test_floor_breach_on_present_bucket_exits_1(toy_project):
+    routing = toy_project.path / "routing.yaml"
+    routing.write_text(routing.read_text().replace("bucket: M4", "bucket: M5"))
+    result = toy_project.runpytest("toysuites", "--egi-model", "egi/noisy-0.5", "--egi-bootstrap", "0")
+    assert result.ret == 1
+    egi = _egi(toy_project)
+    assert egi["gate"]["breached"] == ["M5"]
+    result.stdout.fnmatch_lines(["*session fails: release floor breached: M5 * < 70*"])
+    # the same run with a floor the score meets exits 0
+    result = toy_project.runpytest(
+        "toysuites", "--egi-model", "egi/noisy-0.5", "--egi-floor", "M5=0", "--egi-bootstrap", "0"
+    )
+    assert result.ret == 0
+
+
+def test_noisy_is_monotone(toy_project):
+    values = {}
+    for p in ("0.0", "0.2", "0.5", "1.0"):
+        toy_project.runpytest(
+            "toysuites", "--egi-model", f"egi/noisy-{p}", "--egi-mode", "deep",
+            "--egi-bootstrap", "0", "--egi-report-dir", f"r{p}",
+        )
+        run = next((toy_project.path / f"r{p}").iterdir())
+        values[p] = json.loads((run / "egi.json").read_text())["suites"]["toy"]["sub_metrics"]["acc"]
+    assert values["0.0"] == 1.0 and values["1.0"] == 0.0
+    assert 1.0 > values["0.2"] > 0.0
+    assert values["0.5"] <= values["0.2"]
+
+
+def test_provider_failure_is_error_not_wrong_answer(toy_project):
+    result = toy_project.runpytest(
+        "toysuites", "--egi-model", "egi/oracle", "--egi-opt", "toy.fail_env=true",
+        "--egi-bootstrap", "0",
+    )
+    result.assert_outcomes(errors=6)
+    assert result.ret == 1
+    egi = _egi(toy_project)
+    assert egi["counts"] == {"error": 6}
+    assert egi["suites"]["toy"]["sub_metrics"] == {}
+    assert egi["suites"]["toy"]["note"] == "no scored item (6 errored, 0 skipped)"
+    result.stdout.fnmatch_lines(["*session fails: errored items 100.0% above --egi-max-error-rate 5.0%*"])
+    records = [json.loads(x) for x in (_run_dir(toy_project) / "records.jsonl").read_text().splitlines()]
+    assert {r["error"] for r in records} == {"ProviderError: simulated provider outage"}
+    # the partial trajectory is kept with the error
+    raw = json.loads((_run_dir(toy_project) / "raw/toy/alpha-0.json").read_text())
+    assert raw["error"] == "ProviderError: simulated provider outage"
+    assert raw["trajectory"]["turns"] == 1
+
+
+def test_xdist_gives_same_numbers_as_serial(toy_project):
+    toy_project.runpytest("toysuites", "--egi-model", "egi/noisy-0.3", "--egi-mode", "deep",
+                          "--egi-report-dir", "serial")
+    result = toy_project.runpytest("toysuites", "--egi-model", "egi/noisy-0.3", "--egi-mode", "deep",
+                                   "--egi-report-dir", "dist", "-n", "2")
+    assert result.ret == 0
+    serial = next((toy_project.path / "serial").iterdir())
+    dist = next((toy_project.path / "dist").iterdir())
+    a, b = (json.loads((d / "egi.json").read_text()) for d in (serial, dist))
+    for key in ("egi", "buckets", "suites", "gate", "missing", "counts"):
+        assert a[key] == b[key], key
+    assert (serial / "records.jsonl").read_text().replace("serial", "") != ""
+    strip = lambda d: [  # noqa: E731 - node ids are equal; only the run folder differs
+        {k: v for k, v in json.loads(line).items()}
+        for line in (d / "records.jsonl").read_text().splitlines()
+    ]
+    assert strip(serial) == strip(dist)
+    assert len(list((dist / "raw" / "toy").iterdir())) == 10
+
+
+def test_trials_give_pass_hat_k_and_ids(toy_project):
+    result = toy_project.runpytest(
+        "toysuites", "--egi-model", "egi/noisy-0.3", "--egi-trials", "3", "--egi-bootstrap", "0",
+        "--collect-only", "-q",
+    )
+    result.stdout.fnmatch_lines(["*test_task[[]alpha-0-t1[]]*", "*test_task[[]beta-2-t3[]]*"])
+    result = toy_project.runpytest(
+        "toysuites", "--egi-model", "egi/noisy-0.3", "--egi-trials", "3", "--egi-bootstrap", "0"
+    )
+    egi = _egi(toy_project)
+    assert set(egi["suites"]["toy"]["pass_k"]) == {"pass^1", "pass^2", "pass^3"}
+    pk = egi["suites"]["toy"]["pass_k"]
+    assert pk["pass^1"] >= pk["pass^2"] >= pk["pass^3"]
+    assert (_run_dir(toy_project) / "raw/toy/alpha-0-t2.json").exists()
+
+
+def test_markers_select_suite_and_category(toy_project):
+    result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "-m", "beta",
+                                   "--egi-bootstrap", "0")
+    result.assert_outcomes(passed=3)
+    result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "-k", "toy and alpha",
+                                   "--egi-bootstrap", "0")
+    result.assert_outcomes(passed=3)
+    egi = _egi(toy_project) if False else None  # noqa: F841 - two runs, two dirs
+
+
+def test_without_model_items_skip_with_reason(toy_project):
+    result = toy_project.runpytest("toysuites", "-rs")
+    result.assert_outcomes(skipped=6)
+    result.stdout.fnmatch_lines(["*no model under test: pass --egi-model*"])
+    assert not (toy_project.path / "reports").exists()
+
+
+def test_bootstrap_ci_brackets_the_estimate(toy_project):
+    toy_project.runpytest("toysuites", "--egi-model", "egi/noisy-0.3", "--egi-mode", "deep",
+                          "--egi-bootstrap", "300")
+    egi = _egi(toy_project)
+    lo, hi = egi["egi"]["ci95"]
+    assert lo <= egi["egi"]["value"] <= hi
+    assert lo < hi
+
+
+def test_run_files_exist(toy_project):
+    toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "--egi-bootstrap", "0")
+    run = _run_dir(toy_project)
+    assert run.name.split("-")[-2] == "quick" and "egi" in run.name
+    for name in ("egi.json", "records.jsonl", "timings.jsonl", "report.html", "results.csv"):
+        assert (run / name).stat().st_size > 0, name
+    html = (run / "report.html").read_text()
+    assert "EGI 100.0" in html and "alpha-0" in html
+    csv_lines = (run / "results.csv").read_text().splitlines()
+    assert csv_lines[0].startswith("suite,category,task_id,trial,status")
+    assert len(csv_lines) == 7

@@ -1,0 +1,133 @@
+"""A tiny suite and routing file for testing the plugin core with pytester.
+
+The toy suite has tasks "what is the code of item k?"; the agent must call ``lookup`` and then
+``submit`` the code. Categories ``alpha`` and ``beta``; sub-metrics ``acc`` (mean success,
+0-1), ``acc_alpha``, ``acc_beta``, and ``abstain`` (0-1) for a safety route. The package is
+named ``toysuites`` so it never collides with the repository's own ``suites`` package.
+"""
+
+ROUTING = """\
+version: 1
+buckets:
+  M1: {name: Outcome, weight: 0.28}
+  M2: {name: Tools, weight: 0.22, floor: 70}
+  M3: {name: Planning, weight: 0.16}
+  M4: {name: Grounding, weight: 0.14}
+  M5: {name: Safety, weight: 0.14, floor: 70}
+  M6: {name: Engineering, weight: 0.06}
+suites: [toy, absent]
+routes:
+  - {suite: toy, sub_metric: acc_alpha, bucket: M1, transform: fraction}
+  - {suite: toy, sub_metric: acc_beta, bucket: M1, transform: fraction}
+  - {suite: toy, sub_metric: acc, bucket: M4, transform: fraction}
+  - {suite: absent, sub_metric: whatever, bucket: M3, transform: fraction}
+modes:
+  quick:
+    seed: 7
+    suites:
+      toy: {per_category: 3}
+  deep:
+    seed: 7
+    suites:
+      toy: {}
+"""
+
+SUITE_INIT = '''
+import json
+from pydantic import BaseModel
+from pytest_egi.agents.tools import Tool, Toolkit
+from pytest_egi.agents.loops import run_tool_loop
+from pytest_egi.models.base import ProviderError, assistant_message, tool_call
+from pytest_egi.suite import Task, TaskScore
+
+
+class Options(BaseModel):
+    max_turns: int = 5
+    fail_env: bool = False
+
+
+def code_of(seed, k):
+    return f"C{(seed * 31 + k * 17) % 1000:03d}"
+
+
+class ToySuite:
+    name = "toy"
+    version = "1"
+    categories = ("alpha", "beta")
+    options_model = Options
+
+    def load_tasks(self, profile, options):
+        tasks = []
+        for cat in profile.categories or self.categories:
+            n = profile.per_category or 5
+            for k in range(n):
+                idx = k if cat == "alpha" else 100 + k
+                tasks.append(Task(id=f"{cat}-{k}", category=cat,
+                                  data={"item": idx, "gold": code_of(profile.seed, idx),
+                                        "seed": profile.seed}))
+        return tasks
+
+    def reference_policy(self, task, options, noise):
+        def policy(messages, tools):
+            last = messages[-1]
+            if last["role"] != "tool":
+                return assistant_message(None, [tool_call("c1", "lookup",
+                                         json.dumps({"item": task.data["item"]}))])
+            code = json.loads(last["content"])["code"]
+            if noise.happens("wrong_answer"):
+                code = "WRONG"
+            return assistant_message(None, [tool_call("c2", "submit", json.dumps({"code": code}))])
+        return policy
+
+    def toolkit(self, task, options):
+        def lookup(item: int):
+            if options.fail_env:
+                raise ProviderError("simulated provider outage")
+            return {"code": code_of(task.data["seed"], item)}
+        def submit(code: str):
+            return code
+        return Toolkit.of(
+            Tool("lookup", "Look up an item", {"type": "object", "properties": {"item": {"type": "integer"}}}, lookup),
+            Tool("submit", "Submit the code", {"type": "object", "properties": {"code": {"type": "string"}}}, submit, kind="submit"),
+        )
+
+    def score(self, task, trajectory, options, judge=None):
+        got = trajectory["final_answer"]
+        ok = got == task.data["gold"]
+        return TaskScore(success=ok, values={"correct": float(ok)}, expected=task.data["gold"], got=got)
+
+    def summarize(self, records):
+        out = {}
+        def mean(rs):
+            return sum(r["values"]["correct"] for r in rs) / len(rs) if rs else None
+        out["acc"] = mean(records)
+        for cat in self.categories:
+            out[f"acc_{cat}"] = mean([r for r in records if r["category"] == cat])
+        return out
+
+
+SUITE = ToySuite()
+'''
+
+TEST_MODULE = '''
+from pytest_egi.agents.loops import run_tool_loop
+from toysuites.toy import SUITE
+
+def test_task(egi_task, egi_model, egi):
+    messages = [{"role": "system", "content": "Find the code."},
+                {"role": "user", "content": f"What is the code of item {egi_task.data['item']}?"}]
+    trajectory = run_tool_loop(egi_model, messages, SUITE.toolkit(egi_task, egi.options),
+                               max_turns=egi.options.max_turns)
+    egi.record(SUITE.score(egi_task, trajectory.to_dict(), egi.options), trajectory)
+'''
+
+
+def make_toy_project(pytester) -> None:
+    """Write routing.yaml, the toy suite and its test module into ``pytester.path``."""
+    pytester.makefile(".yaml", routing=ROUTING)
+    pytester.makeconftest("")
+    pkg = pytester.mkpydir("toysuites")
+    toy = pkg / "toy"
+    toy.mkdir()
+    (toy / "__init__.py").write_text(SUITE_INIT)
+    (toy / "test_toy.py").write_text(TEST_MODULE)
