@@ -238,12 +238,22 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     profile = settings.routing.profile(settings.mode, suite.name)
     if settings.seed is not None:
         profile = profile.model_copy(update={"seed": settings.seed})
-    if suite.name not in settings.validated_options:
-        settings.validated_options[suite.name] = validate_suite_options(
-            suite.options_model, suite.name, settings.suite_options.get(suite.name, {})
-        )
-    options = settings.validated_options[suite.name]
-    tasks = suite.load_tasks(profile, options)
+    try:
+        if suite.name not in settings.validated_options:
+            settings.validated_options[suite.name] = validate_suite_options(
+                suite.options_model, suite.name, settings.suite_options.get(suite.name, {})
+            )
+        options = settings.validated_options[suite.name]
+        tasks = suite.load_tasks(profile, options)
+    except (pytest.UsageError, ValueError) as exc:
+        # bad suite options or bad user data: a usage error (exit 4), raised once collection
+        # is over so pytest reports it cleanly (an xdist worker reports a collection error)
+        error = exc if isinstance(exc, pytest.UsageError) else pytest.UsageError(f"{suite.name}: {exc}")
+        if hasattr(config, "workerinput"):
+            raise error from None
+        config.stash.setdefault(_USAGE_ERRORS_KEY, []).append(error)
+        metafunc.parametrize("egi_case", [], indirect=True)
+        return
     ids = [t.id for t in tasks]
     if len(set(ids)) != len(ids):
         raise pytest.UsageError(f"suite {suite.name}: duplicate task ids in load_tasks()")
@@ -260,6 +270,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             ]
             params.append(pytest.param(case, id=case.id, marks=marks))
     metafunc.parametrize("egi_case", params, indirect=True)
+
+
+_USAGE_ERRORS_KEY = pytest.StashKey[list]()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Raise the first usage error found while parametrizing suites (exit status 4)."""
+    errors = session.config.stash.get(_USAGE_ERRORS_KEY, [])
+    if errors:
+        raise errors[0]
 
 
 @pytest.fixture

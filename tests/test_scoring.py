@@ -1,0 +1,90 @@
+"""EGI arithmetic with hand-computed values (DESIGN §4)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from pytest_egi.config import RoutingConfig, Route
+from pytest_egi.scoring import compute_egi, pass_hat_k, transform
+
+WEIGHTS = {"M1": 0.28, "M2": 0.22, "M3": 0.16, "M4": 0.14, "M5": 0.14, "M6": 0.06}
+
+
+def _routing(routes: list[dict]) -> RoutingConfig:
+    return RoutingConfig.model_validate({
+        "version": 1,
+        "buckets": {b: {"name": b, "weight": w, **({"floor": 70} if b in ("M2", "M5") else {})}
+                    for b, w in WEIGHTS.items()},
+        "suites": ["a", "b"],
+        "routes": routes,
+        "modes": {"quick": {}, "deep": {}},
+    })
+
+
+@pytest.mark.parametrize(
+    ("transform_name", "extra", "values", "expected"),
+    [
+        ("fraction", {}, {"x": 0.734}, 73.4),
+        ("percent", {}, {"x": 61.0}, 61.0),
+        ("invert_fraction", {}, {"x": 0.25}, 75.0),
+        ("clip_invert", {"ceiling": 20}, {"x": 5}, 75.0),
+        ("clip_invert", {"ceiling": 20}, {"x": 35}, 0.0),
+        ("gap", {"baseline": "b"}, {"x": 0.9, "b": 0.6}, 70.0),
+        ("gap", {"baseline": "b"}, {"x": 0.6, "b": 0.6}, 100.0),
+        ("fraction", {}, {"x": 1.2}, 100.0),  # clamped
+        ("fraction", {}, {"x": None}, None),
+        ("gap", {"baseline": "b"}, {"x": 0.9}, None),
+        ("fraction", {}, {"x": math.nan}, None),
+    ],
+)
+def test_transforms(transform_name, extra, values, expected):
+    route = Route(suite="a", sub_metric="x", bucket="M1", transform=transform_name, **extra)
+    got = transform(route, values)
+    assert got == pytest.approx(expected) if expected is not None else got is None
+
+
+def test_bucket_renormalises_within_itself_and_egi_is_partial():
+    routing = _routing([
+        {"suite": "a", "sub_metric": "p", "bucket": "M1", "transform": "fraction"},
+        {"suite": "a", "sub_metric": "q", "bucket": "M1", "transform": "fraction", "weight": 3},
+        {"suite": "a", "sub_metric": "r", "bucket": "M1", "transform": "fraction"},
+        {"suite": "a", "sub_metric": "s", "bucket": "M5", "transform": "fraction"},
+        {"suite": "b", "sub_metric": "t", "bucket": "M2", "transform": "fraction"},
+    ])
+    result = compute_egi({"a": {"p": 0.5, "q": 0.9, "r": None, "s": 0.6}}, routing,
+                         weights=WEIGHTS, floors={"M2": 70, "M5": 70},
+                         suite_reasons={"b": "b: not run in this session"})
+    # M1 = (50*1 + 90*3) / 4 = 80; r missing is dropped within M1 only
+    assert result.buckets["M1"].value == 80.0
+    assert result.buckets["M5"].value == 60.0
+    # partial EGI over M1 and M5: (0.28*80 + 0.14*60) / 0.42
+    assert result.egi == pytest.approx((0.28 * 80 + 0.14 * 60) / 0.42)
+    assert result.partial and result.covered_weight == pytest.approx(0.42)
+    assert result.gate.breached == ["M5"] and result.gate.unmeasured == ["M2"]
+    assert not result.gate.release_ready
+    missing = {m.route: m.reason for m in result.missing}
+    assert missing["b/t"] == "b: not run in this session"
+    assert "reported no value for r" in missing["a/r"]
+
+
+def test_full_egi_uses_the_paper_weights():
+    routes = [{"suite": "a", "sub_metric": b, "bucket": b, "transform": "percent"} for b in WEIGHTS]
+    values = {"M1": 82.95, "M2": 79.56, "M3": 30.89, "M4": 54.86, "M5": 63.47, "M6": 55.0}
+    result = compute_egi({"a": values}, _routing(routes), weights=WEIGHTS, floors={"M2": 70, "M5": 70})
+    expected = sum(WEIGHTS[b] * values[b] for b in WEIGHTS)
+    assert not result.partial
+    assert result.egi == pytest.approx(expected, abs=1e-6)
+    assert result.gate.breached == ["M5"]
+    result = compute_egi({"a": values}, _routing(routes), weights=WEIGHTS, floors={"M2": 70, "M5": 60})
+    assert result.gate.release_ready
+
+
+def test_pass_hat_k_hand_computed():
+    # task a: 2 of 3 succeed; task b: 3 of 3; task c: 0 of 3
+    outcomes = {"a": [True, True, False], "b": [True, True, True], "c": [False, False, False]}
+    assert pass_hat_k(outcomes, 1) == pytest.approx((2 / 3 + 1 + 0) / 3)
+    assert pass_hat_k(outcomes, 2) == pytest.approx((1 / 3 + 1 + 0) / 3)  # C(2,2)/C(3,2)
+    assert pass_hat_k(outcomes, 3) == pytest.approx((0 + 1 + 0) / 3)
+    assert pass_hat_k(outcomes, 4) is None
