@@ -370,6 +370,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         return report
     existing = item.stash.get(RECORD_KEY, None)
     excinfo = call.excinfo
+    if existing is not None and report.when == "call":
+        existing.setdefault("timing", {})["call_s"] = round(report.duration, 6)
     if existing is not None:
         model_failure = (
             excinfo is not None
