@@ -1,0 +1,64 @@
+"""egi-bench report / report --rescore / compare on a real run of the toy suite."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from pytest_egi.cli import main
+
+
+@pytest.fixture
+def toy_run(toy_project, monkeypatch):
+    toy_project.runpytest("toysuites", "--egi-model", "egi/noisy-0.3", "--egi-mode", "deep",
+                          "--egi-bootstrap", "0")
+    monkeypatch.syspath_prepend(str(toy_project.path))
+    for name in [m for m in sys.modules if m.startswith("toysuites")]:
+        monkeypatch.delitem(sys.modules, name)
+    run = next((toy_project.path / "reports").iterdir())
+    return run
+
+
+def test_report_reprints_the_same_numbers(toy_run, capsys):
+    egi = json.loads((toy_run / "egi.json").read_text())
+    assert main(["report", str(toy_run)]) == 0
+    out = capsys.readouterr().out
+    assert f"{egi['egi']['value']:.1f}" in out
+    assert "toy v1: " in out
+
+
+def test_rescore_with_new_weights_calls_no_model(toy_run, capsys):
+    before = json.loads((toy_run / "egi.json").read_text())
+    assert main(["report", "--rescore", str(toy_run), "--egi-weights",
+                 "M1=0.42,M2=0.08,M3=0.16,M4=0.14,M5=0.14,M6=0.06"]) == 0
+    out = capsys.readouterr().out
+    assert "rescored from" in out and "no model called" in out
+    rescored_dir = next(p for p in toy_run.iterdir() if p.name.startswith("rescore-"))
+    after = json.loads((rescored_dir / "egi.json").read_text())
+    # same sub-metrics (same trajectories, same deterministic scorer) ...
+    assert after["suites"]["toy"]["sub_metrics"] == before["suites"]["toy"]["sub_metrics"]
+    # ... re-weighted: M1 weight 0.42, M4 0.14 -> EGI = (0.42*M1 + 0.14*M4) / 0.56
+    m1, m4 = after["buckets"]["M1"]["value"], after["buckets"]["M4"]["value"]
+    assert after["egi"]["value"] == pytest.approx((0.42 * m1 + 0.14 * m4) / 0.56, abs=1e-6)
+    assert after["routing"]["weights"]["M1"] == 0.42
+
+
+def test_rescore_bad_weights_is_a_clear_error(toy_run, capsys):
+    assert main(["report", "--rescore", str(toy_run), "--egi-weights", "M1=0.9"]) == 2
+    assert "egi-bench: error: --egi-weights: bucket weights must sum to 1" in capsys.readouterr().err
+
+
+def test_report_on_a_folder_that_is_not_a_run(tmp_path, capsys):
+    assert main(["report", str(tmp_path)]) == 2
+    assert f"egi-bench: error: {tmp_path}/egi.json: no such file" in capsys.readouterr().err
+
+
+def test_compare(toy_run, toy_project, capsys):
+    toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "--egi-mode", "deep",
+                          "--egi-bootstrap", "0", "--egi-report-dir", "oracle")
+    oracle = next((toy_project.path / "oracle").iterdir())
+    assert main(["compare", str(toy_run), str(oracle)]) == 0
+    out = capsys.readouterr().out
+    assert "EGI" in out and "toy/acc:" in out
