@@ -22,8 +22,21 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BASE = [sys.executable, "-m", "pytest", "suites/crmarena", "--egi-model", "egi/oracle",
-        "--egi-mode", "quick", "-q", "-p", "no:cacheprovider", "--egi-bootstrap", "0"]
+BASE = [
+    sys.executable,
+    "-m",
+    "pytest",
+    "suites/crmarena",
+    "--egi-model",
+    "egi/oracle",
+    "--egi-mode",
+    "quick",
+    "-q",
+    "-p",
+    "no:cacheprovider",
+    "--egi-bootstrap",
+    "0",
+]
 
 
 def _run(args: list[str]) -> tuple[float, float]:
@@ -51,10 +64,16 @@ def main() -> None:
             lines = (run / "timings.jsonl").read_text().splitlines()
             per_task += [json.loads(line)["call_s"] for line in lines]
     print(f"quick CRMArena, egi/oracle, {len(per_task) // args.repeat} tasks, {args.repeat} repeats")
-    print(f"collection time (s):      median {statistics.median(collect):.3f}  min {min(collect):.3f}  max {max(collect):.3f}")
-    print(f"whole run wall time (s):  median {statistics.median(walls):.3f}  min {min(walls):.3f}  max {max(walls):.3f}")
+    print(
+        f"collection time (s):      median {statistics.median(collect):.3f}  min {min(collect):.3f}  max {max(collect):.3f}"
+    )
+    print(
+        f"whole run wall time (s):  median {statistics.median(walls):.3f}  min {min(walls):.3f}  max {max(walls):.3f}"
+    )
     q = statistics.quantiles(per_task, n=20)
-    print(f"harness time per task (ms): median {1000 * statistics.median(per_task):.2f}  p95 {1000 * q[-1]:.2f}  max {1000 * max(per_task):.2f}")
+    print(
+        f"harness time per task (ms): median {1000 * statistics.median(per_task):.2f}  p95 {1000 * q[-1]:.2f}  max {1000 * max(per_task):.2f}"
+    )
     print(f"peak memory of a pytest process (MiB): {peak:.1f}")
 
 

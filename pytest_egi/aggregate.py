@@ -113,8 +113,7 @@ def aggregate(
             summary.note = import_failures.get(name, "suite not importable")
         elif not scored:
             summary.note = (
-                f"no scored item ({counts.get('error', 0)} errored, "
-                f"{counts.get('skipped', 0)} skipped)"
+                f"no scored item ({counts.get('error', 0)} errored, {counts.get('skipped', 0)} skipped)"
             )
         else:
             summary.sub_metrics = dict(suite.summarize(scored))

@@ -62,12 +62,21 @@ def _settings_from_egi(run: Path, egi: dict[str, Any]) -> RunSettings:
     routing = RoutingConfig.model_validate(definition)
     cfg = egi["config"]
     return RunSettings(
-        model=egi["model"], mode=egi["mode"], routing=routing,
-        routing_path=Path(egi["routing"]["path"]), routing_hash=egi["routing"]["sha256"],
-        weights=egi["routing"]["weights"], floors=egi["routing"]["floors"],
-        seed=cfg.get("seed_override"), report_dir=run.parent, run_id=run.name,
-        max_error_rate=cfg["max_error_rate"], strict=cfg["strict"], api_base=cfg.get("api_base"),
-        trials=cfg["trials"], suite_options=cfg.get("suite_options") or {},
+        model=egi["model"],
+        mode=egi["mode"],
+        routing=routing,
+        routing_path=Path(egi["routing"]["path"]),
+        routing_hash=egi["routing"]["sha256"],
+        weights=egi["routing"]["weights"],
+        floors=egi["routing"]["floors"],
+        seed=cfg.get("seed_override"),
+        report_dir=run.parent,
+        run_id=run.name,
+        max_error_rate=cfg["max_error_rate"],
+        strict=cfg["strict"],
+        api_base=cfg.get("api_base"),
+        trials=cfg["trials"],
+        suite_options=cfg.get("suite_options") or {},
         bootstrap=cfg.get("bootstrap_resamples", 1000),
         judge_model=None if egi.get("judge") == "egi/rules" else egi.get("judge"),
         simulator_model=None if egi.get("simulator") == "egi/rules" else egi.get("simulator"),
@@ -76,7 +85,10 @@ def _settings_from_egi(run: Path, egi: dict[str, Any]) -> RunSettings:
 
 def _print_summary(settings: RunSettings, records: list[dict[str, Any]]) -> Any:
     agg = aggregate(
-        records, settings.routing, weights=settings.weights, floors=settings.floors,  # type: ignore[arg-type]
+        records,
+        settings.routing,
+        weights=settings.weights,
+        floors=settings.floors,  # type: ignore[arg-type]
         bootstrap_resamples=settings.bootstrap,
         seed=settings.seed if settings.seed is not None else settings.routing.modes[settings.mode].seed,  # type: ignore[union-attr,index]
     )
@@ -85,7 +97,9 @@ def _print_summary(settings: RunSettings, records: list[dict[str, Any]]) -> Any:
     return agg
 
 
-def rescore_records(run: Path, records: list[dict[str, Any]], suite_options: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+def rescore_records(
+    run: Path, records: list[dict[str, Any]], suite_options: dict[str, dict[str, str]]
+) -> list[dict[str, Any]]:
     """Re-run each suite's scorer (deterministic rules) on the stored trajectories.
 
     Errored and skipped records are kept as they are (they were never scored).
@@ -106,9 +120,7 @@ def rescore_records(run: Path, records: list[dict[str, Any]], suite_options: dic
             raise CliError(f"{raw_path}: cannot read the stored trajectory ({exc})") from None
         suite = load_suite(rec["suite_module"])
         if suite.name not in options_cache:
-            options_cache[suite.name] = suite.options_model.model_validate(
-                suite_options.get(suite.name, {})
-            )
+            options_cache[suite.name] = suite.options_model.model_validate(suite_options.get(suite.name, {}))
         task = Task(id=rec["task_id"], category=rec["category"], data=raw["task"])
         score = suite.score(task, raw["trajectory"], options_cache[suite.name], None)
         new = dict(rec)
@@ -137,17 +149,23 @@ def _cmd_report(args: argparse.Namespace) -> int:
             routing, digest = load_routing(Path(args.routing))
         except pytest.UsageError as exc:
             raise CliError(str(exc)) from None
-        settings = replace(settings, routing=routing, routing_path=Path(args.routing),
-                           routing_hash=digest)
+        settings = replace(settings, routing=routing, routing_path=Path(args.routing), routing_hash=digest)
     assert settings.routing is not None
     try:
-        weights = apply_weights(settings.routing, parse_bucket_values("--egi-weights", args.egi_weights, lo=0, hi=1) if args.egi_weights else {})
-        floors = apply_floors(settings.routing, parse_bucket_values("--egi-floor", args.egi_floor, lo=0, hi=100) if args.egi_floor else {})
+        weights = apply_weights(
+            settings.routing,
+            parse_bucket_values("--egi-weights", args.egi_weights, lo=0, hi=1) if args.egi_weights else {},
+        )
+        floors = apply_floors(
+            settings.routing,
+            parse_bucket_values("--egi-floor", args.egi_floor, lo=0, hi=100) if args.egi_floor else {},
+        )
     except pytest.UsageError as exc:
         raise CliError(str(exc)) from None
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    settings = replace(settings, weights=weights, floors=floors, report_dir=run,
-                       run_id=f"rescore-{stamp}", judge_model=None)
+    settings = replace(
+        settings, weights=weights, floors=floors, report_dir=run, run_id=f"rescore-{stamp}", judge_model=None
+    )
     rescored = rescore_records(run, records, settings.suite_options)
     agg = _print_summary(settings, rescored)
     written = write_run(settings, rescored, agg)
@@ -158,8 +176,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     a, b = (_load_egi(Path(p)) for p in (args.run_a, args.run_b))
     if a["routing"]["sha256"] != b["routing"]["sha256"]:
-        print("note: the two runs used different routing files; rescore one with the other's "
-              "routing for a like-for-like comparison")
+        print(
+            "note: the two runs used different routing files; rescore one with the other's "
+            "routing for a like-for-like comparison"
+        )
 
     def fmt(x: float | None) -> str:
         return "—" if x is None else f"{x:.1f}"
@@ -167,11 +187,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     def delta(x: float | None, y: float | None) -> str:
         return "" if x is None or y is None else f"{y - x:+.1f}"
 
-    print(f"{'':10} {'A':>8} {'B':>8} {'B-A':>7}   A={a['model']} ({a['run_id']})  B={b['model']} ({b['run_id']})")
-    print(f"{'EGI':10} {fmt(a['egi']['value']):>8} {fmt(b['egi']['value']):>8} {delta(a['egi']['value'], b['egi']['value']):>7}")
-    for bucket in a["buckets"]:
-        x, y = a["buckets"][bucket]["value"], b["buckets"][bucket]["value"]
-        print(f"{bucket:10} {fmt(x):>8} {fmt(y):>8} {delta(x, y):>7}")
+    print(f"A = {a['model']} ({a['run_id']})\nB = {b['model']} ({b['run_id']})")
+    print(f"{'':10} {'A':>8} {'B':>8} {'B-A':>7}")
+    rows = [("EGI", a["egi"]["value"], b["egi"]["value"])]
+    rows += [(k, a["buckets"][k]["value"], b["buckets"][k]["value"]) for k in a["buckets"]]
+    for label, x, y in rows:
+        print(f"{label:10} {fmt(x):>8} {fmt(y):>8} {delta(x, y):>7}")
     for suite in sorted(set(a["suites"]) | set(b["suites"])):
         sa = (a["suites"].get(suite) or {}).get("sub_metrics") or {}
         sb = (b["suites"].get(suite) or {}).get("sub_metrics") or {}
@@ -199,8 +220,9 @@ def _parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="print a run's EGI summary, or rescore it")
     report.add_argument("run", nargs="?", help="run directory (default: the latest under --reports)")
     report.add_argument("--reports", default="reports", metavar="DIR")
-    report.add_argument("--rescore", action="store_true",
-                        help="re-run the scorers on stored trajectories and re-aggregate")
+    report.add_argument(
+        "--rescore", action="store_true", help="re-run the scorers on stored trajectories and re-aggregate"
+    )
     report.add_argument("--routing", metavar="PATH", help="routing file for --rescore")
     report.add_argument("--egi-weights", metavar="M1=W,...")
     report.add_argument("--egi-floor", metavar="M5=F,...")

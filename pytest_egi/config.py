@@ -132,8 +132,7 @@ class RoutingConfig(BaseModel):
             for suite in mode.suites:
                 if suite not in self.suites:
                     raise ValueError(
-                        f"modes.{mode_name}.suites: unknown suite {suite!r}; "
-                        f"valid: {', '.join(self.suites)}"
+                        f"modes.{mode_name}.suites: unknown suite {suite!r}; valid: {', '.join(self.suites)}"
                     )
         for need in ("quick", "deep"):
             if need not in self.modes:
@@ -189,7 +188,7 @@ def load_routing(path: Path) -> tuple[RoutingConfig, str]:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc)
-        raise pytest.UsageError(f"invalid routing file {path}: malformed YAML{where}: {problem}")
+        raise pytest.UsageError(f"invalid routing file {path}: malformed YAML{where}: {problem}") from None
     if not isinstance(data, dict):
         raise pytest.UsageError(f"invalid routing file {path}: the top level must be a mapping")
     try:
@@ -283,9 +282,7 @@ def apply_floors(config: RoutingConfig, floors: dict[str, float]) -> dict[str, f
     return dict(sorted(merged.items()))  # type: ignore[arg-type]
 
 
-def validate_suite_options(
-    model: type[BaseModel], suite: str, values: dict[str, Any]
-) -> BaseModel:
+def validate_suite_options(model: type[BaseModel], suite: str, values: dict[str, Any]) -> BaseModel:
     """Validate ``--egi-opt`` values for one suite against its options model.
 
     Raises:

@@ -26,8 +26,8 @@ from pytest_egi.config import (
     validate_suite_options,
 )
 from pytest_egi.models import make_client, parse_offline_model
-from pytest_egi.records import make_run_id
 from pytest_egi.recorder import EgiRecorder, base_record, render, store_record, write_raw
+from pytest_egi.records import make_run_id
 from pytest_egi.state import CASE_KEY, RECORD_KEY, SESSION_KEY, SETTINGS_KEY, Case, RunSettings
 from pytest_egi.suite import load_suite
 
@@ -63,48 +63,108 @@ def _parse_model(text: str) -> str:
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Register the ``egi`` option group and its ini mirrors."""
     group = parser.getgroup("egi", "enterprise agent benchmarks (EGI score)")
-    group.addoption("--egi-model", dest="egi_model", metavar="MODEL", type=_parse_model,
-                    default=None, help=MODEL_HELP)
-    group.addoption("--egi-mode", dest="egi_mode", metavar="quick|deep", type=parse_mode,
-                    default=None, help="Profile from routing.yaml modes (default: quick)")
-    group.addoption("--egi-routing", dest="egi_routing", metavar="PATH", default=None,
-                    help="Routing file (default: routing.yaml in the rootdir)")
-    group.addoption("--egi-weights", dest="egi_weights", metavar="M1=W,...", default=None,
-                    type=functools.partial(parse_bucket_values, "--egi-weights", lo=0.0, hi=1.0),
-                    help="Override bucket weights; the six must still sum to 1")
-    group.addoption("--egi-floor", dest="egi_floor", metavar="M5=F,...", default=None,
-                    type=functools.partial(parse_bucket_values, "--egi-floor", lo=0.0, hi=100.0),
-                    help="Override release-gate floors (0-100)")
-    group.addoption("--egi-seed", dest="egi_seed", metavar="N", default=None,
-                    type=functools.partial(_parse_int, "--egi-seed", 0),
-                    help="Override every profile seed")
-    group.addoption("--egi-report-dir", dest="egi_report_dir", metavar="DIR", default=None,
-                    help="Parent folder of run directories (default: reports/ in the rootdir)")
-    group.addoption("--egi-max-error-rate", dest="egi_max_error_rate", metavar="FRACTION",
-                    default=None,
-                    type=functools.partial(parse_fraction, "--egi-max-error-rate"),
-                    help="Fail the session when more than this share of items errored "
-                    "(default: 0.05)")
-    group.addoption("--egi-strict", dest="egi_strict", action="store_true", default=False,
-                    help="Plain pytest exit status: any failed task fails the session")
-    group.addoption("--egi-api-base", dest="egi_api_base", metavar="URL", default=None,
-                    help="OpenAI-compatible base URL for the model under test")
-    group.addoption("--egi-trials", dest="egi_trials", metavar="K", default=1,
-                    type=functools.partial(_parse_int, "--egi-trials", 1),
-                    help="Independent trials per task (pass^k is reported for K > 1)")
-    group.addoption("--egi-opt", dest="egi_opt", metavar="SUITE.KEY=VALUE", action="append",
-                    type=parse_suite_option, default=[],
-                    help="A suite option, e.g. crmarena.strategy=tool_call (repeatable)")
-    group.addoption("--egi-bootstrap", dest="egi_bootstrap", metavar="N", default=1000,
-                    type=functools.partial(_parse_int, "--egi-bootstrap", 0),
-                    help="Bootstrap resamples for confidence intervals (0 disables)")
+    group.addoption(
+        "--egi-model", dest="egi_model", metavar="MODEL", type=_parse_model, default=None, help=MODEL_HELP
+    )
+    group.addoption(
+        "--egi-mode",
+        dest="egi_mode",
+        metavar="quick|deep",
+        type=parse_mode,
+        default=None,
+        help="Profile from routing.yaml modes (default: quick)",
+    )
+    group.addoption(
+        "--egi-routing",
+        dest="egi_routing",
+        metavar="PATH",
+        default=None,
+        help="Routing file (default: routing.yaml in the rootdir)",
+    )
+    group.addoption(
+        "--egi-weights",
+        dest="egi_weights",
+        metavar="M1=W,...",
+        default=None,
+        type=functools.partial(parse_bucket_values, "--egi-weights", lo=0.0, hi=1.0),
+        help="Override bucket weights; the six must still sum to 1",
+    )
+    group.addoption(
+        "--egi-floor",
+        dest="egi_floor",
+        metavar="M5=F,...",
+        default=None,
+        type=functools.partial(parse_bucket_values, "--egi-floor", lo=0.0, hi=100.0),
+        help="Override release-gate floors (0-100)",
+    )
+    group.addoption(
+        "--egi-seed",
+        dest="egi_seed",
+        metavar="N",
+        default=None,
+        type=functools.partial(_parse_int, "--egi-seed", 0),
+        help="Override every profile seed",
+    )
+    group.addoption(
+        "--egi-report-dir",
+        dest="egi_report_dir",
+        metavar="DIR",
+        default=None,
+        help="Parent folder of run directories (default: reports/ in the rootdir)",
+    )
+    group.addoption(
+        "--egi-max-error-rate",
+        dest="egi_max_error_rate",
+        metavar="FRACTION",
+        default=None,
+        type=functools.partial(parse_fraction, "--egi-max-error-rate"),
+        help="Fail the session when more than this share of items errored (default: 0.05)",
+    )
+    group.addoption(
+        "--egi-strict",
+        dest="egi_strict",
+        action="store_true",
+        default=False,
+        help="Plain pytest exit status: any failed task fails the session",
+    )
+    group.addoption(
+        "--egi-api-base",
+        dest="egi_api_base",
+        metavar="URL",
+        default=None,
+        help="OpenAI-compatible base URL for the model under test",
+    )
+    group.addoption(
+        "--egi-trials",
+        dest="egi_trials",
+        metavar="K",
+        default=1,
+        type=functools.partial(_parse_int, "--egi-trials", 1),
+        help="Independent trials per task (pass^k is reported for K > 1)",
+    )
+    group.addoption(
+        "--egi-opt",
+        dest="egi_opt",
+        metavar="SUITE.KEY=VALUE",
+        action="append",
+        type=parse_suite_option,
+        default=[],
+        help="A suite option, e.g. crmarena.strategy=tool_call (repeatable)",
+    )
+    group.addoption(
+        "--egi-bootstrap",
+        dest="egi_bootstrap",
+        metavar="N",
+        default=1000,
+        type=functools.partial(_parse_int, "--egi-bootstrap", 0),
+        help="Bootstrap resamples for confidence intervals (0 disables)",
+    )
     parser.addini("egi_model", "Default model under test", default=None)
     parser.addini("egi_mode", "Default profile: quick or deep", default="quick")
     parser.addini("egi_routing", "Routing file, relative to the rootdir", default=None)
     parser.addini("egi_report_dir", "Parent folder of run directories", default=None)
     parser.addini("egi_max_error_rate", "Errored share that fails the session", default="0.05")
-    parser.addini("egi_options", "Suite options, one SUITE.KEY=VALUE per line", type="linelist",
-                  default=[])
+    parser.addini("egi_options", "Suite options, one SUITE.KEY=VALUE per line", type="linelist", default=[])
     try:
         from pytest_egi.models.settings import add_provider_options
     except ImportError:
@@ -136,10 +196,22 @@ def _settings(config: pytest.Config) -> RunSettings:
     workerinput = getattr(config, "workerinput", None)
     run_id = workerinput["egi_run_id"] if workerinput else make_run_id(model or "none", mode)
     settings = RunSettings(
-        model=model, mode=mode, routing=None, routing_path=routing_path, routing_hash="",
-        weights={}, floors={}, seed=opt.egi_seed, report_dir=report_dir, run_id=run_id,
-        max_error_rate=max_error_rate, strict=opt.egi_strict, api_base=opt.egi_api_base,
-        trials=opt.egi_trials, suite_options=suite_options, bootstrap=opt.egi_bootstrap,
+        model=model,
+        mode=mode,
+        routing=None,
+        routing_path=routing_path,
+        routing_hash="",
+        weights={},
+        floors={},
+        seed=opt.egi_seed,
+        report_dir=report_dir,
+        run_id=run_id,
+        max_error_rate=max_error_rate,
+        strict=opt.egi_strict,
+        api_base=opt.egi_api_base,
+        trials=opt.egi_trials,
+        suite_options=suite_options,
+        bootstrap=opt.egi_bootstrap,
         judge_model=getattr(opt, "egi_judge_model", None),
         simulator_model=getattr(opt, "egi_simulator_model", None),
     )
@@ -232,8 +304,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     assert settings.routing is not None
     if suite.name not in settings.routing.suites:
         raise pytest.UsageError(
-            f"suite {suite.name!r} ({package}) is not listed under 'suites' in "
-            f"{settings.routing_path}"
+            f"suite {suite.name!r} ({package}) is not listed under 'suites' in {settings.routing_path}"
         )
     profile = settings.routing.profile(settings.mode, suite.name)
     if settings.seed is not None:
@@ -393,8 +464,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         partial = getattr(excinfo.value, "partial_trajectory", None) if excinfo else None
         if partial is not None:
             record["raw_path"] = write_raw(
-                settings, case, {"task": case.task.data, "trajectory": partial,
-                                 "error": record["error"]},
+                settings,
+                case,
+                {"task": case.task.data, "trajectory": partial, "error": record["error"]},
             )
     elif report.when == "call":
         record = base_record(item, case, settings)

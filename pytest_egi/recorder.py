@@ -132,7 +132,6 @@ class EgiRecorder:
         store_record(self._item, record)
         if not score.success:
             pytest.fail(
-                f"{case.task.id} [{case.task.category}]: expected {record['expected']}, "
-                f"got {record['got']}",
+                f"{case.task.id} [{case.task.category}]: expected {record['expected']}, got {record['got']}",
                 pytrace=False,
             )

@@ -200,7 +200,9 @@ def compute_egi(
     if covered and covered_weight > 0:
         egi = _round(math.fsum(weights[b] * buckets[b].value for b in covered) / covered_weight)  # type: ignore[operator]
     breached = [
-        b for b, f in floors.items() if buckets[b].value is not None and buckets[b].value < f  # type: ignore[operator]
+        b
+        for b, f in floors.items()
+        if buckets[b].value is not None and buckets[b].value < f  # type: ignore[operator]
     ]
     unmeasured = [b for b in floors if buckets[b].value is None]
     gate = GateResult(not breached and not unmeasured, breached, unmeasured)

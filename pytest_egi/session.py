@@ -84,8 +84,7 @@ class EgiSession:
             self.exit_reasons.append(
                 "release floor breached: "
                 + ", ".join(
-                    f"{b} {agg.result.buckets[b].value:.1f} < {self.settings.floors[b]:g}"
-                    for b in breached
+                    f"{b} {agg.result.buckets[b].value:.1f} < {self.settings.floors[b]:g}" for b in breached
                 )
             )
         if agg.error_rate > self.settings.max_error_rate:

@@ -12,7 +12,7 @@ from pytest_egi.config import RoutingConfig
 from pytest_egi.suite import Suite, Task
 
 if TYPE_CHECKING:
-    from pytest_egi.session import EgiSession
+    pass
 
 __all__ = ["CASE_KEY", "Case", "RECORD_KEY", "RunSettings", "SESSION_KEY", "SETTINGS_KEY"]
 

@@ -12,8 +12,9 @@ from pytest_egi.cli import main
 
 @pytest.fixture
 def toy_run(toy_project, monkeypatch):
-    toy_project.runpytest("toysuites", "--egi-model", "egi/noisy-0.3", "--egi-mode", "deep",
-                          "--egi-bootstrap", "0")
+    toy_project.runpytest(
+        "toysuites", "--egi-model", "egi/noisy-0.3", "--egi-mode", "deep", "--egi-bootstrap", "0"
+    )
     monkeypatch.syspath_prepend(str(toy_project.path))
     for name in [m for m in sys.modules if m.startswith("toysuites")]:
         monkeypatch.delitem(sys.modules, name)
@@ -31,8 +32,18 @@ def test_report_reprints_the_same_numbers(toy_run, capsys):
 
 def test_rescore_with_new_weights_calls_no_model(toy_run, capsys):
     before = json.loads((toy_run / "egi.json").read_text())
-    assert main(["report", "--rescore", str(toy_run), "--egi-weights",
-                 "M1=0.42,M2=0.08,M3=0.16,M4=0.14,M5=0.14,M6=0.06"]) == 0
+    assert (
+        main(
+            [
+                "report",
+                "--rescore",
+                str(toy_run),
+                "--egi-weights",
+                "M1=0.42,M2=0.08,M3=0.16,M4=0.14,M5=0.14,M6=0.06",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "rescored from" in out and "no model called" in out
     rescored_dir = next(p for p in toy_run.iterdir() if p.name.startswith("rescore-"))
@@ -56,8 +67,17 @@ def test_report_on_a_folder_that_is_not_a_run(tmp_path, capsys):
 
 
 def test_compare(toy_run, toy_project, capsys):
-    toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "--egi-mode", "deep",
-                          "--egi-bootstrap", "0", "--egi-report-dir", "oracle")
+    toy_project.runpytest(
+        "toysuites",
+        "--egi-model",
+        "egi/oracle",
+        "--egi-mode",
+        "deep",
+        "--egi-bootstrap",
+        "0",
+        "--egi-report-dir",
+        "oracle",
+    )
     oracle = next((toy_project.path / "oracle").iterdir())
     assert main(["compare", str(toy_run), str(oracle)]) == 0
     out = capsys.readouterr().out

@@ -24,7 +24,12 @@ def test_repository_routing_is_complete():
     config, digest = load_routing(REPO_ROUTING)
     assert len(digest) == 64
     assert {b: config.buckets[b].weight for b in config.buckets} == {
-        "M1": 0.28, "M2": 0.22, "M3": 0.16, "M4": 0.14, "M5": 0.14, "M6": 0.06,
+        "M1": 0.28,
+        "M2": 0.22,
+        "M3": 0.16,
+        "M4": 0.14,
+        "M5": 0.14,
+        "M6": 0.06,
     }
     assert apply_floors(config, {}) == {"M2": 70.0, "M5": 70.0}
     suites_routed = {r.suite for r in config.routes}
@@ -33,8 +38,17 @@ def test_repository_routing_is_complete():
     for bucket in ("M1", "M2", "M3", "M4", "M5", "M6"):
         assert sum(r.bucket == bucket for r in config.routes) >= 2, bucket
     crm = {r.sub_metric: r.bucket for r in config.routes_for("crmarena")}
-    assert crm == {"NCR": "M1", "HTU": "M1", "TCU": "M1", "TII": "M1", "BRI": "M1", "MTA": "M1",
-                   "NED": "M4", "KQA": "M4", "PVI": "M5"}
+    assert crm == {
+        "NCR": "M1",
+        "HTU": "M1",
+        "TCU": "M1",
+        "TII": "M1",
+        "BRI": "M1",
+        "MTA": "M1",
+        "NED": "M4",
+        "KQA": "M4",
+        "PVI": "M5",
+    }
     assert config.profile("quick", "crmarena").per_category == 6
     assert config.profile("deep", "crmarena").per_category == 130
     assert config.profile("quick", "crmarena").seed == 42
@@ -43,19 +57,30 @@ def test_repository_routing_is_complete():
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ("M6: {name: Engineering, weight: 0.06}", "M7: {name: Engineering, weight: 0.06}",
-         "buckets.M7.[key]: Input should be 'M1', 'M2', 'M3', 'M4', 'M5' or 'M6'"),
+        (
+            "M6: {name: Engineering, weight: 0.06}",
+            "M7: {name: Engineering, weight: 0.06}",
+            "buckets.M7.[key]: Input should be 'M1', 'M2', 'M3', 'M4', 'M5' or 'M6'",
+        ),
         ("weight: 0.06", "weight: 0.07", "buckets: weights sum to 1.0100, they must sum to 1"),
-        ("weight: 0.14, floor: 70", "weight: 0.14, floor: 170",
-         "buckets.M5.floor: Input should be less than or equal to 100"),
-        ("transform: fraction}\n  - {suite: toy, sub_metric: acc_beta",
-         "transform: sqrt}\n  - {suite: toy, sub_metric: acc_beta",
-         "routes.0.transform: Input should be 'fraction', 'percent', 'invert_fraction', "
-         "'clip_invert' or 'gap' (got 'sqrt')"),
+        (
+            "weight: 0.14, floor: 70",
+            "weight: 0.14, floor: 170",
+            "buckets.M5.floor: Input should be less than or equal to 100",
+        ),
+        (
+            "transform: fraction}\n  - {suite: toy, sub_metric: acc_beta",
+            "transform: sqrt}\n  - {suite: toy, sub_metric: acc_beta",
+            "routes.0.transform: Input should be 'fraction', 'percent', 'invert_fraction', "
+            "'clip_invert' or 'gap' (got 'sqrt')",
+        ),
         ("sub_metric: acc_beta", "sub_metric: acc_alpha", "routes[1]: duplicate route toy/acc_alpha"),
-        ("{suite: absent,", "{suite: absnet,",
-         "routes[3].suite: unknown suite 'absnet'; valid: toy, absent"),
-        ("bucket: M4", "bucket: M4, ceiling: 3", "routes.2: 'ceiling' only applies to clip_invert, not fraction"),
+        ("{suite: absent,", "{suite: absnet,", "routes[3].suite: unknown suite 'absnet'; valid: toy, absent"),
+        (
+            "bucket: M4",
+            "bucket: M4, ceiling: 3",
+            "routes.2: 'ceiling' only applies to clip_invert, not fraction",
+        ),
         ("version: 1\n", "version: 1\nextra_key: 2\n", "extra_key: Extra inputs are not permitted"),
     ],
 )
@@ -102,7 +127,9 @@ def test_weights_override_must_sum_to_one():
 
 def test_parse_fraction_and_suite_option():
     assert parse_fraction("--egi-max-error-rate", "0.1") == 0.1
-    with pytest.raises(pytest.UsageError, match="--egi-max-error-rate: expected a number between 0 and 1, got '2'"):
+    with pytest.raises(
+        pytest.UsageError, match="--egi-max-error-rate: expected a number between 0 and 1, got '2'"
+    ):
         parse_fraction("--egi-max-error-rate", "2")
     assert parse_suite_option("crmarena.strategy=tool_call") == ("crmarena", "strategy", "tool_call")
     with pytest.raises(pytest.UsageError, match="expected SUITE.KEY=VALUE"):
@@ -114,19 +141,35 @@ def test_broken_routing_exits_4(toy_project):
     routing.write_text(routing.read_text().replace("weight: 0.06", "weight: 0.5"))
     result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle")
     assert result.ret == 4
-    result.stderr.fnmatch_lines(["*invalid routing file *routing.yaml:*",
-                                 "*buckets: weights sum to 1.4400, they must sum to 1*"])
+    result.stderr.fnmatch_lines(
+        ["*invalid routing file *routing.yaml:*", "*buckets: weights sum to 1.4400, they must sum to 1*"]
+    )
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["--egi-model", "egi/noisy-2"], "*--egi-model: unknown offline policy 'egi/noisy-2'*"),
-        (["--egi-model", "egi/oracle", "--egi-weights", "M1=0.9"], "*--egi-weights: bucket weights must sum to 1*"),
-        (["--egi-model", "egi/oracle", "--egi-mode", "fast"], "*--egi-mode: expected quick or deep, got 'fast'*"),
-        (["--egi-model", "egi/oracle", "--egi-trials", "0"], "*--egi-trials: expected a whole number >= 1, got '0'*"),
-        (["--egi-model", "egi/oracle", "--egi-opt", "nosuch.x=1"], "*--egi-opt: unknown suite 'nosuch'; valid: toy, absent*"),
-        (["--egi-model", "egi/oracle", "--egi-opt", "toy.max_turns=many"], "*--egi-opt toy.max_turns: Input should be a valid integer*"),
+        (
+            ["--egi-model", "egi/oracle", "--egi-weights", "M1=0.9"],
+            "*--egi-weights: bucket weights must sum to 1*",
+        ),
+        (
+            ["--egi-model", "egi/oracle", "--egi-mode", "fast"],
+            "*--egi-mode: expected quick or deep, got 'fast'*",
+        ),
+        (
+            ["--egi-model", "egi/oracle", "--egi-trials", "0"],
+            "*--egi-trials: expected a whole number >= 1, got '0'*",
+        ),
+        (
+            ["--egi-model", "egi/oracle", "--egi-opt", "nosuch.x=1"],
+            "*--egi-opt: unknown suite 'nosuch'; valid: toy, absent*",
+        ),
+        (
+            ["--egi-model", "egi/oracle", "--egi-opt", "toy.max_turns=many"],
+            "*--egi-opt toy.max_turns: Input should be a valid integer*",
+        ),
     ],
 )
 def test_bad_options_exit_4(toy_project, args, message):

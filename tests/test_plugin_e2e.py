@@ -77,8 +77,15 @@ def test_noisy_is_monotone(toy_project):
     values = {}
     for p in ("0.0", "0.2", "0.5", "1.0"):
         toy_project.runpytest(
-            "toysuites", "--egi-model", f"egi/noisy-{p}", "--egi-mode", "deep",
-            "--egi-bootstrap", "0", "--egi-report-dir", f"r{p}",
+            "toysuites",
+            "--egi-model",
+            f"egi/noisy-{p}",
+            "--egi-mode",
+            "deep",
+            "--egi-bootstrap",
+            "0",
+            "--egi-report-dir",
+            f"r{p}",
         )
         run = next((toy_project.path / f"r{p}").iterdir())
         values[p] = json.loads((run / "egi.json").read_text())["suites"]["toy"]["sub_metrics"]["acc"]
@@ -89,8 +96,13 @@ def test_noisy_is_monotone(toy_project):
 
 def test_provider_failure_is_error_not_wrong_answer(toy_project):
     result = toy_project.runpytest(
-        "toysuites", "--egi-model", "egi/oracle", "--egi-opt", "toy.fail_env=true",
-        "--egi-bootstrap", "0",
+        "toysuites",
+        "--egi-model",
+        "egi/oracle",
+        "--egi-opt",
+        "toy.fail_env=true",
+        "--egi-bootstrap",
+        "0",
     )
     result.assert_outcomes(errors=6)
     assert result.ret == 1
@@ -108,10 +120,20 @@ def test_provider_failure_is_error_not_wrong_answer(toy_project):
 
 
 def test_xdist_gives_same_numbers_as_serial(toy_project):
-    toy_project.runpytest("toysuites", "--egi-model", "egi/noisy-0.3", "--egi-mode", "deep",
-                          "--egi-report-dir", "serial")
-    result = toy_project.runpytest("toysuites", "--egi-model", "egi/noisy-0.3", "--egi-mode", "deep",
-                                   "--egi-report-dir", "dist", "-n", "2")
+    toy_project.runpytest(
+        "toysuites", "--egi-model", "egi/noisy-0.3", "--egi-mode", "deep", "--egi-report-dir", "serial"
+    )
+    result = toy_project.runpytest(
+        "toysuites",
+        "--egi-model",
+        "egi/noisy-0.3",
+        "--egi-mode",
+        "deep",
+        "--egi-report-dir",
+        "dist",
+        "-n",
+        "2",
+    )
     assert result.ret == 0
     serial = next((toy_project.path / "serial").iterdir())
     dist = next((toy_project.path / "dist").iterdir())
@@ -120,8 +142,7 @@ def test_xdist_gives_same_numbers_as_serial(toy_project):
         assert a[key] == b[key], key
     assert (serial / "records.jsonl").read_text().replace("serial", "") != ""
     strip = lambda d: [  # noqa: E731 - node ids are equal; only the run folder differs
-        {k: v for k, v in json.loads(line).items()}
-        for line in (d / "records.jsonl").read_text().splitlines()
+        {k: v for k, v in json.loads(line).items()} for line in (d / "records.jsonl").read_text().splitlines()
     ]
     assert strip(serial) == strip(dist)
     assert len(list((dist / "raw" / "toy").iterdir())) == 10
@@ -129,8 +150,15 @@ def test_xdist_gives_same_numbers_as_serial(toy_project):
 
 def test_trials_give_pass_hat_k_and_ids(toy_project):
     result = toy_project.runpytest(
-        "toysuites", "--egi-model", "egi/noisy-0.3", "--egi-trials", "3", "--egi-bootstrap", "0",
-        "--collect-only", "-q",
+        "toysuites",
+        "--egi-model",
+        "egi/noisy-0.3",
+        "--egi-trials",
+        "3",
+        "--egi-bootstrap",
+        "0",
+        "--collect-only",
+        "-q",
     )
     result.stdout.fnmatch_lines(["*test_task[[]alpha-0-t1[]]*", "*test_task[[]beta-2-t3[]]*"])
     result = toy_project.runpytest(
@@ -144,11 +172,13 @@ def test_trials_give_pass_hat_k_and_ids(toy_project):
 
 
 def test_markers_select_suite_and_category(toy_project):
-    result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "-m", "beta",
-                                   "--egi-bootstrap", "0")
+    result = toy_project.runpytest(
+        "toysuites", "--egi-model", "egi/oracle", "-m", "beta", "--egi-bootstrap", "0"
+    )
     result.assert_outcomes(passed=3)
-    result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "-k", "toy and alpha",
-                                   "--egi-bootstrap", "0")
+    result = toy_project.runpytest(
+        "toysuites", "--egi-model", "egi/oracle", "-k", "toy and alpha", "--egi-bootstrap", "0"
+    )
     result.assert_outcomes(passed=3)
     egi = _egi(toy_project) if False else None  # noqa: F841 - two runs, two dirs
 
@@ -161,8 +191,9 @@ def test_without_model_items_skip_with_reason(toy_project):
 
 
 def test_bootstrap_ci_brackets_the_estimate(toy_project):
-    toy_project.runpytest("toysuites", "--egi-model", "egi/noisy-0.3", "--egi-mode", "deep",
-                          "--egi-bootstrap", "300")
+    toy_project.runpytest(
+        "toysuites", "--egi-model", "egi/noisy-0.3", "--egi-mode", "deep", "--egi-bootstrap", "300"
+    )
     egi = _egi(toy_project)
     lo, hi = egi["egi"]["ci95"]
     assert lo <= egi["egi"]["value"] <= hi

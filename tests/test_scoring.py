@@ -6,21 +6,25 @@ import math
 
 import pytest
 
-from pytest_egi.config import RoutingConfig, Route
+from pytest_egi.config import Route, RoutingConfig
 from pytest_egi.scoring import compute_egi, pass_hat_k, transform
 
 WEIGHTS = {"M1": 0.28, "M2": 0.22, "M3": 0.16, "M4": 0.14, "M5": 0.14, "M6": 0.06}
 
 
 def _routing(routes: list[dict]) -> RoutingConfig:
-    return RoutingConfig.model_validate({
-        "version": 1,
-        "buckets": {b: {"name": b, "weight": w, **({"floor": 70} if b in ("M2", "M5") else {})}
-                    for b, w in WEIGHTS.items()},
-        "suites": ["a", "b"],
-        "routes": routes,
-        "modes": {"quick": {}, "deep": {}},
-    })
+    return RoutingConfig.model_validate(
+        {
+            "version": 1,
+            "buckets": {
+                b: {"name": b, "weight": w, **({"floor": 70} if b in ("M2", "M5") else {})}
+                for b, w in WEIGHTS.items()
+            },
+            "suites": ["a", "b"],
+            "routes": routes,
+            "modes": {"quick": {}, "deep": {}},
+        }
+    )
 
 
 @pytest.mark.parametrize(
@@ -46,16 +50,22 @@ def test_transforms(transform_name, extra, values, expected):
 
 
 def test_bucket_renormalises_within_itself_and_egi_is_partial():
-    routing = _routing([
-        {"suite": "a", "sub_metric": "p", "bucket": "M1", "transform": "fraction"},
-        {"suite": "a", "sub_metric": "q", "bucket": "M1", "transform": "fraction", "weight": 3},
-        {"suite": "a", "sub_metric": "r", "bucket": "M1", "transform": "fraction"},
-        {"suite": "a", "sub_metric": "s", "bucket": "M5", "transform": "fraction"},
-        {"suite": "b", "sub_metric": "t", "bucket": "M2", "transform": "fraction"},
-    ])
-    result = compute_egi({"a": {"p": 0.5, "q": 0.9, "r": None, "s": 0.6}}, routing,
-                         weights=WEIGHTS, floors={"M2": 70, "M5": 70},
-                         suite_reasons={"b": "b: not run in this session"})
+    routing = _routing(
+        [
+            {"suite": "a", "sub_metric": "p", "bucket": "M1", "transform": "fraction"},
+            {"suite": "a", "sub_metric": "q", "bucket": "M1", "transform": "fraction", "weight": 3},
+            {"suite": "a", "sub_metric": "r", "bucket": "M1", "transform": "fraction"},
+            {"suite": "a", "sub_metric": "s", "bucket": "M5", "transform": "fraction"},
+            {"suite": "b", "sub_metric": "t", "bucket": "M2", "transform": "fraction"},
+        ]
+    )
+    result = compute_egi(
+        {"a": {"p": 0.5, "q": 0.9, "r": None, "s": 0.6}},
+        routing,
+        weights=WEIGHTS,
+        floors={"M2": 70, "M5": 70},
+        suite_reasons={"b": "b: not run in this session"},
+    )
     # M1 = (50*1 + 90*3) / 4 = 80; r missing is dropped within M1 only
     assert result.buckets["M1"].value == 80.0
     assert result.buckets["M5"].value == 60.0

@@ -32,7 +32,7 @@ modes:
       toy: {}
 """
 
-SUITE_INIT = '''
+SUITE_INIT = """
 import json
 from pydantic import BaseModel
 from pytest_egi.agents.tools import Tool, Toolkit
@@ -107,9 +107,9 @@ class ToySuite:
 
 
 SUITE = ToySuite()
-'''
+"""
 
-TEST_MODULE = '''
+TEST_MODULE = """
 from pytest_egi.agents.loops import run_tool_loop
 from toysuites.toy import SUITE
 
@@ -119,7 +119,7 @@ def test_task(egi_task, egi_model, egi):
     trajectory = run_tool_loop(egi_model, messages, SUITE.toolkit(egi_task, egi.options),
                                max_turns=egi.options.max_turns)
     egi.record(SUITE.score(egi_task, trajectory.to_dict(), egi.options), trajectory)
-'''
+"""
 
 
 def make_toy_project(pytester) -> None:

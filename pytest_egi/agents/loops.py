@@ -133,9 +133,7 @@ def _execute_calls(traj: Trajectory, toolkit: Toolkit, calls: list[dict[str, Any
     for call in calls:
         fn = call.get("function") or {}
         outcome = toolkit.call(str(fn.get("name")), fn.get("arguments"))
-        traj.messages.append(
-            {"role": "tool", "tool_call_id": call.get("id"), "content": outcome.content}
-        )
+        traj.messages.append({"role": "tool", "tool_call_id": call.get("id"), "content": outcome.content})
         if outcome.submitted and not submitted:
             submitted = True
             traj.final_answer = outcome.value
@@ -161,9 +159,7 @@ def _tool_turns(
                 traj.final_answer = message.get("content")
                 traj.termination = "text_answer"
                 break
-            traj.messages.append(
-                {"role": "user", "content": "Please act by calling one of the tools."}
-            )
+            traj.messages.append({"role": "user", "content": "Please act by calling one of the tools."})
             continue
         if _execute_calls(traj, toolkit, calls):
             break
@@ -265,8 +261,9 @@ def run_dialogue_loop(
     params = params or {}
     schemas = toolkit.schemas() if toolkit else None
     with keep_partial(traj):
-        user_turns = _dialogue_turns(client, traj, simulator, toolkit, schemas, max_turns,
-                                     max_user_turns, params)
+        user_turns = _dialogue_turns(
+            client, traj, simulator, toolkit, schemas, max_turns, max_user_turns, params
+        )
     traj.info["user_turns"] = user_turns
     if toolkit is not None:
         traj.tool_calls = toolkit.calls

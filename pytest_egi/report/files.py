@@ -6,7 +6,6 @@ import csv
 import io
 import json
 import platform
-import sys
 from importlib import metadata
 from typing import Any
 
@@ -41,8 +40,14 @@ def usage_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
     """
 
     def total(recs: list[dict[str, Any]], key: str) -> dict[str, Any]:
-        out = {"calls": 0, "cached_calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
-               "cost_usd": 0.0, "latency_s": 0.0}
+        out = {
+            "calls": 0,
+            "cached_calls": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "cost_usd": 0.0,
+            "latency_s": 0.0,
+        }
         latencies: list[float] = []
         for r in recs:
             u = r.get(key) or {}
@@ -145,8 +150,18 @@ def build_egi_json(settings: Any, records: list[dict[str, Any]], agg: Aggregate)
     }
 
 
-CSV_FIELDS = ("suite", "category", "task_id", "trial", "status", "success", "expected", "got",
-              "error", "raw_path")
+CSV_FIELDS = (
+    "suite",
+    "category",
+    "task_id",
+    "trial",
+    "status",
+    "success",
+    "expected",
+    "got",
+    "error",
+    "raw_path",
+)
 
 
 def _results_csv(records: list[dict[str, Any]]) -> str:
@@ -160,13 +175,17 @@ def _results_csv(records: list[dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
-def write_run(settings: Any, records: list[dict[str, Any]], agg: Aggregate, config: Any = None) -> dict[str, str]:
+def write_run(
+    settings: Any, records: list[dict[str, Any]], agg: Aggregate, config: Any = None
+) -> dict[str, str]:
     """Write every run file atomically; returns ``{"run_dir": ..., "egi_json": ...}`` paths."""
     from pytest_egi.report.html import render_html
 
     rd = RunDir(settings.run_dir)
     ordered = sorted(records, key=record_sort_key)
-    stable, timings = zip(*(split_timing(r) for r in ordered)) if ordered else ((), ())
+    pairs = [split_timing(r) for r in ordered]
+    stable = [p[0] for p in pairs]
+    timings = [p[1] for p in pairs]
     atomic_write_text(
         rd.records_jsonl,
         "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in stable),
@@ -177,6 +196,6 @@ def write_run(settings: Any, records: list[dict[str, Any]], agg: Aggregate, conf
     )
     egi = build_egi_json(settings, ordered, agg)
     atomic_write_text(rd.egi_json, dump_json(egi))
-    atomic_write_text(rd.results_csv, _results_csv(list(stable)))
-    atomic_write_text(rd.report_html, render_html(egi, list(stable)))
+    atomic_write_text(rd.results_csv, _results_csv(stable))
+    atomic_write_text(rd.report_html, render_html(egi, stable))
     return {"run_dir": str(rd.root), "egi_json": str(rd.egi_json)}

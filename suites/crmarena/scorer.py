@@ -55,22 +55,72 @@ ANSWER_PREFIX: dict[str, str] = {
 """Key prefix of the answer ids, per ``task`` value."""
 
 MONTHS = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 )
 
 US_STATES: dict[str, str] = {
-    "Alabama": "AL", "Alaska": "AK", "Arizona": "AZ", "Arkansas": "AR", "California": "CA",
-    "Colorado": "CO", "Connecticut": "CT", "Delaware": "DE", "Florida": "FL", "Georgia": "GA",
-    "Hawaii": "HI", "Idaho": "ID", "Illinois": "IL", "Indiana": "IN", "Iowa": "IA",
-    "Kansas": "KS", "Kentucky": "KY", "Louisiana": "LA", "Maine": "ME", "Maryland": "MD",
-    "Massachusetts": "MA", "Michigan": "MI", "Minnesota": "MN", "Mississippi": "MS",
-    "Missouri": "MO", "Montana": "MT", "Nebraska": "NE", "Nevada": "NV", "New Hampshire": "NH",
-    "New Jersey": "NJ", "New Mexico": "NM", "New York": "NY", "North Carolina": "NC",
-    "North Dakota": "ND", "Ohio": "OH", "Oklahoma": "OK", "Oregon": "OR", "Pennsylvania": "PA",
-    "Rhode Island": "RI", "South Carolina": "SC", "South Dakota": "SD", "Tennessee": "TN",
-    "Texas": "TX", "Utah": "UT", "Vermont": "VT", "Virginia": "VA", "Washington": "WA",
-    "West Virginia": "WV", "Wisconsin": "WI", "Wyoming": "WY", "District of Columbia": "DC",
+    "Alabama": "AL",
+    "Alaska": "AK",
+    "Arizona": "AZ",
+    "Arkansas": "AR",
+    "California": "CA",
+    "Colorado": "CO",
+    "Connecticut": "CT",
+    "Delaware": "DE",
+    "Florida": "FL",
+    "Georgia": "GA",
+    "Hawaii": "HI",
+    "Idaho": "ID",
+    "Illinois": "IL",
+    "Indiana": "IN",
+    "Iowa": "IA",
+    "Kansas": "KS",
+    "Kentucky": "KY",
+    "Louisiana": "LA",
+    "Maine": "ME",
+    "Maryland": "MD",
+    "Massachusetts": "MA",
+    "Michigan": "MI",
+    "Minnesota": "MN",
+    "Mississippi": "MS",
+    "Missouri": "MO",
+    "Montana": "MT",
+    "Nebraska": "NE",
+    "Nevada": "NV",
+    "New Hampshire": "NH",
+    "New Jersey": "NJ",
+    "New Mexico": "NM",
+    "New York": "NY",
+    "North Carolina": "NC",
+    "North Dakota": "ND",
+    "Ohio": "OH",
+    "Oklahoma": "OK",
+    "Oregon": "OR",
+    "Pennsylvania": "PA",
+    "Rhode Island": "RI",
+    "South Carolina": "SC",
+    "South Dakota": "SD",
+    "Tennessee": "TN",
+    "Texas": "TX",
+    "Utah": "UT",
+    "Vermont": "VT",
+    "Virginia": "VA",
+    "Washington": "WA",
+    "West Virginia": "WV",
+    "Wisconsin": "WI",
+    "Wyoming": "WY",
+    "District of Columbia": "DC",
 }
 _STATE_CODES = frozenset(US_STATES.values())
 _NONE_RE = re.compile(r"(?<![A-Za-z])none(?![A-Za-z])", re.IGNORECASE)
@@ -100,8 +150,9 @@ def extract_entities(task_type: str, answer: str) -> list[str]:
         for name in names:
             for m in re.finditer(rf"\b{re.escape(name)}\b", text, re.IGNORECASE):
                 found.append((m.start(), US_STATES[name]))
-            text = re.sub(rf"\b{re.escape(name)}\b", lambda m: " " * len(m.group(0)), text,
-                          flags=re.IGNORECASE)
+            text = re.sub(
+                rf"\b{re.escape(name)}\b", lambda m: " " * len(m.group(0)), text, flags=re.IGNORECASE
+            )
         for m in re.finditer(r"\b[A-Z]{2}\b", text):
             if m.group(0) in _STATE_CODES:
                 found.append((m.start(), m.group(0)))
@@ -113,7 +164,9 @@ def extract_entities(task_type: str, answer: str) -> list[str]:
         prefix = ANSWER_PREFIX.get(task_type)
         if prefix is None:
             raise ValueError(f"no answer prefix for task type {task_type!r}")
-        entities = re.findall(rf"\b({re.escape(prefix)}[A-Za-z0-9]{{15}}|{re.escape(prefix)}[A-Za-z0-9]{{12}})\b", answer)
+        entities = re.findall(
+            rf"\b({re.escape(prefix)}[A-Za-z0-9]{{15}}|{re.escape(prefix)}[A-Za-z0-9]{{12}})\b", answer
+        )
     entities = _dedupe(entities)
     if not entities and _NONE_RE.search(answer):
         return ["None"]
@@ -160,8 +213,12 @@ def score_answer(record: dict[str, Any], answer: Any) -> dict[str, Any]:
     text = "" if answer is None else str(answer)
     if record["reward_metric"] == "fuzzy_match":
         scores = fuzzy_scores(text, gold[0]) if text.strip() else {"f1": 0.0, "em": 0.0}
-        return {"reward": scores["f1"], "em": scores["em"], "success": scores["f1"] >= KQA_PASS_F1,
-                "extracted": None}
+        return {
+            "reward": scores["f1"],
+            "em": scores["em"],
+            "success": scores["f1"] >= KQA_PASS_F1,
+            "extracted": None,
+        }
     if record["reward_metric"] != "exact_match":
         raise ValueError(f"unsupported reward_metric {record['reward_metric']!r}")
     if not text.strip():

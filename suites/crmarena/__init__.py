@@ -1,0 +1,171 @@
+"""CRMArena: customer-service agent tasks over a Salesforce org (Huang et al., NAACL 2025).
+
+Nine task types for three personas, each a category and a sub-metric (mean reward, 0-1):
+NCR case routing, HTU handle time, TCU transfer count (service manager); NED named-entity
+disambiguation, PVI policy violation, KQA knowledge QA (service agent); TII top issue,
+MTA monthly trend, BRI best region (service analyst). The org is a local SQLite
+Salesforce-like org generated from the profile seed (or a user's own export with
+``--egi-opt crmarena.org=PATH``); tasks are in the original record schema (or a user's
+task file with ``--egi-opt crmarena.tasks=PATH``). See README.md in this folder.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_egi.models.offline import Noise
+from pytest_egi.suite import SuiteProfile, Task, TaskScore
+
+__all__ = ["SUITE", "CrmArenaOptions", "CrmArenaSuite", "TASK_TYPES"]
+
+TASK_TYPES: dict[str, str] = {
+    "case_routing": "NCR",
+    "handle_time": "HTU",
+    "transfer_count": "TCU",
+    "named_entity_disambiguation": "NED",
+    "policy_violation_identification": "PVI",
+    "knowledge_qa": "KQA",
+    "top_issue_identification": "TII",
+    "monthly_trend_analysis": "MTA",
+    "best_region_identification": "BRI",
+}
+"""The record's ``task`` value -> category (paper abbreviation, also the sub-metric name)."""
+
+
+class CrmArenaOptions(BaseModel):
+    """``--egi-opt crmarena.<key>=<value>``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    strategy: Literal["react", "tool_call"] = "react"
+    """Agent protocol: text ReAct tags or native function calling (reference §1.4)."""
+    max_turns: int = Field(default=20, ge=1)
+    """Agent turns per task (upstream default 20)."""
+    aided: bool = True
+    """Append ``metadata.optional`` to the prompt (upstream scripts default to aided)."""
+    max_observation_chars: int | None = Field(default=None, ge=100)
+    """Cap on one observation's length; None = no truncation, as upstream."""
+    org: Path | None = None
+    """A SQLite export of an org (tables/columns = Salesforce API names) to use instead."""
+    tasks: Path | None = None
+    """A task file in the original record format (JSON list or JSONL) to use instead."""
+
+
+@functools.cache
+def _generated_org(seed: int, scale: str) -> Any:
+    from suites.crmarena.org import Org
+
+    return Org.generate(seed=seed, scale=scale)
+
+
+@functools.cache
+def _user_org(path: Path) -> Any:
+    from suites.crmarena.org import Org
+
+    return Org.from_sqlite(path)
+
+
+class CrmArenaSuite:
+    """The CRMArena suite object (see :class:`pytest_egi.suite.Suite`)."""
+
+    name = "crmarena"
+    version = "1"
+    categories = tuple(TASK_TYPES.values())
+    options_model = CrmArenaOptions
+
+    def org(self, options: CrmArenaOptions, seed: int, scale: str = "quick") -> Any:
+        """The org the tasks run on (cached per process)."""
+        if options.org is not None:
+            return _user_org(options.org.resolve())
+        return _generated_org(seed, scale)
+
+    def load_tasks(self, profile: SuiteProfile, options: CrmArenaOptions) -> list[Task]:
+        """Tasks of the profile: ``per_category`` of each selected task type (seeded).
+
+        Raises:
+            ValueError: a bad org export or task file (names the file, field and fix).
+        """
+        from suites.crmarena.data import generate_tasks, load_task_file
+
+        scale = getattr(profile, "org_scale", None) or (
+            "deep" if (profile.per_category or 0) > 6 else "quick"
+        )
+        if options.tasks is not None:
+            records = load_task_file(options.tasks)
+        else:
+            org = self.org(options, profile.seed, scale)
+            records = generate_tasks(org, seed=profile.seed, per_category=profile.per_category or 130)
+        wanted = set(profile.categories or self.categories)
+        unknown = wanted - set(self.categories)
+        if unknown:
+            raise ValueError(
+                f"routing.yaml crmarena categories: unknown {sorted(unknown)}; valid: {list(self.categories)}"
+            )
+        tasks: list[Task] = []
+        per_cat: dict[str, int] = {}
+        for record in records:
+            category = TASK_TYPES.get(record["task"])
+            if category is None:
+                raise ValueError(f"task idx {record.get('idx')}: unknown task type {record['task']!r}")
+            if category not in wanted:
+                continue
+            if profile.per_category and per_cat.get(category, 0) >= profile.per_category:
+                continue
+            per_cat[category] = per_cat.get(category, 0) + 1
+            data = dict(record)
+            data["_org"] = {"seed": profile.seed, "scale": scale}
+            tasks.append(Task(id=f"{category}-{record['idx']:04d}", category=category, data=data))
+        if profile.limit:
+            tasks = tasks[: profile.limit]
+        return tasks
+
+    def org_for(self, task: Task, options: CrmArenaOptions) -> Any:
+        """The org a task was generated on."""
+        spec = task.data.get("_org") or {"seed": 42, "scale": "quick"}
+        return self.org(options, spec["seed"], spec["scale"])
+
+    def reference_policy(self, task: Task, options: CrmArenaOptions, noise: Noise) -> Any:
+        """Replays the task's reference composition through the active strategy."""
+        from suites.crmarena.agent import CrmReferencePolicy
+
+        return CrmReferencePolicy(task, noise)
+
+    def score(
+        self, task: Task, trajectory: dict[str, Any], options: CrmArenaOptions, judge: Any = None
+    ) -> TaskScore:
+        """Score the final answer by the original rules (see ``scorer``)."""
+        from suites.crmarena.agent import format_answer
+        from suites.crmarena.scorer import score_answer
+
+        result = score_answer(task.data, trajectory.get("final_answer"))
+        values = {"reward": result["reward"]}
+        if "em" in result:
+            values["em"] = result["em"]
+        gold = task.data["answer"]
+        return TaskScore(
+            success=result["success"],
+            values=values,
+            expected=gold[0] if task.data["reward_metric"] == "fuzzy_match" else format_answer(gold),
+            got=trajectory.get("final_answer"),
+            details={"extracted": result["extracted"], "termination": trajectory.get("termination")},
+        )
+
+    def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
+        """Per task type, the mean reward (0-1): the nine routed sub-metrics; plus
+        ``overall`` (mean over all tasks) and ``KQA_em`` as diagnostics."""
+        out: dict[str, float | None] = {}
+        for category in self.categories:
+            rewards = [r["values"]["reward"] for r in records if r["category"] == category]
+            out[category] = sum(rewards) / len(rewards) if rewards else None
+        all_rewards = [r["values"]["reward"] for r in records]
+        out["overall"] = sum(all_rewards) / len(all_rewards) if all_rewards else None
+        ems = [r["values"]["em"] for r in records if r["category"] == "KQA" and "em" in r["values"]]
+        out["KQA_em"] = sum(ems) / len(ems) if ems else None
+        return out
+
+
+SUITE = CrmArenaSuite()

@@ -1,0 +1,232 @@
+"""The CRMArena scaffold: prompt, the ``react`` and ``tool_call`` strategies, and the
+reference policy that replays a task's reference composition through them.
+
+Source: CRMArena ``chat_agent.py`` / ``tool_call_agent.py`` (reference §1.4-§1.5):
+20 agent turns, temperature 0, one thought plus one action per turn, ``<execute>`` wins when
+both tags appear, an invalid action costs its turn and earns the invalid-format reminder,
+the first ``<respond>`` (or the ``respond`` tool) ends the episode, observations are
+``Salesforce instance output: <rows>`` with no truncation unless ``max_observation_chars``
+is set.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Generator
+from typing import Any
+
+from pytest_egi.agents.loops import Action, Trajectory, run_react_loop, run_tool_loop
+from pytest_egi.agents.tools import Tool, Toolkit
+from pytest_egi.models.base import ModelClient, assistant_message, tool_call
+from pytest_egi.models.offline import Noise
+from pytest_egi.suite import Task
+from suites.crmarena.errors import SalesforceError
+from suites.crmarena.reference import reference_solution, wrong_answer
+from suites.crmarena.schema import OBJECTS
+
+__all__ = ["CrmReferencePolicy", "build_messages", "format_answer", "run_trial"]
+
+OUTPUT_PREFIX = "Salesforce instance output: "
+INVALID_FORMAT = (
+    "Invalid output format! Use the following format: <thought> your thought </thought> "
+    "followed by <execute> a SOQL or SOSL query </execute> or <respond> your answer </respond>."
+)
+EXTERNAL_TASKS = ("knowledge_qa", "named_entity_disambiguation")
+"""Task types whose user is a customer (external-facing prompt), reference §1.1."""
+
+_TAG = {tag: re.compile(rf"<{tag}>(.*?)</{tag}>", re.DOTALL) for tag in ("execute", "respond")}
+
+_EXAMPLES = """\
+Example 1 (SOQL): how many cases did the agent 005XXXXXXXXXXXXXXX close?
+<thought>I count the agent's closed cases.</thought>
+<execute>SELECT COUNT() FROM Case WHERE OwnerId = '005XXXXXXXXXXXXXXX' AND Status = 'Closed'</execute>
+
+Example 2 (SOQL with a relationship): which state is the account of case 500XXXXXXXXXXXXXXX in?
+<thought>I follow the case's account.</thought>
+<execute>SELECT Account.ShippingState FROM Case WHERE Id = '500XXXXXXXXXXXXXXX'</execute>
+
+Example 3 (SOSL): find knowledge articles about returns.
+<thought>I search the knowledge base.</thought>
+<execute>FIND {returns} IN ALL FIELDS RETURNING Knowledge__kav(Id, Title, Summary)</execute>
+"""
+
+
+def _schema_block() -> str:
+    lines = []
+    for obj, fields in OBJECTS.items():
+        lines.append(f"## {obj}")
+        lines += [f"- {name}: {desc}" for name, desc in fields.items()]
+    return "\n".join(lines)
+
+
+def build_messages(record: dict[str, Any], *, strategy: str, aided: bool) -> list[dict[str, Any]]:
+    """System prompt + first user message for one task record (reference §1.5 outline)."""
+    who = "a customer" if record["task"] in EXTERNAL_TASKS else "an internal employee"
+    if strategy == "react":
+        protocol = (
+            "In each turn write exactly one <thought>...</thought> followed by exactly one "
+            "action: <execute>a SOQL or SOSL query</execute> to query the Salesforce instance, "
+            "or <respond>your final answer</respond> to answer.\n\n" + _EXAMPLES
+        )
+    else:
+        protocol = (
+            "Use the tools issue_soql_query and issue_sosl_query to query the Salesforce "
+            "instance, and the respond tool to give your final answer."
+        )
+    context = record["metadata"].get("required") or ""
+    if aided and record["metadata"].get("optional"):
+        context += "\n" + record["metadata"]["optional"]
+    system = (
+        f"You are an expert Salesforce agent helping {who}.\n"
+        "Rules:\n"
+        "- Never invent observations; rely only on query results.\n"
+        "- When the answer is several records, return their values separated by commas; when "
+        "there is no matching record, answer None.\n"
+        "- Answer with the requested Ids, state codes or month names only, no extra words.\n\n"
+        f"{protocol}\n\n# Salesforce objects available\n{_schema_block()}\n\n"
+        f"# Additional task context\n{context}"
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": record["query"]}]
+
+
+def parse_react(text: str) -> Action:
+    """Parse ``<execute>``/``<respond>``; execute wins when both appear (reference §1.4)."""
+    m = _TAG["execute"].search(text)
+    if m:
+        return Action("execute", m.group(1).strip())
+    m = _TAG["respond"].search(text)
+    if m:
+        return Action("respond", m.group(1).strip())
+    return Action("invalid")
+
+
+def format_answer(answer: list[str | None]) -> str:
+    """Render an answer list the way the prompt asks: comma-separated, ``None`` for null."""
+    return ", ".join("None" if a is None else str(a) for a in answer)
+
+
+def _observe(org: Any, query: str, cap: int | None) -> str:
+    text = org.execute(query)
+    if cap is not None and len(text) > cap:
+        text = text[:cap] + f" ... [truncated to {cap} characters]"
+    return text
+
+
+def toolkit_for(org: Any, cap: int | None) -> Toolkit:
+    """The ``tool_call`` strategy's tools: SOQL, SOSL, and ``respond`` (submit)."""
+    query_schema = {
+        "type": "object",
+        "properties": {"query": {"type": "string", "description": "the query text"}},
+        "required": ["query"],
+    }
+    return Toolkit.of(
+        Tool(
+            "issue_soql_query",
+            "Run a SOQL query on the Salesforce instance.",
+            query_schema,
+            lambda query: _observe(org, query, cap),
+        ),
+        Tool(
+            "issue_sosl_query",
+            "Run a SOSL search on the Salesforce instance.",
+            query_schema,
+            lambda query: _observe(org, query, cap),
+        ),
+        Tool(
+            "respond",
+            "Give the final answer to the user.",
+            {"type": "object", "properties": {"content": {"type": "string"}}, "required": ["content"]},
+            lambda content: content,
+            kind="submit",
+        ),
+    )
+
+
+def run_trial(task: Task, client: ModelClient, org: Any, options: Any) -> Trajectory:
+    """Run one task with the configured strategy; returns the trajectory.
+
+    Raises:
+        ProviderError: the model's provider failed (the item becomes an error).
+    """
+    record = task.data
+    messages = build_messages(record, strategy=options.strategy, aided=options.aided)
+    params = {"temperature": 0.0, "max_tokens": 2000}
+    cap = options.max_observation_chars
+    if options.strategy == "tool_call":
+        return run_tool_loop(
+            client, messages, toolkit_for(org, cap), max_turns=options.max_turns, params=params
+        )
+    return run_react_loop(
+        client,
+        messages,
+        parse=parse_react,
+        execute=lambda q: _observe(org, q, cap),
+        max_turns=options.max_turns,
+        invalid_format_message=INVALID_FORMAT,
+        params=params,
+    )
+
+
+def parse_observation(text: str) -> list[dict[str, Any]] | SalesforceError:
+    """Turn an observation back into rows (or the error), as a reader of the text would."""
+    if text.startswith(OUTPUT_PREFIX):
+        return ast.literal_eval(text[len(OUTPUT_PREFIX) :])
+    code, _, message = text.partition(": ")
+    return SalesforceError(code.strip(), message.strip())
+
+
+class CrmReferencePolicy:
+    """Replays the task's reference composition (SOQL/SOSL program) through the scaffold.
+
+    It reads only the task text (query + ``metadata.required``) and its own query results
+    from the conversation, never the gold answer. Seeded mistakes (``egi/noisy-<p>``):
+    ``wrong_argument`` sends a malformed query first (an extra turn), ``wrong_answer``
+    answers a plausible wrong value of the right shape.
+    """
+
+    def __init__(self, task: Task, noise: Noise) -> None:
+        self.record = task.data
+        self.noise = noise
+        self.program: Generator[str, Any, list[str | None]] = reference_solution(self.record)
+        self.started = False
+        self.retry_query: str | None = None
+        self.call_n = 0
+
+    def __call__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+        try:
+            if self.retry_query is not None:
+                query, self.retry_query = self.retry_query, None
+                return self._query(query, tools)
+            if not self.started:
+                self.started = True
+                query = next(self.program)
+            else:
+                observation = parse_observation(messages[-1].get("content") or "")
+                query = self.program.send(observation)
+        except StopIteration as stop:
+            return self._answer(list(stop.value), tools)
+        if self.noise.happens("wrong_argument"):
+            self.retry_query = query
+            return self._query(query.replace("SELECT", "SELEC", 1).replace("FIND", "FIN", 1), tools)
+        return self._query(query, tools)
+
+    def _query(self, query: str, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+        self.call_n += 1
+        if tools:
+            name = "issue_sosl_query" if query.lstrip().upper().startswith("FIN") else "issue_soql_query"
+            return assistant_message(
+                None, [tool_call(f"call_{self.call_n}", name, json.dumps({"query": query}))]
+            )
+        return assistant_message(f"<thought>I query the org.</thought>\n<execute>{query}</execute>")
+
+    def _answer(self, answer: list[str | None], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+        if self.noise.happens("wrong_answer"):
+            answer = wrong_answer(self.record, answer)
+        text = format_answer(answer)
+        if tools:
+            return assistant_message(
+                None, [tool_call("call_respond", "respond", json.dumps({"content": text}))]
+            )
+        return assistant_message(f"<thought>I have the answer.</thought>\n<respond>{text}</respond>")
