@@ -23,7 +23,12 @@ from pytest_egi.models.base import ModelClient, assistant_message, tool_call
 from pytest_egi.models.offline import Noise
 from pytest_egi.suite import Task
 from suites.crmarena.errors import SalesforceError
-from suites.crmarena.reference import reference_solution, wrong_answer
+from suites.crmarena.reference import (
+    ReferenceSolutionError,
+    parse_today,
+    reference_solution,
+    wrong_answer,
+)
 from suites.crmarena.schema import OBJECTS
 
 __all__ = ["CrmReferencePolicy", "build_messages", "format_answer", "run_trial"]
@@ -107,14 +112,22 @@ def format_answer(answer: list[str | None]) -> str:
     return ", ".join("None" if a is None else str(a) for a in answer)
 
 
-def _observe(org: Any, query: str, cap: int | None) -> str:
-    text = org.execute(query)
+def _observe(org: Any, query: str, cap: int | None, today: Any) -> str:
+    text = org.execute(query, today=today)
     if cap is not None and len(text) > cap:
         text = text[:cap] + f" ... [truncated to {cap} characters]"
     return text
 
 
-def toolkit_for(org: Any, cap: int | None) -> Toolkit:
+def _task_today(record: dict[str, Any]) -> Any:
+    """The task's "today" (for TODAY, LAST_N_DAYS:n ...), or None to use the org's."""
+    try:
+        return parse_today(record)
+    except (ReferenceSolutionError, ValueError):
+        return None
+
+
+def toolkit_for(org: Any, cap: int | None, today: Any = None) -> Toolkit:
     """The ``tool_call`` strategy's tools: SOQL, SOSL, and ``respond`` (submit)."""
     query_schema = {
         "type": "object",
@@ -126,13 +139,13 @@ def toolkit_for(org: Any, cap: int | None) -> Toolkit:
             "issue_soql_query",
             "Run a SOQL query on the Salesforce instance.",
             query_schema,
-            lambda query: _observe(org, query, cap),
+            lambda query: _observe(org, query, cap, today),
         ),
         Tool(
             "issue_sosl_query",
             "Run a SOSL search on the Salesforce instance.",
             query_schema,
-            lambda query: _observe(org, query, cap),
+            lambda query: _observe(org, query, cap, today),
         ),
         Tool(
             "respond",
@@ -154,15 +167,16 @@ def run_trial(task: Task, client: ModelClient, org: Any, options: Any) -> Trajec
     messages = build_messages(record, strategy=options.strategy, aided=options.aided)
     params = {"temperature": 0.0, "max_tokens": 2000}
     cap = options.max_observation_chars
+    today = _task_today(record)
     if options.strategy == "tool_call":
         return run_tool_loop(
-            client, messages, toolkit_for(org, cap), max_turns=options.max_turns, params=params
+            client, messages, toolkit_for(org, cap, today), max_turns=options.max_turns, params=params
         )
     return run_react_loop(
         client,
         messages,
         parse=parse_react,
-        execute=lambda q: _observe(org, q, cap),
+        execute=lambda q: _observe(org, q, cap, today),
         max_turns=options.max_turns,
         invalid_format_message=INVALID_FORMAT,
         params=params,
@@ -181,9 +195,14 @@ class CrmReferencePolicy:
     """Replays the task's reference composition (SOQL/SOSL program) through the scaffold.
 
     It reads only the task text (query + ``metadata.required``) and its own query results
-    from the conversation, never the gold answer. Seeded mistakes (``egi/noisy-<p>``):
-    ``wrong_argument`` sends a malformed query first (an extra turn), ``wrong_answer``
-    answers a plausible wrong value of the right shape.
+    from the conversation, never the gold answer. Seeded mistakes (``egi/noisy-<p>``), each
+    drawn independently at rate p:
+
+    - ``extra_turn`` (per query): a malformed query first, then the right one (recovered);
+    - ``wrong_argument`` (per query): a malformed query whose failure the policy does not
+      recover from: it re-issues the query but its final answer is wrong;
+    - ``wrong_answer`` (once): a plausible wrong answer of the right shape (the runner-up id
+      seen in results, the next state or month, half of the KQA text).
     """
 
     def __init__(self, task: Task, noise: Noise) -> None:
@@ -192,9 +211,13 @@ class CrmReferencePolicy:
         self.program: Generator[str, Any, list[str | None]] = reference_solution(self.record)
         self.started = False
         self.retry_query: str | None = None
+        self.poisoned = False
+        self.observed: list[Any] = []
         self.call_n = 0
 
-    def __call__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+    def __call__(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> dict[str, Any]:
         try:
             if self.retry_query is not None:
                 query, self.retry_query = self.retry_query, None
@@ -204,29 +227,39 @@ class CrmReferencePolicy:
                 query = next(self.program)
             else:
                 observation = parse_observation(messages[-1].get("content") or "")
+                self.observed.append(observation)
                 query = self.program.send(observation)
         except StopIteration as stop:
             return self._answer(list(stop.value), tools)
-        if self.noise.happens("wrong_argument"):
+        recovered = self.noise.happens("extra_turn")
+        unrecovered = self.noise.happens("wrong_argument")
+        if recovered or unrecovered:
+            self.poisoned = self.poisoned or unrecovered
             self.retry_query = query
-            return self._query(query.replace("SELECT", "SELEC", 1).replace("FIND", "FIN", 1), tools)
+            return self._query(_malformed(query), tools)
         return self._query(query, tools)
 
     def _query(self, query: str, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         self.call_n += 1
         if tools:
-            name = "issue_sosl_query" if query.lstrip().upper().startswith("FIN") else "issue_soql_query"
-            return assistant_message(
-                None, [tool_call(f"call_{self.call_n}", name, json.dumps({"query": query}))]
-            )
+            is_sosl = query.lstrip().upper().startswith("FIN")
+            name = "issue_sosl_query" if is_sosl else "issue_soql_query"
+            call = tool_call(f"call_{self.call_n}", name, json.dumps({"query": query}))
+            return assistant_message(None, [call])
         return assistant_message(f"<thought>I query the org.</thought>\n<execute>{query}</execute>")
 
-    def _answer(self, answer: list[str | None], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
-        if self.noise.happens("wrong_answer"):
-            answer = wrong_answer(self.record, answer)
+    def _answer(
+        self, answer: list[str | None], tools: list[dict[str, Any]] | None
+    ) -> dict[str, Any]:
+        if self.noise.happens("wrong_answer") or self.poisoned:
+            answer = wrong_answer(self.record, answer, self.observed)
         text = format_answer(answer)
         if tools:
-            return assistant_message(
-                None, [tool_call("call_respond", "respond", json.dumps({"content": text}))]
-            )
+            call = tool_call("call_respond", "respond", json.dumps({"content": text}))
+            return assistant_message(None, [call])
         return assistant_message(f"<thought>I have the answer.</thought>\n<respond>{text}</respond>")
+
+
+def _malformed(query: str) -> str:
+    """A query with a misspelt keyword (SELECT -> SELEC, FIND -> FIN): a MALFORMED_QUERY."""
+    return query.replace("SELECT", "SELEC", 1) if "SELECT" in query else query.replace("FIND", "FIN", 1)

@@ -1,0 +1,131 @@
+"""Loading a user's CRMArena task file (original record schema, reference §1.2).
+
+`load_task_file` validates every record and names file, record (or line), field and fix in its
+errors, so a broken file fails at collection with a message the user can act on.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .reference import TASK_TYPES
+
+__all__ = ["CATEGORIES", "load_task_file"]
+
+CATEGORIES: tuple[str, ...] = tuple(TASK_TYPES.values())
+"""The nine ``task`` values of the original org, in paper order."""
+
+
+def load_task_file(path: str | Path) -> list[dict]:
+    """Read tasks in the original CRMArena format from a JSON list or a JSONL file.
+
+    Each record needs ``idx`` (int, unique), ``task`` (one of `CATEGORIES`), ``query``
+    (non-empty str), ``answer`` (non-empty list of str or null), ``reward_metric``
+    (``exact_match`` or ``fuzzy_match``) and ``metadata`` (object with str ``required`` and
+    optional str ``optional``). Extra keys (e.g. ``persona``) are kept.
+
+    Args:
+        path: The file (``.jsonl`` = one JSON object per line; anything else = a JSON list).
+
+    Returns:
+        The records, with ``metadata.optional`` defaulted to ``""``.
+
+    Raises:
+        FileNotFoundError: When the file does not exist.
+        ValueError: For invalid JSON or an invalid record; the message names the file, the record
+            index (and line for JSONL), the field and the fix.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such task file")
+    text = path.read_text(encoding="utf-8")
+    records: list[tuple[str, object]] = []
+    is_list = text.lstrip().startswith("[")
+    if not is_list and path.suffix.lower() != ".jsonl":
+        try:
+            whole = json.loads(text)
+        except json.JSONDecodeError:
+            whole = None  # several JSON objects: read as JSONL
+        if whole is not None:
+            raise ValueError(
+                f"{path}: expected a JSON list of task records, got {type(whole).__name__}. "
+                "Fix: wrap the records in [...] or write one record per line (JSONL)."
+            )
+    if not is_list:
+        for line_number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append((f"line {line_number}", json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise ValueError(
+                    f"{path}: line {line_number} is not valid JSON ({exc.msg}). "
+                    "Fix: write one JSON object per line."
+                ) from exc
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(
+                f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}). "
+                "Fix: the file must hold a JSON list of task records."
+            ) from exc
+        records = [(f"record {i}", item) for i, item in enumerate(data)]
+    loaded: list[dict] = []
+    seen: dict[int, str] = {}
+    for where, item in records:
+        loaded.append(_validate(path, where, item, seen))
+    return loaded
+
+
+def _validate(path: Path, where: str, item: object, seen: dict[int, str]) -> dict:
+    def fail(field: str, problem: str, fix: str) -> ValueError:
+        return ValueError(f"{path}: {where}: field '{field}' {problem}. Fix: {fix}.")
+
+    if not isinstance(item, dict):
+        raise ValueError(
+            f"{path}: {where}: expected a JSON object, got {type(item).__name__}. "
+            "Fix: each task must be an object with idx, task, query, answer, reward_metric, metadata."
+        )
+    for field in ("idx", "task", "query", "answer", "reward_metric", "metadata"):
+        if field not in item:
+            raise fail(field, "is missing", f"add '{field}' (see the CRMArena record schema)")
+    idx = item["idx"]
+    if not isinstance(idx, int) or isinstance(idx, bool):
+        raise fail("idx", f"must be an integer, got {idx!r}", "use a unique integer id")
+    if idx in seen:
+        raise fail("idx", f"value {idx} is already used by {seen[idx]}", "give every task a unique idx")
+    seen[idx] = where
+    if item["task"] not in CATEGORIES:
+        raise fail("task", f"has unknown value {item['task']!r}", f"use one of {', '.join(CATEGORIES)}")
+    if not isinstance(item["query"], str) or not item["query"].strip():
+        raise fail("query", "must be a non-empty string", "put the user's request in 'query'")
+    answer = item["answer"]
+    if not isinstance(answer, list) or not answer or not all(a is None or isinstance(a, str) for a in answer):
+        raise fail(
+            "answer",
+            f"must be a non-empty list of strings or null, got {answer!r}",
+            'use e.g. ["005…"] or [null] for "None"',
+        )
+    if item["reward_metric"] not in ("exact_match", "fuzzy_match"):
+        raise fail(
+            "reward_metric",
+            f"has unknown value {item['reward_metric']!r}",
+            "use 'exact_match' (or 'fuzzy_match' for knowledge_qa)",
+        )
+    metadata = item["metadata"]
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("required", None), str):
+        raise fail(
+            "metadata",
+            "must be an object with a string 'required'",
+            'use {"required": "Today\'s date: …", "optional": ""}',
+        )
+    optional = metadata.get("optional", "")
+    if optional is None:
+        optional = ""
+    if not isinstance(optional, str):
+        raise fail(
+            "metadata.optional", f"must be a string, got {type(optional).__name__}", "use a string or omit it"
+        )
+    return {**item, "metadata": {**metadata, "required": metadata["required"], "optional": optional}}

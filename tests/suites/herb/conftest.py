@@ -1,0 +1,43 @@
+"""Shared fixtures for the HERB suite tests: the default world, quick tasks, reference runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_egi.suite import SuiteProfile, Task, TaskScore
+from suites.herb import SUITE, HerbOptions
+from suites.herb.data import World
+from suites.herb.env import HerbEnv, get_env
+from suites.herb.generator import generate_world
+from tests.suites.herb.helpers import MODELS, run
+
+
+@pytest.fixture(scope="session")
+def opts() -> HerbOptions:
+    return HerbOptions()
+
+
+@pytest.fixture(scope="session")
+def world(opts: HerbOptions) -> World:
+    return SUITE.world(42, opts)
+
+
+@pytest.fixture(scope="session")
+def quick_tasks(opts: HerbOptions) -> list[Task]:
+    return SUITE.load_tasks(SuiteProfile(seed=42, limit=80), opts)
+
+
+@pytest.fixture(scope="session")
+def env(opts: HerbOptions, quick_tasks: list[Task]) -> HerbEnv:
+    return get_env(quick_tasks[0].data["world"], opts)
+
+
+@pytest.fixture(scope="session")
+def small_world() -> World:
+    return generate_world(seed=5, products=2)
+
+
+@pytest.fixture(scope="session")
+def quick_runs(quick_tasks: list[Task], opts: HerbOptions) -> dict[str, list[tuple[Task, TaskScore]]]:
+    """Every quick task under each reference policy (computed once per session)."""
+    return {m: [(t, run(m, t, opts)[1]) for t in quick_tasks] for m in MODELS}
