@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+# litellm imports the importlib_metadata backport, which deletes the stdlib PathFinder's
+# find_distributions and appends its own finder to sys.meta_path. pytester restores
+# sys.meta_path after each in-process run, which would then leave no distribution finder at
+# all (entry-point plugins, pytest-egi included, silently stop loading). Importing the
+# backport here makes its finder part of every snapshot.
+import importlib_metadata  # noqa: F401, E402
+
 from tests.toy_project import make_toy_project
 
 
