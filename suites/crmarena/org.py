@@ -316,6 +316,9 @@ class Org:
         """
         if Path(path).exists():
             raise FileExistsError(f"{path}: refusing to overwrite an existing file; pick a new path")
+        # an open write transaction on the source makes backup() retry forever
+        if self.connection.in_transaction:
+            self.connection.commit()
         target = sqlite3.connect(str(path))
         self.connection.backup(target)
         target.close()

@@ -81,3 +81,31 @@ def test_select_by_suite_and_category(pytester):
     assert subs["NCR"] == 1.0 and subs["HTU"] is None
     missing = {m["route"]: m["reason"] for m in egi["missing"]}
     assert "crmarena/HTU" in missing and "reported no value for HTU" in missing["crmarena/HTU"]
+
+
+def test_user_org_export_and_task_file(pytester, tmp_path):
+    """A user's org export and task file (original formats) replace the generated ones."""
+    from suites.crmarena.data import generate_tasks
+    from suites.crmarena.org import Org
+
+    org = Org.generate(seed=7, scale="quick")
+    org_path = tmp_path / "my_org.sqlite"
+    org.save(org_path)
+    records = [r for r in generate_tasks(org, seed=7, per_category=1)]
+    task_path = tmp_path / "my_tasks.json"
+    task_path.write_text(json.dumps(records))
+    result, egi = run(pytester, "egi/oracle", "--egi-opt", f"crmarena.org={org_path}",
+                      "--egi-opt", f"crmarena.tasks={task_path}")
+    result.assert_outcomes(passed=9)
+    assert egi["suites"]["crmarena"]["sub_metrics"]["overall"] == 1.0
+
+
+def test_bad_task_file_is_a_usage_error(pytester, tmp_path):
+    bad = tmp_path / "tasks.json"
+    bad.write_text(json.dumps([{"idx": 1, "task": "case_routing", "query": "q"}]))
+    result = pytester.runpytest(
+        str(ROOT / "suites" / "crmarena"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
+        "--egi-model", "egi/oracle", "--egi-opt", f"crmarena.tasks={bad}",
+    )
+    assert result.ret == 4
+    result.stderr.fnmatch_lines([f"*{bad}*"])

@@ -124,15 +124,21 @@ def test_unanswerable_perturbations_have_no_support(world: World) -> None:
         elif pert["kind"] == "person":
             assert value not in {e["name"] for e in world.employees.values()}
         elif pert["kind"] == "period":
-            days = [m["date"] for m in product["meeting_transcripts"]
-                    if m["transcript"].startswith(f"Meeting: {q['product']} sprint planning")]
+            days = [
+                m["date"]
+                for m in product["meeting_transcripts"]
+                if m["transcript"].startswith(f"Meeting: {q['product']} sprint planning")
+            ]
             assert len(days) == 2 and value not in days
         elif pert["slot"] in ("bug", "segment", "component", "request"):
             assert value.lower() not in _text(product).lower(), q["question"]
         elif pert["slot"] == "company":  # a customer of the product who asked for nothing
             ids = [c["id"] for c in world.customers if c["company"] == value]
-            feedback = next(m["transcript"] for m in product["meeting_transcripts"]
-                            if "customer feedback session" in m["transcript"].split("\n")[0])
+            feedback = next(
+                m["transcript"]
+                for m in product["meeting_transcripts"]
+                if "customer feedback session" in m["transcript"].split("\n")[0]
+            )
             assert ids and ids[0] in product["customers"] and ids[0] not in feedback
         assert q["question"] != pert["source_question"]
     assert set(kinds) == {"product", "person", "period", "fact"}
@@ -142,11 +148,18 @@ def test_unanswerable_perturbations_have_no_support(world: World) -> None:
 def test_quick_profile(quick_tasks: list[Task], opts: HerbOptions) -> None:
     assert len(quick_tasks) == 80
     assert Counter(t.category for t in quick_tasks) == {
-        "content": 14, "person": 14, "company": 13, "url": 13, "pr": 13, "unanswerable": 13}
+        "content": 14,
+        "person": 14,
+        "company": 13,
+        "url": 13,
+        "pr": 13,
+        "unanswerable": 13,
+    }
     assert all(re.fullmatch(r"herb-(content|person|company|url|pr|unans)-\d{3}", t.id)
                for t in quick_tasks)  # fmt: skip
-    assert [t.id for t in quick_tasks] == [t.id for t in SUITE.load_tasks(
-        SuiteProfile(seed=42, limit=80), opts)]  # deterministic
+    assert [t.id for t in quick_tasks] == [
+        t.id for t in SUITE.load_tasks(SuiteProfile(seed=42, limit=80), opts)
+    ]  # deterministic
     deep = {t.id: t for t in SUITE.load_tasks(SuiteProfile(seed=42), opts)}
     assert all(deep[t.id] == t for t in quick_tasks)  # ids do not depend on the profile
     assert {t.data["world"]["seed"] for t in quick_tasks} == {42}
@@ -224,11 +237,16 @@ def test_loader_reads_the_original_shape(tmp_path: Path) -> None:
         assert w.company_names == ["Testco Labs"]
         assert w.products["TestForce"]["prs"][0]["id"] == "7"  # int ids become strings
         assert [(q["type"], q["answerable"]) for q in w.questions] == [
-            ("person", True), ("content", True), (None, False)]
+            ("person", True),
+            ("content", True),
+            (None, False),
+        ]
     tasks = SUITE.load_tasks(SuiteProfile(seed=1), HerbOptions(corpus=root))
     assert [(t.id, t.category) for t in tasks] == [
-        ("herb-content-001", "content"), ("herb-person-001", "person"),
-        ("herb-unans-001", "unanswerable")]
+        ("herb-content-001", "content"),
+        ("herb-person-001", "person"),
+        ("herb-unans-001", "unanswerable"),
+    ]
     assert tasks[0].data["world"] == {"corpus": str(root.resolve())}
     content = SUITE.score(tasks[0], {"final_answer": "The TestForce PRD sets an uptime target "
                                      "of 99.9%."}, None)  # fmt: skip
@@ -248,8 +266,7 @@ def test_loaded_corpus_tools_and_generic_oracle(tmp_path: Path) -> None:
     assert env.id_to_company("cust-0000001") == {"cust-0000001": "Testco Labs"}
     scores = {t.category: run("egi/oracle", t, opts)[1].values for t in tasks}
     # without recipes the reference policy searches and abstains: right only when unanswerable
-    assert scores == {"content": {"content": 0.0}, "person": {"f1": 0.0},
-                      "unanswerable": {"abstained": 1.0}}
+    assert scores == {"content": {"content": 0.0}, "person": {"f1": 0.0}, "unanswerable": {"abstained": 1.0}}
 
 
 def test_dumped_world_round_trips(tmp_path: Path, small_world: World) -> None:
@@ -268,14 +285,20 @@ def test_dumped_world_round_trips(tmp_path: Path, small_world: World) -> None:
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda p: p["slack"][0]["Message"]["User"].pop("utterranceID"),
-         r"TestForce\.json: field slack\[0\]\.Message\.User\.utterranceID: Field required\. "
-         r"Fix: each item needs Channel"),
-        (lambda p: p["answerable_questions"][0].update(type="customer"),
-         r"field answerable_questions\[0\]\.type: .*Fix: each question needs question"),
+        (
+            lambda p: p["slack"][0]["Message"]["User"].pop("utterranceID"),
+            r"TestForce\.json: field slack\[0\]\.Message\.User\.utterranceID: Field required\. "
+            r"Fix: each item needs Channel",
+        ),
+        (
+            lambda p: p["answerable_questions"][0].update(type="customer"),
+            r"field answerable_questions\[0\]\.type: .*Fix: each question needs question",
+        ),
         (lambda p: p["prs"][0].pop("link"), r"field prs\[0\]\.link: Field required\. Fix: each PR"),
-        (lambda p: p.update(unanswerable_questions=[{"question": "q"}]),
-         r"field unanswerable_questions\[0\]: .*Fix: unanswerable questions are plain strings"),
+        (
+            lambda p: p.update(unanswerable_questions=[{"question": "q"}]),
+            r"field unanswerable_questions\[0\]: .*Fix: unanswerable questions are plain strings",
+        ),
     ],
 )
 def test_loader_errors_name_file_field_and_fix(tmp_path: Path, mutate: Any, message: str) -> None:
@@ -299,4 +322,4 @@ def test_loader_file_level_errors(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"employee\.json: field employee_id: Field required"):
         load_corpus(root)
     with pytest.raises(ValueError, match="no product files"):
-        load_corpus((tmp_path / "c" / "metadata"))
+        load_corpus(tmp_path / "c" / "metadata")

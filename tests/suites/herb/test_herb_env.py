@@ -52,7 +52,8 @@ def test_role_lookups_fixed_and_faithful(env: HerbEnv, world: World) -> None:
 def test_company_pr_and_url_lookups(env: HerbEnv, world: World) -> None:
     customer = world.customers[3]
     assert env.company_to_id(f"news from {customer['company'].upper()}") == {
-        customer["company"].lower(): [customer["id"]]}
+        customer["company"].lower(): [customer["id"]]
+    }
     assert env.id_to_company(customer["id"].lower()) == {customer["id"].lower(): customer["company"]}
     product = next(iter(world.products.values()))
     pr, doc, url = product["prs"][0], product["documents"][0], product["urls"][0]
@@ -66,8 +67,11 @@ def test_company_pr_and_url_lookups(env: HerbEnv, world: World) -> None:
 
 
 def test_submit_normalises_its_arguments() -> None:
-    assert make_submission("x", "eid_1", "false") == {"answer": "x", "entities": ["eid_1"],
-                                                      "answerable": False}
+    assert make_submission("x", "eid_1", "false") == {
+        "answer": "x",
+        "entities": ["eid_1"],
+        "answerable": False,
+    }
     assert make_submission(None, None) == {"answer": "", "entities": [], "answerable": True}
     assert make_submission("y", ["a", " ", 3], 0)["entities"] == ["a", "3"]
 

@@ -61,7 +61,9 @@ def test_noise_is_monotone(quick_runs: Runs) -> None:
 def test_each_task_falls_with_the_rate(quick_runs: Runs) -> None:
     by_model = {m: [next(iter(s.values.values())) for _, s in runs]
                 for m, runs in quick_runs.items()}  # fmt: skip
-    for o, a, b in zip(by_model["egi/oracle"], by_model["egi/noisy-0.2"], by_model["egi/noisy-0.5"]):
+    for o, a, b in zip(
+        by_model["egi/oracle"], by_model["egi/noisy-0.2"], by_model["egi/noisy-0.5"], strict=True
+    ):
         assert b <= a <= o
 
 
@@ -72,8 +74,11 @@ def test_runs_are_deterministic(quick_tasks: list[Task], opts: HerbOptions, quic
 
 def test_oracle_reads_tool_results_not_the_gold(quick_tasks: list[Task], opts: HerbOptions) -> None:
     for task in quick_tasks[::5]:
-        blind = Task(id=task.id, category=task.category, data={
-            **task.data, "ground_truth": ["eid_nothing"], "facts": ["nothing"], "citations": []})
+        blind = Task(
+            id=task.id,
+            category=task.category,
+            data={**task.data, "ground_truth": ["eid_nothing"], "facts": ["nothing"], "citations": []},
+        )
         honest, _ = run("egi/oracle", task, opts)
         tampered, _ = run("egi/oracle", blind, opts)
         assert honest.final_answer == tampered.final_answer
@@ -164,8 +169,7 @@ def test_running_out_of_turns(quick_tasks: list[Task]) -> None:
 @pytest.mark.parametrize("bugs", [False, True])
 def test_faithful_tool_bugs_hurt_the_role_questions(quick_tasks: list[Task], bugs: bool) -> None:
     opts = HerbOptions(faithful_tool_bugs=bugs)
-    tasks = [t for t in quick_tasks if t.category == "person"
-             and t.data["recipe"]["kind"] == "meeting_role"]
+    tasks = [t for t in quick_tasks if t.category == "person" and t.data["recipe"]["kind"] == "meeting_role"]
     assert tasks
     values = [run("egi/oracle", t, opts)[1].values["f1"] for t in tasks]
     assert values == [0.0 if bugs else 1.0] * len(tasks)

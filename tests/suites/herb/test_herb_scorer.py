@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_egi.judges import LLMJudge, RULES_JUDGE
+from pytest_egi.judges import RULES_JUDGE, LLMJudge
 from pytest_egi.models.base import ModelResponse, assistant_message
 from pytest_egi.suite import Task
 from suites.herb import SUITE
@@ -135,8 +135,13 @@ def _task(category: str, data: dict[str, Any]) -> Task:
 
 
 def test_score_entity_task_structured_and_text() -> None:
-    data = {"question": "q", "type": "person", "answerable": True,
-            "ground_truth": ["eid_aaaa1111", "eid_bbbb2222"], "citations": []}
+    data = {
+        "question": "q",
+        "type": "person",
+        "answerable": True,
+        "ground_truth": ["eid_aaaa1111", "eid_bbbb2222"],
+        "citations": [],
+    }
     # structured: ids are pulled out of each entity; duplicates collapse -> P=1, R=1/2
     final = {"answer": "x", "entities": ["eid_aaaa1111 (Ana)", "eid_aaaa1111"], "answerable": True}
     s = score_task(data, final)
@@ -159,8 +164,13 @@ def test_score_company_text_uses_world_gazetteer(quick_tasks: list[Task]) -> Non
 
 
 def test_score_content_and_unanswerable_rules() -> None:
-    content = {"question": "q", "type": "content", "answerable": True,
-               "ground_truth": "The cache layer uses Redis.", "facts": ["Redis"]}
+    content = {
+        "question": "q",
+        "type": "content",
+        "answerable": True,
+        "ground_truth": "The cache layer uses Redis.",
+        "facts": ["Redis"],
+    }
     s = score_task(content, {"answer": "The cache layer uses Redis.", "entities": []})
     assert s.values == {"content": 100.0} and s.success
     s = score_task(content, None)
@@ -188,8 +198,13 @@ class _ScriptedJudgeModel:
 
 
 def test_judge_paths() -> None:
-    content = {"question": "q", "type": "content", "answerable": True,
-               "ground_truth": "The cache layer uses Redis.", "facts": ["Redis"]}
+    content = {
+        "question": "q",
+        "type": "content",
+        "answerable": True,
+        "ground_truth": "The cache layer uses Redis.",
+        "facts": ["Redis"],
+    }
     model = _ScriptedJudgeModel({"score": 73, "reason": "partly right"})
     s = score_task(content, "It uses Redis, probably.", judge=LLMJudge(model))
     assert s.values == {"content": 73.0} and s.details["judge"] == "judge/scripted"
@@ -209,8 +224,14 @@ def test_judge_paths() -> None:
 
 def test_summarize_hand_computed() -> None:
     def rec(cat: str, **values: float) -> dict[str, Any]:
-        return {"task_id": f"herb-{cat}", "category": cat, "trial": 0, "status": "passed",
-                "values": values, "details": {}}
+        return {
+            "task_id": f"herb-{cat}",
+            "category": cat,
+            "trial": 0,
+            "status": "passed",
+            "values": values,
+            "details": {},
+        }
 
     out = SUITE.summarize([
         rec("person", f1=1.0), rec("person", f1=0.5), rec("url", f1=0.0), rec("pr", f1=1.0),
@@ -225,4 +246,3 @@ def test_summarize_hand_computed() -> None:
     assert out["url_pr_f1"] == 0.5 and out["n_answerable"] == 5 and out["n_unanswerable"] == 3
     empty = SUITE.summarize([])
     assert empty["content"] is None and empty["null_rate"] is None
-

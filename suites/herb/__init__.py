@@ -1,0 +1,185 @@
+"""HERB: deep search over heterogeneous enterprise data (Choubey et al., 2025, arXiv 2506.23139).
+
+Questions about products whose answers are spread over Slack messages, documents, meeting
+transcripts and chats, pull requests and URLs, answered by a tool-using agent (reference §2).
+Categories are the answer types ``content``, ``person``, ``company``, ``url``, ``pr`` and
+the ``unanswerable`` questions. Native sub-metrics (see ``summarize``): ``person_f1``,
+``url_f1``, ``pr_f1``, ``company_f1`` (mean set F1, 0–1), ``content`` (mean 0–100),
+``null_rate`` (share of unanswerable questions where the agent abstained, 0–1), plus the
+diagnostic ``answerable_overall`` (upstream commit 0c126c0: mean of 100·F1 or content over
+answerable questions, 0–100). The world is generated from the profile seed, or loaded from
+an original-format corpus with ``--egi-opt herb.corpus=PATH``. See README.md in this folder.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_egi.models.offline import Noise
+from pytest_egi.suite import SuiteProfile, Task, TaskScore
+from suites.herb.data import World, get_world, world_spec
+from suites.herb.generator import MAX_PRODUCTS
+from suites.herb.policy import HerbPolicy
+from suites.herb.scorer import score_task
+
+__all__ = ["CATEGORIES", "SUITE", "HerbOptions", "HerbSuite"]
+
+CATEGORIES = ("content", "person", "company", "url", "pr", "unanswerable")
+"""Answer types of the answerable questions, then the unanswerable ones."""
+ID_PREFIX = {"unanswerable": "unans"}
+ENTITY_TYPES = ("person", "url", "pr", "company")
+
+
+class HerbOptions(BaseModel):
+    """``--egi-opt herb.<key>=<value>``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    corpus: Path | None = None
+    """An original-format corpus (data root, products directory or one product file) to use
+    instead of the generated world."""
+    products: int = Field(default=30, ge=1, le=MAX_PRODUCTS)
+    """Products in the generated world (upstream: 30; question totals scale with it)."""
+    retriever: Literal["bm25", "hybrid"] = "bm25"
+    """``bm25`` (bm25s) or ``hybrid`` = BM25 top-k ∪ dense top-k, as upstream's ensemble."""
+    dense_encoder: str | None = None
+    """Dense plug-in for ``hybrid``: ``"pkg.module:factory"``; None = built-in hashing encoder."""
+    top_k: int = Field(default=20, ge=1)
+    """Artifacts per retriever and query (upstream ``similarity_top_k=20``)."""
+    max_steps: int = Field(default=10, ge=2)
+    """Agent turns per question (upstream ReAct ``max_iterations`` = 10)."""
+    index_links: bool = False
+    """Also index URLs and PRs for ``retrieve_all`` (upstream reaches them only by link)."""
+    faithful_tool_bugs: bool = False
+    """Reproduce upstream's two look-up defects (role_to_id_search fails; id_to_role_search
+    returns ids)."""
+
+
+def _options(options: Any) -> HerbOptions:
+    if isinstance(options, HerbOptions):
+        return options
+    if options is None:
+        return HerbOptions()
+    return HerbOptions.model_validate(options.model_dump() if hasattr(options, "model_dump")
+                                      else options)  # fmt: skip
+
+
+def _category(question: dict[str, Any]) -> str:
+    return question["type"] if question.get("answerable") else "unanswerable"
+
+
+def _mean(xs: list[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
+class HerbSuite:
+    """The HERB suite object (see :class:`pytest_egi.suite.Suite`)."""
+
+    name = "herb"
+    version = "1"
+    categories = CATEGORIES
+    options_model = HerbOptions
+
+    def world(self, seed: int, options: Any = None) -> World:
+        """The (cached) world tasks are drawn from for ``seed`` and ``options``."""
+        return get_world(world_spec(seed, _options(options)))
+
+    def load_tasks(self, profile: SuiteProfile, options: Any) -> list[Task]:
+        """All questions of the world, or the profile's share of them.
+
+        Ids are numbered per category in world order (``herb-person-007``,
+        ``herb-unans-012``) and do not depend on the profile. ``per_category`` keeps that
+        many per category and ``limit`` deals categories round-robin (so quick's 80 are
+        14/14/13/13/13/13 over content, person, company, url, pr, unanswerable), each
+        category in a seeded shuffled order.
+
+        Raises:
+            ValueError: unknown category, or a bad corpus (message names file/field/fix).
+        """
+        opts = _options(options)
+        spec = world_spec(profile.seed, opts)
+        world = get_world(spec)
+        wanted = list(profile.categories or CATEGORIES)
+        unknown = [c for c in wanted if c not in CATEGORIES]
+        if unknown:
+            raise ValueError(f"herb: unknown categories {unknown}; known: {list(CATEGORIES)}")
+        by_cat: dict[str, list[Task]] = defaultdict(list)
+        for q in world.questions:
+            cat = _category(q)
+            n = len(by_cat[cat]) + 1
+            tid = f"herb-{ID_PREFIX.get(cat, cat)}-{n:03d}"
+            by_cat[cat].append(Task(id=tid, category=cat, data={**q, "world": spec}))
+        order: dict[str, list[Task]] = {}
+        for cat in (c for c in CATEGORIES if c in wanted):
+            tasks = list(by_cat[cat])
+            random.Random(f"herb-select|{profile.seed}|{cat}").shuffle(tasks)
+            order[cat] = tasks[: profile.per_category] if profile.per_category else tasks
+        if profile.limit is not None:
+            chosen: list[Task] = []
+            cursor = dict.fromkeys(order, 0)
+            while len(chosen) < profile.limit and any(cursor[c] < len(order[c]) for c in order):
+                for cat in order:
+                    if len(chosen) < profile.limit and cursor[cat] < len(order[cat]):
+                        chosen.append(order[cat][cursor[cat]])
+                        cursor[cat] += 1
+        else:
+            chosen = [t for ts in order.values() for t in ts]
+        return sorted(chosen, key=lambda t: (CATEGORIES.index(t.category), t.id))
+
+    def reference_policy(self, task: Task, options: Any, noise: Noise) -> HerbPolicy:
+        """The honest reference agent for ``task`` (oracle at p = 0); see ``policy.py``."""
+        return HerbPolicy(task.data, _options(options).max_steps, noise)
+
+    def score(self, task: Task, trajectory: dict[str, Any], options: Any,
+              judge: Any = None) -> TaskScore:  # fmt: skip
+        """Score one trajectory (HERB ``evaluate.py`` rules, reference §2.5; see ``scorer.py``).
+
+        Per-task values: ``f1`` (0–1) for person/url/pr/company, ``content`` (0–100),
+        ``abstained`` (0/1) for unanswerable. Success: F1 = 1, content ≥ 80, or abstained.
+        """
+        companies = None
+        if task.category == "company" and not (
+            isinstance(trajectory.get("final_answer"), dict) and trajectory["final_answer"].get("entities")
+        ):
+            companies = get_world(task.data["world"]).company_names
+        return score_task(task.data, trajectory.get("final_answer"), companies=companies,
+                          judge=judge)  # fmt: skip
+
+    def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
+        """Native sub-metrics from scored records.
+
+        Returns:
+            ``person_f1``, ``url_f1``, ``pr_f1``, ``company_f1`` (mean F1, 0–1),
+            ``content`` (mean, 0–100), ``null_rate`` (0–1), and diagnostics:
+            ``answerable_overall`` (0–100; mean of 100·F1 or content over answerable
+            records, upstream commit 0c126c0), ``url_pr_f1`` (upstream's per-type mean with
+            pr folded into url, 0–1), ``n_answerable``, ``n_unanswerable``. A sub-metric with
+            no records is None.
+        """
+        values: dict[str, list[float]] = defaultdict(list)
+        key_of = {"content": "content", "unanswerable": "abstained"}
+        for rec in records:
+            cat = rec.get("category")
+            if cat not in CATEGORIES:
+                continue
+            value = (rec.get("values") or {}).get(key_of.get(cat, "f1"))
+            if value is not None:
+                values[cat].append(float(value))
+        out: dict[str, float | None] = {f"{c}_f1": _mean(values[c]) for c in ENTITY_TYPES}
+        out["content"] = _mean(values["content"])
+        out["null_rate"] = _mean(values["unanswerable"])
+        answerable = [100 * v for c in ENTITY_TYPES for v in values[c]] + values["content"]
+        out["answerable_overall"] = _mean(answerable)
+        out["url_pr_f1"] = _mean(values["url"] + values["pr"])
+        out["n_answerable"] = len(answerable)
+        out["n_unanswerable"] = len(values["unanswerable"])
+        return out
+
+
+SUITE = HerbSuite()
+"""The object the core loads (``suites.herb.SUITE``)."""

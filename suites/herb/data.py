@@ -1,0 +1,366 @@
+"""HERB worlds: the original product-file shape, its loader, and the world cache.
+
+A *world* is what one HERB run searches: the employee directory
+(``data/metadata/employee.json``), the customer list (``customers_data.json``) and one JSON
+file per product (``data/products/<Product>.json``) with the keys ``slack``, ``documents``,
+``meeting_transcripts``, ``meeting_chats``, ``urls``, ``prs``, ``team``, ``customers``,
+``answerable_questions`` and ``unanswerable_questions`` (reference §2.2). Worlds are either
+generated from a seed (:mod:`suites.herb.generator`) or loaded from files in that shape with
+:func:`load_corpus`; both give a :class:`World` whose product dicts keep the original shape.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+
+__all__ = [
+    "ANSWER_TYPES",
+    "ProductFile",
+    "World",
+    "dump_world",
+    "get_world",
+    "load_corpus",
+    "world_spec",
+]
+
+ANSWER_TYPES = ("content", "person", "company", "url", "pr")
+"""The ``type`` values of answerable questions (reference §2.1)."""
+
+EMPLOYEE_FILE = "employee.json"
+CUSTOMER_FILE = "customers_data.json"
+
+
+def _to_str(value: Any) -> Any:
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+Id = Annotated[str, BeforeValidator(_to_str)]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class SlackUser(_Record):
+    """``Message.User`` of one Slack message (the key ``utterranceID`` is spelled as upstream)."""
+
+    userId: Id
+    timestamp: str
+    text: str
+    utterranceID: Id
+
+
+class SlackBody(_Record):
+    User: SlackUser
+
+
+class SlackChannel(_Record):
+    name: str
+    channelID: Id
+
+
+class SlackItem(_Record):
+    """One Slack message; each is its own retrieval artifact."""
+
+    Channel: SlackChannel
+    Message: SlackBody
+
+
+class DocumentRecord(_Record):
+    id: Id
+    document_link: str
+    date: str
+    author: str
+    type: str
+    content: str
+
+
+class TranscriptRecord(_Record):
+    id: Id
+    date: str
+    participants: list[Id] | str
+    transcript: str
+
+
+class ChatRecord(_Record):
+    id: Id
+    text: str
+
+
+class UrlRecord(_Record):
+    id: Id
+    link: str
+    description: str
+
+
+class GitUser(_Record):
+    login: str
+
+
+class ReviewRecord(_Record):
+    state: str
+    user: GitUser
+    submitted_at: str
+    comment: str = ""
+
+
+class PullRequestRecord(_Record):
+    id: Id
+    title: str
+    user: GitUser
+    created_at: str
+    state: str
+    mergeable: bool | None = None
+    merged: bool | None = None
+    link: str
+    summary: str
+    reviews: list[ReviewRecord] = []
+
+
+class AnswerableQuestion(_Record):
+    """``{question, ground_truth, citations, type}``; extra keys (``facts``...) are kept."""
+
+    question: str
+    ground_truth: str | list[str]
+    citations: list[Id] = []
+    type: Literal["content", "person", "company", "url", "pr"]
+
+
+class ProductFile(_Record):
+    """One ``data/products/<Product>.json``; every key is optional, as upstream reads them."""
+
+    slack: list[SlackItem] = []
+    documents: list[DocumentRecord] = []
+    meeting_transcripts: list[TranscriptRecord] = []
+    meeting_chats: list[ChatRecord] = []
+    urls: list[UrlRecord] = []
+    prs: list[PullRequestRecord] = []
+    team: list[Id] = []
+    customers: list[Id] = []
+    answerable_questions: list[AnswerableQuestion] = []
+    unanswerable_questions: list[str] = []
+
+
+class EmployeeRecord(_Record):
+    employee_id: Id
+    name: str
+    role: str
+    location: str | None = None
+    org: str | None = None
+
+
+class CustomerRecord(_Record):
+    id: Id
+    name: str | None = None
+    role: str | None = None
+    company: str
+
+
+_FIX_HINTS = {
+    "slack": "each item needs Channel{name, channelID} and "
+    "Message.User{userId, timestamp, text, utterranceID}",
+    "documents": "each document needs id, document_link, date, author, type, content",
+    "meeting_transcripts": "each transcript needs id, date, participants, transcript",
+    "meeting_chats": "each chat needs id and text",
+    "urls": "each URL needs id, link, description",
+    "prs": "each PR needs id, title, user.login, created_at, state, link, summary, reviews[]",
+    "answerable_questions": "each question needs question, ground_truth (str for content, "
+    "list for the others), citations (list of artifact ids) and type "
+    "(content|person|company|url|pr)",
+    "unanswerable_questions": "unanswerable questions are plain strings",
+    "employee": "employee.json maps an id to {employee_id, name, role, location, org}",
+    "customers": "customers_data.json is a list of {id, name, role, company}",
+}
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _validate(model: type[BaseModel], raw: Any, file: Path, hint_key: str | None = None) -> Any:
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = _loc(err["loc"]) or "(top level)"
+        key = hint_key or (str(err["loc"][0]) if err["loc"] else "")
+        hint = _FIX_HINTS.get(key, "see the HERB product-file shape in suites/herb/README.md")
+        raise ValueError(
+            f"{file}: field {where}: {err['msg']}. Fix: {hint} (HERB shape, reference §2.2)."
+        ) from None
+
+
+@dataclass
+class World:
+    """Everything one HERB run searches, in the original JSON shapes.
+
+    Attributes:
+        employees: employee id -> ``{employee_id, name, role, location, org}``.
+        customers: ``[{id, name, role, company}]``.
+        products: product name -> product dict (the ``data/products/<Product>.json`` shape).
+        questions: task records (``Task.data`` without the world spec), answerable first per
+            product; see :func:`suites.herb.generator.generate_world` for the keys.
+        spec: how to rebuild this world (``{"seed", "products"}`` or ``{"corpus"}``).
+    """
+
+    employees: dict[str, dict[str, Any]]
+    customers: list[dict[str, Any]]
+    products: dict[str, dict[str, Any]]
+    questions: list[dict[str, Any]] = field(default_factory=list)
+    spec: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def company_names(self) -> list[str]:
+        """All customer company names, deduplicated, in first-seen order."""
+        return list(dict.fromkeys(c["company"] for c in self.customers))
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{path}: file not found") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}). "
+            "Fix: the file must be one JSON object in the HERB product-file shape."
+        ) from None
+
+
+def _find_metadata(candidates: list[Path], name: str, corpus: Path) -> Path:
+    for directory in candidates:
+        if (directory / name).is_file():
+            return directory / name
+    looked = ", ".join(str(d / name) for d in candidates)
+    raise ValueError(
+        f"HERB corpus {corpus}: metadata file {name} not found (looked in {looked}). "
+        "Fix: lay the corpus out as upstream, <root>/products/<Product>.json with "
+        f"<root>/metadata/{EMPLOYEE_FILE} and <root>/metadata/{CUSTOMER_FILE}, and pass "
+        "corpus=<root> (or a products directory or one product file inside it)."
+    )
+
+
+def load_corpus(path: Path | str) -> World:
+    """Load an original-format HERB corpus.
+
+    Args:
+        path: a data root holding ``products/`` and ``metadata/``, a directory of product
+            JSON files, or one product JSON file. Metadata files (``employee.json``,
+            ``customers_data.json``) are looked up in ``<root>/metadata``, beside the product
+            files, or in their parent's ``metadata`` directory.
+
+    Returns:
+        The world; ``questions`` holds the files' answerable questions (with their type as
+        category) and unanswerable questions (category ``unanswerable``), product by product
+        in file-name order.
+
+    Raises:
+        ValueError: a missing file or field, bad JSON, or a wrong type; the message names the
+            file, the field (e.g. ``slack[3].Message.User.utterranceID``) and the fix.
+    """
+    root = Path(path).expanduser()
+    if root.is_file():
+        files = [root]
+        meta_dirs = [root.parent.parent / "metadata", root.parent / "metadata", root.parent]
+    elif root.is_dir():
+        products_dir = root / "products" if (root / "products").is_dir() else root
+        files = sorted(p for p in products_dir.glob("*.json") if p.name not in (EMPLOYEE_FILE, CUSTOMER_FILE))
+        meta_dirs = [root / "metadata", products_dir.parent / "metadata", products_dir]
+        if not files:
+            raise ValueError(
+                f"HERB corpus {root}: no product files (*.json) found in {products_dir}. "
+                "Fix: pass a directory holding data/products/<Product>.json files."
+            )
+    else:
+        raise ValueError(f"HERB corpus {root}: no such file or directory")
+
+    emp_path = _find_metadata(meta_dirs, EMPLOYEE_FILE, root)
+    raw_emp = _read_json(emp_path)
+    if not isinstance(raw_emp, dict):
+        raise ValueError(f"{emp_path}: expected a JSON object. Fix: {_FIX_HINTS['employee']}.")
+    employees = {}
+    for value in raw_emp.values():
+        rec = _validate(EmployeeRecord, value, emp_path, "employee")
+        employees[rec.employee_id] = rec.model_dump(exclude_none=False)
+    cust_path = _find_metadata(meta_dirs, CUSTOMER_FILE, root)
+    raw_cust = _read_json(cust_path)
+    if not isinstance(raw_cust, list):
+        raise ValueError(f"{cust_path}: expected a JSON list. Fix: {_FIX_HINTS['customers']}.")
+    customers = [_validate(CustomerRecord, c, cust_path, "customers").model_dump() for c in raw_cust]
+
+    products: dict[str, dict[str, Any]] = {}
+    questions: list[dict[str, Any]] = []
+    for file in files:
+        raw = _read_json(file)
+        if not isinstance(raw, dict):
+            raise ValueError(f"{file}: expected a JSON object with the HERB product keys.")
+        parsed = _validate(ProductFile, raw, file)
+        product = file.stem
+        products[product] = parsed.model_dump(mode="json")
+        for q in parsed.answerable_questions:
+            rec = q.model_dump(mode="json")
+            questions.append({**rec, "answerable": True, "product": product, "recipe": rec.get("recipe")})
+        for text in parsed.unanswerable_questions:
+            questions.append(
+                {
+                    "question": text,
+                    "type": None,
+                    "answerable": False,
+                    "product": product,
+                    "ground_truth": None,
+                    "citations": [],
+                    "recipe": None,
+                }
+            )
+    return World(employees, customers, products, questions, {"corpus": str(root.resolve())})
+
+
+def dump_world(world: World, root: Path | str) -> Path:
+    """Write ``world`` in the original layout: ``root/products/*.json`` and ``root/metadata/``.
+
+    Answerable questions keep their extra keys (``facts``, ``recipe``); unanswerable
+    questions are written as plain strings, as upstream.
+
+    Returns:
+        ``root``.
+    """
+    root = Path(root)
+    (root / "products").mkdir(parents=True, exist_ok=True)
+    (root / "metadata").mkdir(parents=True, exist_ok=True)
+    (root / "metadata" / EMPLOYEE_FILE).write_text(json.dumps(world.employees, indent=1))
+    (root / "metadata" / CUSTOMER_FILE).write_text(json.dumps(world.customers, indent=1))
+    for name, product in world.products.items():
+        (root / "products" / f"{name}.json").write_text(json.dumps(product, indent=1))
+    return root
+
+
+def world_spec(seed: int, options: Any) -> dict[str, Any]:
+    """The spec stored in each ``Task.data["world"]``: enough to rebuild the same world."""
+    corpus = getattr(options, "corpus", None)
+    if corpus is not None:
+        return {"corpus": str(Path(corpus).expanduser().resolve())}
+    return {"seed": int(seed), "products": int(getattr(options, "products", 30))}
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_world(key: str) -> World:
+    spec = json.loads(key)
+    if "corpus" in spec:
+        return load_corpus(spec["corpus"])
+    from suites.herb.generator import generate_world
+
+    return generate_world(seed=spec["seed"], products=spec["products"])
+
+
+def get_world(spec: dict[str, Any]) -> World:
+    """The world for ``spec`` (see :func:`world_spec`), built once per process and cached."""
+    return _cached_world(json.dumps(spec, sort_keys=True))
