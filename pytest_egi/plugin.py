@@ -28,7 +28,7 @@ from pytest_egi.config import (
 from pytest_egi.models import make_client, parse_offline_model
 from pytest_egi.recorder import EgiRecorder, base_record, render, store_record, write_raw
 from pytest_egi.records import make_run_id
-from pytest_egi.state import CASE_KEY, RECORD_KEY, SESSION_KEY, SETTINGS_KEY, Case, RunSettings
+from pytest_egi.state import CASE_KEY, CLIENT_KEY, RECORD_KEY, SESSION_KEY, SETTINGS_KEY, Case, RunSettings
 from pytest_egi.suite import load_suite
 
 __all__ = ["egi", "egi_case", "egi_model", "egi_task"]
@@ -376,7 +376,9 @@ def egi_model(egi_case: Case, request: pytest.FixtureRequest) -> Any:
     settings = request.config.stash[SETTINGS_KEY]
     if not settings.model:
         pytest.skip(NO_MODEL_REASON)
-    return _client(request.config, settings, settings.model, egi_case)
+    client = _client(request.config, settings, settings.model, egi_case)
+    request.node.stash[CLIENT_KEY] = client
+    return client
 
 
 def _client(config: pytest.Config, settings: RunSettings, model: str, case: Case | None) -> Any:

@@ -9,7 +9,7 @@ import pytest
 from pytest_egi.agents.loops import Trajectory
 from pytest_egi.judges import RULES_JUDGE
 from pytest_egi.records import RECORD_SCHEMA, RunDir, atomic_write_text, dump_json
-from pytest_egi.state import CASE_KEY, RECORD_KEY, Case, RunSettings
+from pytest_egi.state import CASE_KEY, CLIENT_KEY, RECORD_KEY, Case, RunSettings
 from pytest_egi.suite import TaskScore
 
 __all__ = ["EgiRecorder", "base_record", "render", "store_record"]
@@ -111,6 +111,9 @@ class EgiRecorder:
             "trajectory": traj,
             "score": score.model_dump(mode="json"),
         }
+        noise = getattr(self._item.stash.get(CLIENT_KEY, None), "noise", None)
+        if noise is not None:
+            payload["policy_mistakes"] = list(noise.made)
         rel = write_raw(settings, case, payload)
         record = base_record(self._item, case, settings)
         record.update(

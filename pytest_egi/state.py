@@ -14,7 +14,7 @@ from pytest_egi.suite import Suite, Task
 if TYPE_CHECKING:
     pass
 
-__all__ = ["CASE_KEY", "Case", "RECORD_KEY", "RunSettings", "SESSION_KEY", "SETTINGS_KEY"]
+__all__ = ["CASE_KEY", "CLIENT_KEY", "Case", "RECORD_KEY", "RunSettings", "SESSION_KEY", "SETTINGS_KEY"]
 
 
 @dataclass(frozen=True)
@@ -101,3 +101,6 @@ CASE_KEY = pytest.StashKey[Case]()
 """item.stash: the item's case."""
 RECORD_KEY = pytest.StashKey[dict]()
 """item.stash: the record written by ``egi.record`` (or by the error path)."""
+CLIENT_KEY = pytest.StashKey[Any]()
+"""item.stash: the model client of the item (to list an offline policy's mistakes)."""
+

@@ -211,3 +211,10 @@ def test_run_files_exist(toy_project):
     csv_lines = (run / "results.csv").read_text().splitlines()
     assert csv_lines[0].startswith("suite,category,task_id,trial,status")
     assert len(csv_lines) == 7
+
+
+def test_noisy_policy_mistakes_are_in_the_raw_file(toy_project):
+    toy_project.runpytest("toysuites", "--egi-model", "egi/noisy-1.0", "--egi-bootstrap", "0")
+    raw = json.loads((_run_dir(toy_project) / "raw/toy/alpha-0.json").read_text())
+    assert raw["policy_mistakes"] == ["wrong_answer"]
+    assert raw["trajectory"]["final_answer"] == "WRONG"
