@@ -37,6 +37,7 @@ class SuiteSummary:
     version: str | None
     pass_k: dict[str, float | None] = field(default_factory=dict)
     note: str | None = None
+    sub_metric_notes: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -109,6 +110,7 @@ def aggregate(
         scored = [r for r in recs if r["status"] in SCORED]
         suite = objects.get(name)
         summary = SuiteSummary({}, dict(sorted(counts.items())), getattr(suite, "version", None))
+        summary.sub_metric_notes = dict(getattr(suite, "sub_metric_notes", {}) or {})
         if suite is None:
             summary.note = import_failures.get(name, "suite not importable")
         elif not scored:

@@ -83,6 +83,8 @@ class Suite(Protocol):
     """All categories the benchmark defines."""
     options_model: type[BaseModel]
     """Pydantic model of the suite's own options (``--egi-opt <suite>.<key>=<value>``)."""
+    sub_metric_notes: dict[str, str]
+    """Optional: sub-metric -> a note shown beside it in every report (units, floor behaviour)."""
 
     def load_tasks(self, profile: SuiteProfile, options: BaseModel) -> list[Task]:
         """Return the tasks for ``profile``, deterministically for its seed.

@@ -11,6 +11,11 @@ import pytest
 # backport here makes its finder part of every snapshot.
 import importlib_metadata  # noqa: F401, E402
 
+# C extensions cannot be imported twice in one process; pytester's in-process runs drop
+# modules first imported inside them, so import the ones the suites use up front.
+import bm25s  # noqa: F401, E402
+import numpy  # noqa: F401, E402
+
 from tests.toy_project import make_toy_project
 
 

@@ -110,6 +110,7 @@ def build_egi_json(settings: Any, records: list[dict[str, Any]], agg: Aggregate)
                 "sub_metrics": s.sub_metrics,
                 "pass_k": s.pass_k,
                 "note": s.note,
+                "sub_metric_notes": s.sub_metric_notes,
             }
             for name, s in agg.suites.items()
         },

@@ -84,16 +84,22 @@ def summary_lines(settings: Any, agg: Aggregate) -> list[str]:
     lines += _render(buckets)
     lines.append(gate_line(agg))
     subs = Table(box=None, pad_edge=False, show_edge=False)
-    for col in ("suite", "sub-metric", "value", "→ bucket"):
-        subs.add_column(col)
+    for col in ("suite", "sub-metric", "value", "→ bucket", "note"):
+        subs.add_column(col, overflow="fold")
     route_of = {(r.suite, r.sub_metric): r.bucket for r in settings.routing.routes}
     for name, summary in agg.suites.items():
         counts = ", ".join(f"{v} {k}" for k, v in summary.counts.items())
         lines.append(f"{name} v{summary.version}: {counts}" + (f" — {summary.note}" if summary.note else ""))
         for metric, value in summary.sub_metrics.items():
-            subs.add_row(name, metric, _fmt(value, 3), route_of.get((name, metric), "(diagnostic)"))
+            subs.add_row(
+                name,
+                metric,
+                _fmt(value, 3),
+                route_of.get((name, metric), "(diagnostic)"),
+                summary.sub_metric_notes.get(metric, ""),
+            )
         for label, value in summary.pass_k.items():
-            subs.add_row(name, label, _fmt(value, 3), "(reliability)")
+            subs.add_row(name, label, _fmt(value, 3), "(reliability)", "")
     if subs.row_count:
         lines += _render(subs)
     missing_by_reason: dict[str, list[str]] = defaultdict(list)

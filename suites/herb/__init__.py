@@ -83,6 +83,14 @@ class HerbSuite:
     name = "herb"
     version = "1"
     categories = CATEGORIES
+    sub_metric_notes = {
+        "null_rate": "share of unanswerable questions the agent abstained on; egi/null scores "
+        "1.0 here by design (abstaining is the right answer), its floor shows on the entity "
+        "F1s and content",
+        "content": "0-100; deterministic key-fact recall blended with token F1 unless an LLM "
+        "judge graded (see 'judge')",
+    }
+    """Notes shown beside these sub-metrics in every report."""
     options_model = HerbOptions
 
     def world(self, seed: int, options: Any = None) -> World:
