@@ -29,6 +29,7 @@ from collections import Counter
 from typing import Any
 
 from suites.crmarena.schema import KEY_PREFIXES
+from suites.crmarena.sftime import MONTH_NAMES
 
 __all__ = [
     "ANSWER_PREFIX",
@@ -54,20 +55,7 @@ ANSWER_PREFIX: dict[str, str] = {
 }
 """Key prefix of the answer ids, per ``task`` value."""
 
-MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
+MONTHS = MONTH_NAMES
 
 US_STATES: dict[str, str] = {
     "Alabama": "AL",
