@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import secrets
 import sys
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -55,6 +57,26 @@ def _load_egi(run: Path) -> dict[str, Any]:
         raise CliError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
 
 
+def _importable_suites(egi: dict[str, Any], records: list[dict[str, Any]]) -> None:
+    """Put the run's rootdir (then the current folder) on sys.path and import every suite.
+
+    Raises:
+        CliError: a suite of the run cannot be imported (re-aggregating without it would
+            print a wrong result).
+    """
+    for folder in (egi.get("config", {}).get("rootdir"), os.getcwd()):
+        if folder and folder not in sys.path:
+            sys.path.insert(0, folder)
+    for module in sorted({r["suite_module"] for r in records if r.get("suite_module")}):
+        try:
+            load_suite(module)
+        except Exception as exc:
+            raise CliError(
+                f"cannot import suite module {module!r} ({exc}); run egi-bench from the "
+                "checkout the run was made in, or set PYTHONPATH to it"
+            ) from None
+
+
 def _settings_from_egi(run: Path, egi: dict[str, Any]) -> RunSettings:
     definition = egi["routing"].get("definition")
     if definition is None:
@@ -98,7 +120,10 @@ def _print_summary(settings: RunSettings, records: list[dict[str, Any]]) -> Any:
 
 
 def rescore_records(
-    run: Path, records: list[dict[str, Any]], suite_options: dict[str, dict[str, str]]
+    run: Path,
+    records: list[dict[str, Any]],
+    suite_options: dict[str, dict[str, str]],
+    out_dir: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Re-run each suite's scorer (deterministic rules) on the stored trajectories.
 
@@ -111,7 +136,10 @@ def rescore_records(
     options_cache: dict[str, Any] = {}
     for rec in records:
         if rec["status"] not in ("passed", "failed"):
-            out.append(rec)
+            kept = dict(rec)
+            if out_dir is not None and rec.get("raw_path"):
+                kept["raw_path"] = os.path.relpath(run / rec["raw_path"], out_dir)
+            out.append(kept)
             continue
         raw_path = run / rec["raw_path"]
         try:
@@ -124,6 +152,8 @@ def rescore_records(
         task = Task(id=rec["task_id"], category=rec["category"], data=raw["task"])
         score = suite.score(task, raw["trajectory"], options_cache[suite.name], None)
         new = dict(rec)
+        if out_dir is not None:  # keep raw_path valid relative to the new run folder
+            new["raw_path"] = os.path.relpath(raw_path, out_dir)
         new.update(
             status="passed" if score.success else "failed",
             success=bool(score.success),
@@ -140,6 +170,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     egi = _load_egi(run)
     settings = _settings_from_egi(run, egi)
     records = load_records(run)
+    _importable_suites(egi, records)
     if not args.rescore:
         _print_summary(settings, records)
         print(f"egi report: {run}")
@@ -164,9 +195,17 @@ def _cmd_report(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     settings = replace(
-        settings, weights=weights, floors=floors, report_dir=run, run_id=f"rescore-{stamp}", judge_model=None
+        settings,
+        weights=weights,
+        floors=floors,
+        report_dir=run,
+        run_id=f"rescore-{stamp}-{secrets.token_hex(2)}",
+        judge_model=None,
+        rootdir=Path(egi["config"].get("rootdir") or os.getcwd()),
+        selection=egi["config"].get("selection") or {},
+        rescored_from=str(run.resolve()),
     )
-    rescored = rescore_records(run, records, settings.suite_options)
+    rescored = rescore_records(run, records, settings.suite_options, settings.run_dir)
     agg = _print_summary(settings, rescored)
     written = write_run(settings, rescored, agg)
     print(f"egi report: {written['run_dir']} (rescored from {run}, no model called)")

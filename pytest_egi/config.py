@@ -238,6 +238,8 @@ def parse_bucket_values(flag: str, text: str, *, lo: float, hi: float) -> dict[s
             value = float(num)
         except ValueError:
             raise pytest.UsageError(f"{flag}: bad number in {token!r}") from None
+        if name in values:
+            raise pytest.UsageError(f"{flag}: {name} given twice")
         if not lo <= value <= hi or math.isnan(value):
             raise pytest.UsageError(f"{flag}: {token!r} is outside [{lo:g}, {hi:g}]")
         values[name] = value

@@ -25,7 +25,8 @@ from pytest_egi.config import (
     parse_suite_option,
     validate_suite_options,
 )
-from pytest_egi.models import make_client, parse_offline_model
+from pytest_egi.models import ProviderError, make_client, parse_offline_model
+from pytest_egi.models.secrets import redact
 from pytest_egi.recorder import EgiRecorder, base_record, render, store_record, write_raw
 from pytest_egi.records import make_run_id
 from pytest_egi.state import CASE_KEY, CLIENT_KEY, RECORD_KEY, SESSION_KEY, SETTINGS_KEY, Case, RunSettings
@@ -214,6 +215,8 @@ def _settings(config: pytest.Config) -> RunSettings:
         bootstrap=opt.egi_bootstrap,
         judge_model=getattr(opt, "egi_judge_model", None),
         simulator_model=getattr(opt, "egi_simulator_model", None),
+        rootdir=rootdir,
+        selection={k: v for k, v in (("-k", opt.keyword), ("-m", opt.markexpr)) if v},
     )
     if model:
         _load_routing(config, settings)
@@ -310,16 +313,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if settings.seed is not None:
         profile = profile.model_copy(update={"seed": settings.seed})
     try:
+        _check_profile_keys(settings, suite, profile)
         if suite.name not in settings.validated_options:
             settings.validated_options[suite.name] = validate_suite_options(
                 suite.options_model, suite.name, settings.suite_options.get(suite.name, {})
             )
         options = settings.validated_options[suite.name]
         tasks = suite.load_tasks(profile, options)
-    except (pytest.UsageError, ValueError) as exc:
+    except (pytest.UsageError, ValueError, OSError) as exc:
         # bad suite options or bad user data: a usage error (exit 4), raised once collection
         # is over so pytest reports it cleanly (an xdist worker reports a collection error)
-        error = exc if isinstance(exc, pytest.UsageError) else pytest.UsageError(f"{suite.name}: {exc}")
+        error = exc if isinstance(exc, pytest.UsageError) else _data_error(suite.name, settings, exc)
         if hasattr(config, "workerinput"):
             raise error from None
         config.stash.setdefault(_USAGE_ERRORS_KEY, []).append(error)
@@ -343,7 +347,28 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("egi_case", params, indirect=True)
 
 
+def _check_profile_keys(settings: RunSettings, suite: Any, profile: Any) -> None:
+    """Reject profile keys the suite does not read (a typo must not run everything)."""
+    declared = set(getattr(suite, "profile_keys", ()))
+    unknown = sorted(set(profile.model_extra or {}) - declared)
+    if unknown:
+        known = sorted({"seed", "categories", "per_category", "limit", *declared})
+        raise pytest.UsageError(
+            f"invalid routing file {settings.routing_path}: modes.{settings.mode}.suites."
+            f"{suite.name}.{unknown[0]}: unknown profile key for {suite.name}; "
+            f"valid: {', '.join(known)}"
+        )
+
+
 _USAGE_ERRORS_KEY = pytest.StashKey[list]()
+
+
+def _data_error(suite: str, settings: RunSettings, exc: Exception) -> pytest.UsageError:
+    """A usage error for bad suite data, naming the suite options that pointed at it."""
+    text = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) and exc.strerror else str(exc)
+    given = settings.suite_options.get(suite, {})
+    hint = ", ".join(f"--egi-opt {suite}.{k}={v}" for k, v in given.items())
+    return pytest.UsageError(f"{suite}: {text}" + (f" (from {hint})" if hint else ""))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -381,34 +406,27 @@ def egi_model(egi_case: Case, request: pytest.FixtureRequest) -> Any:
     return client
 
 
-def _client(config: pytest.Config, settings: RunSettings, model: str, case: Case | None) -> Any:
+def _client(
+    config: pytest.Config, settings: RunSettings, model: str, case: Case | None, role: str = "model"
+) -> Any:
+    """The client for a trial (model under test) or for the run's judge / simulator."""
     shared = config.stash.setdefault(_CLIENTS_KEY, {})
-    seed_part = case.seed if case else 0
-    key = f"{seed_part}|{case.suite.name}|{case.task.id}|{case.trial}" if case else ""
-    kwargs: dict[str, Any] = {}
-    if settings.provider is not None and _accepts_provider():
-        kwargs["provider"] = settings.provider
-        kwargs["trial"] = case.trial if case else 1
+    key = f"{case.seed}|{case.suite.name}|{case.task.id}|{case.trial}" if case else ""
     return make_client(
         model,
         suite=case.suite if case else None,
         task=case.task if case else None,
         options=case.options if case else None,
         noise_key=key,
-        api_base=settings.api_base,
+        api_base=settings.api_base if role == "model" else None,
         shared=shared,
-        **kwargs,
+        trial=case.trial if case else 1,
+        provider=settings.provider,
+        role=role,
     )
 
 
 _CLIENTS_KEY = pytest.StashKey[dict]()
-
-
-@functools.cache
-def _accepts_provider() -> bool:  # TODO(wiring): drop once make_client takes provider=
-    import inspect
-
-    return "provider" in inspect.signature(make_client).parameters
 
 
 @pytest.fixture
@@ -419,9 +437,9 @@ def egi(egi_case: Case, request: pytest.FixtureRequest) -> EgiRecorder:
     if settings.judge_model:
         from pytest_egi.judges import LLMJudge
 
-        judge = LLMJudge(_client(request.config, settings, settings.judge_model, None))
+        judge = LLMJudge(_client(request.config, settings, settings.judge_model, egi_case, "judge"))
     if settings.simulator_model:
-        simulator = _client(request.config, settings, settings.simulator_model, None)
+        simulator = _client(request.config, settings, settings.simulator_model, egi_case, "simulator")
     return EgiRecorder(request.node, settings, judge, simulator)
 
 
@@ -453,6 +471,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         )
         if excinfo is not None and report.when == "call" and not model_failure:
             existing.update(status="error", success=None, error=_error_text(excinfo))
+            _shorten_error(report, item, excinfo, existing["error"])
             report.user_properties = [p for p in report.user_properties if p[0] != "egi"]
             report.user_properties.append(("egi", existing))
         return report
@@ -463,6 +482,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     elif report.failed:
         record = base_record(item, case, settings)
         record.update(status="error", error=_error_text(excinfo))
+        _shorten_error(report, item, excinfo, record["error"])
         partial = getattr(excinfo.value, "partial_trajectory", None) if excinfo else None
         if partial is not None:
             record["raw_path"] = write_raw(
@@ -478,14 +498,23 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     else:
         return report
     store_record(item, record)
-    report.user_properties.append(("egi", record))
+    report.user_properties.append(("egi", item.stash[RECORD_KEY]))
     return report
 
 
 def _error_text(excinfo: Any) -> str:
     if excinfo is None:
         return "unknown error"
-    return render(f"{excinfo.type.__name__}: {excinfo.value}")
+    return redact(render(f"{excinfo.type.__name__}: {excinfo.value}"))
+
+
+def _shorten_error(report: pytest.TestReport, item: pytest.Item, excinfo: Any, text: str) -> None:
+    """Provider failures get a one-line report (a traceback through the provider SDK shows
+    call arguments, API keys among them); any other traceback is kept but redacted."""
+    if excinfo is not None and excinfo.errisinstance(ProviderError):
+        report.longrepr = f"{item.nodeid}: {text}"
+    elif report.longrepr is not None:
+        report.longrepr = redact(str(report.longrepr))
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -8,6 +8,7 @@ import pytest
 
 from pytest_egi.agents.loops import Trajectory
 from pytest_egi.judges import RULES_JUDGE
+from pytest_egi.models.secrets import redact_obj
 from pytest_egi.records import RECORD_SCHEMA, RunDir, atomic_write_text, dump_json
 from pytest_egi.state import CASE_KEY, CLIENT_KEY, RECORD_KEY, Case, RunSettings
 from pytest_egi.suite import TaskScore
@@ -49,7 +50,11 @@ def base_record(item: pytest.Item, case: Case, settings: RunSettings) -> dict[st
 
 
 def store_record(item: pytest.Item, record: dict[str, Any]) -> None:
-    """Keep the record on the item (stash) and in ``user_properties`` for the controller."""
+    """Keep the record on the item (stash) and in ``user_properties`` for the controller.
+
+    Secret values (API keys and tokens from the environment) are redacted first.
+    """
+    record = redact_obj(record)
     item.stash[RECORD_KEY] = record
     item.user_properties.append(("egi", record))
 
@@ -57,7 +62,7 @@ def store_record(item: pytest.Item, record: dict[str, Any]) -> None:
 def write_raw(settings: RunSettings, case: Case, payload: dict[str, Any]) -> str:
     """Write a trajectory file atomically; returns its path relative to the run directory."""
     rel = RunDir.raw_name(case.suite.name, case.task.id, case.trial, case.trials)
-    atomic_write_text(settings.run_dir / rel, dump_json(payload))
+    atomic_write_text(settings.run_dir / rel, dump_json(redact_obj(payload)))
     return rel
 
 

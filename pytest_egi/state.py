@@ -86,6 +86,12 @@ class RunSettings:
     simulator_model: str | None = None
     provider: Any = None
     validated_options: dict[str, Any] = field(default_factory=dict)
+    rootdir: Path | None = None
+    """The pytest rootdir (where ``suites`` packages import from); recorded for the CLI."""
+    selection: dict[str, Any] = field(default_factory=dict)
+    """``-k`` / ``-m`` expressions of the run, recorded so a subset is never mistaken for a run."""
+    rescored_from: str | None = None
+    """For ``egi-bench report --rescore``: the run directory the records came from."""
 
     @property
     def run_dir(self) -> Path:

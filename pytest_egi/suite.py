@@ -85,6 +85,9 @@ class Suite(Protocol):
     """Pydantic model of the suite's own options (``--egi-opt <suite>.<key>=<value>``)."""
     sub_metric_notes: dict[str, str]
     """Optional: sub-metric -> a note shown beside it in every report (units, floor behaviour)."""
+    profile_keys: frozenset[str]
+    """Optional: the suite-specific profile keys it reads; any other extra key in its
+    ``routing.yaml`` profile is a usage error (a typo must not silently run everything)."""
 
     def load_tasks(self, profile: SuiteProfile, options: BaseModel) -> list[Task]:
         """Return the tasks for ``profile``, deterministically for its seed.

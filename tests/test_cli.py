@@ -82,3 +82,20 @@ def test_compare(toy_run, toy_project, capsys):
     assert main(["compare", str(toy_run), str(oracle)]) == 0
     out = capsys.readouterr().out
     assert "EGI" in out and "toy/acc:" in out
+
+
+def test_rescore_of_a_rescore_still_finds_the_trajectories(toy_run, capsys):
+    assert main(["report", "--rescore", str(toy_run)]) == 0
+    first = next(p for p in toy_run.iterdir() if p.name.startswith("rescore-"))
+    egi = json.loads((first / "egi.json").read_text())
+    assert egi["config"]["rescored_from"] == str(toy_run.resolve())
+    assert main(["report", "--rescore", str(first)]) == 0
+    again = next(p for p in first.iterdir() if p.name.startswith("rescore-"))
+    assert json.loads((again / "egi.json").read_text())["suites"] == egi["suites"]
+
+
+def test_report_fails_loudly_when_a_suite_cannot_be_imported(toy_run, capsys, monkeypatch):
+    records = (toy_run / "records.jsonl").read_text().replace('"toysuites.toy"', '"nosuch.toy"')
+    (toy_run / "records.jsonl").write_text(records)
+    assert main(["report", str(toy_run)]) == 2
+    assert "cannot import suite module 'nosuch.toy'" in capsys.readouterr().err

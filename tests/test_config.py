@@ -176,3 +176,19 @@ def test_bad_options_exit_4(toy_project, args, message):
     result = toy_project.runpytest("toysuites", *args)
     assert result.ret == 4
     result.stderr.fnmatch_lines([message])
+
+
+def test_profile_key_typo_is_a_usage_error(toy_project):
+    routing = toy_project.path / "routing.yaml"
+    routing.write_text(routing.read_text().replace("toy: {per_category: 3}", "toy: {per_catgory: 3}"))
+    result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(
+        ["*modes.quick.suites.toy.per_catgory: unknown profile key for toy; valid: categories, "
+         "limit, per_category, seed*"]
+    )
+
+
+def test_duplicate_bucket_in_override_is_an_error():
+    with pytest.raises(pytest.UsageError, match="--egi-weights: M1 given twice"):
+        parse_bucket_values("--egi-weights", "M1=0.28,M1=0.3", lo=0, hi=1)

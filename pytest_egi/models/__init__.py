@@ -43,19 +43,31 @@ def make_client(
     options: Any = None,
     noise_key: str = "",
     api_base: str | None = None,
-    shared: dict[str, ModelClient] | None = None,
+    shared: dict[str, Any] | None = None,
+    trial: int = 0,
+    cache_namespace: str = "",
+    provider: Any = None,
+    role: str = "model",
 ) -> ModelClient:
     """The client for one trial.
 
     Offline policies are built per trial from the suite's reference policy (their state
-    lives in the policy); LiteLLM clients are shared through ``shared`` (keyed by model).
+    lives in the policy). For a LiteLLM model one :class:`LiteLLMClient` per (role, model,
+    api base) is kept in ``shared`` (cache, rate limiter, prices) and each call returns a
+    :class:`~pytest_egi.models.litellm_client.TrialClient` bound to ``trial``, whose
+    ``usage_dict()`` is the record's usage.
 
     Args:
-        model: ``--egi-model``.
+        model: ``--egi-model`` (or the judge / simulator model string).
         suite, task, options: the trial's suite, task and suite options (offline policies).
         noise_key: seeds ``egi/noisy-<p>`` mistakes (run seed, suite, task, trial).
-        api_base: ``--egi-api-base``.
-        shared: a per-process cache of non-offline clients.
+        api_base: base URL; None takes ``provider.api_base_for(role)``.
+        shared: a per-process dict of LiteLLM clients (pass the same dict every time).
+        trial: the trial index; part of the cache key so trials stay independent.
+        cache_namespace: extra cache-key text (e.g. the run seed); "" for none.
+        provider: a :class:`~pytest_egi.models.settings.ProviderSettings`; None means
+            no cache, no rate limit, default retries and timeout.
+        role: ``model``, ``judge`` or ``simulator`` (separate cache entries and limits).
 
     Raises:
         ValueError: an unknown ``egi/`` policy name.
@@ -67,11 +79,14 @@ def make_client(
             return NullClient()
         noise = Noise(p, noise_key)
         return PolicyClient(model, suite.reference_policy(task, options, noise), noise)
-    if shared is not None and model in shared:
-        return shared[model]
     from pytest_egi.models.litellm_client import LiteLLMClient
 
-    client = LiteLLMClient(model, api_base=api_base)
-    if shared is not None:
-        shared[model] = client
-    return client
+    if api_base is None and provider is not None:
+        api_base = provider.api_base_for(role)
+    key = f"{role}|{model}|{api_base or ''}"
+    core = shared.get(key) if shared is not None else None
+    if core is None:
+        core = LiteLLMClient(model, api_base=api_base, settings=provider, role=role)
+        if shared is not None:
+            shared[key] = core
+    return core.for_trial(trial, cache_namespace)

@@ -130,6 +130,9 @@ def build_egi_json(settings: Any, records: list[dict[str, Any]], agg: Aggregate)
         },
         "usage": usage_summary(records),
         "config": {
+            "rootdir": str(getattr(settings, "rootdir", "") or ""),
+            "selection": getattr(settings, "selection", {}) or {},
+            "rescored_from": getattr(settings, "rescored_from", None),
             "seed": seed,
             "seed_override": settings.seed,
             "trials": settings.trials,

@@ -76,6 +76,8 @@ class CrmArenaSuite:
     version = "1"
     categories = tuple(TASK_TYPES.values())
     options_model = CrmArenaOptions
+    profile_keys = frozenset({"org_scale"})
+    """``org_scale: quick|deep`` picks the org size (default: deep above 6 tasks per type)."""
 
     def org(self, options: CrmArenaOptions, seed: int, scale: str = "quick") -> Any:
         """The org the tasks run on (cached per process)."""

@@ -109,3 +109,14 @@ def test_bad_task_file_is_a_usage_error(pytester, tmp_path):
     )
     assert result.ret == 4
     result.stderr.fnmatch_lines([f"*{bad}*"])
+
+
+def test_missing_task_file_names_the_option(pytester):
+    result = pytester.runpytest(
+        str(ROOT / "suites" / "crmarena"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
+        "--egi-model", "egi/oracle", "--egi-opt", "crmarena.tasks=/nonexistent.json",
+    )
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(
+        ["*crmarena: /nonexistent.json: no such task file (from --egi-opt crmarena.tasks=/nonexistent.json)*"]
+    )

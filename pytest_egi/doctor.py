@@ -1,0 +1,257 @@
+"""``egi-bench doctor``: is this machine ready to run pytest-egi?
+
+Checks, in order: the Python version; the installed packages against the project's pins;
+the LiteLLM version against the known-bad list; which provider keys are present (names
+only); that every suite folder imports, exposes ``SUITE`` and builds its quick-profile tasks;
+that the cache directory is writable; and that ``--egi-api-base`` answers ``GET /models``.
+Prints one line per check and, when something failed, a numbered list of the problems.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import os
+import re
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+from pytest_egi.models.secrets import load_env_file, present_provider_keys, redact
+
+__all__ = ["KNOWN_BAD_LITELLM", "check_litellm_version", "check_python", "run_doctor"]
+
+KNOWN_BAD_LITELLM = ("1.82.7", "1.82.8", "1.107.x")
+"""LiteLLM releases known to break pytest-egi (``x`` matches any patch release)."""
+
+MIN_PYTHON = (3, 11)
+CORE_PACKAGES = ("pytest", "pytest-xdist", "pytest-timeout", "pyyaml", "pydantic", "rich",
+                 "jinja2", "filelock", "litellm")
+"""Checked by name when pytest-egi's own metadata (with its pins) is not installed."""
+
+
+def check_python(version: tuple[int, int, int] | None = None) -> str | None:
+    """None when the interpreter is new enough, else the problem."""
+    v = version or sys.version_info[:3]
+    if tuple(v[:2]) < MIN_PYTHON:
+        return (f"Python {'.'.join(map(str, v))} is too old; pytest-egi needs "
+                f">= {'.'.join(map(str, MIN_PYTHON))}")
+    return None
+
+
+def check_litellm_version(version: str) -> str | None:
+    """None when ``version`` is not on :data:`KNOWN_BAD_LITELLM`, else the problem."""
+    for bad in KNOWN_BAD_LITELLM:
+        if bad.endswith(".x") and version.startswith(bad[:-1]) or version == bad:
+            return (f"litellm {version} is on the known-bad list ({', '.join(KNOWN_BAD_LITELLM)});"
+                    f" install the pinned release: pip install 'litellm=={_pin('litellm') or '1.110.2'}'")
+    return None
+
+
+def _installed(name: str) -> str | None:
+    try:
+        return md.version(name)
+    except md.PackageNotFoundError:
+        return None
+
+
+def _pins() -> dict[str, str | None]:
+    try:
+        reqs = md.requires("pytest-egi") or []
+    except md.PackageNotFoundError:
+        return {name: None for name in CORE_PACKAGES}
+    pins: dict[str, str | None] = {}
+    for req in reqs:
+        if "extra ==" in req:
+            continue
+        m = re.match(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:==\s*([^\s;,]+))?", req)
+        if m:
+            pins[m.group(1)] = m.group(2)
+    return pins
+
+
+def _pin(name: str) -> str | None:
+    return _pins().get(name)
+
+
+class _Report:
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+        self.problems: list[str] = []
+
+    def line(self, status: str, text: str) -> None:
+        self.out.write(f"  {status:<5} {redact(text)}\n")
+        if status == "FAIL":
+            self.problems.append(redact(text))
+
+
+def _check_suites(rep: _Report, suites_dir: Path, routing: Path) -> None:
+    from pytest_egi.config import load_routing
+    from pytest_egi.suite import load_suite
+
+    try:
+        config, _ = load_routing(routing)
+    except Exception as exc:
+        rep.line("FAIL", f"routing {routing}: {str(exc).splitlines()[0]}")
+        return
+    rep.line("ok", f"routing {routing}: {len(config.suites)} suites, {len(config.routes)} routes")
+    if not suites_dir.is_dir():
+        rep.line("FAIL", f"suites directory {suites_dir} not found")
+        return
+    folders = sorted(p for p in suites_dir.iterdir()
+                     if p.is_dir() and not p.name.startswith(("_", ".")))
+    parent = str(suites_dir.parent.resolve())
+    added = parent not in sys.path
+    if added:
+        sys.path.insert(0, parent)
+    try:
+        for folder in folders:
+            name = folder.name
+            if not (folder / "__init__.py").is_file():
+                rep.line("FAIL", f"suite {name}: {folder} has no __init__.py (not a suite package)")
+                continue
+            start = time.perf_counter()
+            try:
+                suite = load_suite(f"{suites_dir.name}.{name}")
+                options = suite.options_model()
+                tasks = suite.load_tasks(config.profile("quick", name), options)
+            except Exception as exc:
+                first = (str(exc).strip().splitlines() or [""])[0]
+                rep.line("FAIL", f"suite {name}: {type(exc).__name__}: {first}")
+                continue
+            took = time.perf_counter() - start
+            if not tasks:
+                rep.line("FAIL", f"suite {name}: the quick profile built no tasks")
+            elif name not in config.suites:
+                rep.line("warn", f"suite {name}: {len(tasks)} quick tasks, but routing lists no "
+                                 f"suite {name!r} (its sub-metrics will not be routed)")
+            else:
+                rep.line("ok", f"suite {name}: world built, {len(tasks)} quick tasks ({took:.2f}s)")
+    finally:
+        if added:
+            sys.path.remove(parent)
+    present = {f.name for f in folders}
+    absent = [s for s in config.suites if s not in present]
+    if absent:
+        rep.line("info", f"suites in routing without a folder (not installed): {', '.join(absent)}")
+
+
+def _check_api_base(rep: _Report, api_base: str, timeout_s: float) -> None:
+    url = api_base.rstrip("/") + "/models"
+    req = urllib.request.Request(url, headers={"Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
+            import json
+
+            body = json.loads(resp.read() or b"{}")
+            ids = [str(m.get("id")) for m in (body.get("data") or []) if isinstance(m, dict)]
+            shown = f" (models: {', '.join(ids[:5])}{', ...' if len(ids) > 5 else ''})" if ids else ""
+            rep.line("ok", f"api base {api_base}: reachable, GET /models -> {resp.status}{shown}")
+    except urllib.error.HTTPError as exc:
+        if exc.code in (401, 403):
+            rep.line("ok", f"api base {api_base}: reachable (GET /models -> {exc.code}: "
+                           "the server wants a key)")
+        else:
+            rep.line("warn", f"api base {api_base}: reachable but GET /models -> {exc.code}")
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        rep.line("FAIL", f"api base {api_base}: unreachable ({reason}); is the server running?")
+
+
+def run_doctor(api_base: str | None, suites_dir: Path, *, model: str | None = None,
+               routing: Path | None = None, cache_dir: Path | None = None,
+               env_file: Path | None = None, out: IO[str] | None = None,
+               timeout_s: float = 5.0,
+               package_version: Callable[[str], str | None] = _installed) -> int:
+    """Print the readiness checklist; return the process exit status.
+
+    Args:
+        api_base: ``--egi-api-base`` to probe with ``GET <api_base>/models``, or None.
+        suites_dir: the folder holding one package per suite (``<repo>/suites``).
+        model: ``--egi-model``; when a LiteLLM model, LiteLLM says which keys it needs.
+        routing: the routing file (default ``<suites_dir>/../routing.yaml``).
+        cache_dir: the response cache directory to test for writing, or None to skip.
+        env_file: a ``.env`` file to load first, as a run would (never overriding the
+            environment); default ``<suites_dir>/../.env`` when it exists.
+        out: where to print (default stdout).
+        timeout_s: seconds allowed for the reachability probe.
+        package_version: ``name -> installed version or None`` (tests replace it).
+
+    Returns:
+        0 when every check passed (warnings allowed), 1 otherwise.
+    """
+    stream = out or sys.stdout
+    rep = _Report(stream)
+    stream.write("egi-bench doctor\n")
+
+    problem = check_python()
+    rep.line("FAIL" if problem else "ok",
+             problem or f"Python {'.'.join(map(str, sys.version_info[:3]))} (>= 3.11)")
+
+    for name, pin in _pins().items():
+        version = package_version(name)
+        if version is None:
+            rep.line("FAIL", f"package {name} is not installed: pip install '{name}"
+                             f"{'==' + pin if pin else ''}'")
+        elif pin and version != pin:
+            rep.line("warn", f"package {name} {version} (pinned {pin})")
+        else:
+            rep.line("ok", f"package {name} {version}")
+    lite = package_version("litellm")
+    if lite is not None:
+        bad = check_litellm_version(lite)
+        rep.line("FAIL" if bad else "ok", bad or f"litellm {lite} is not on the known-bad list")
+
+    env_path = env_file or suites_dir.parent / ".env"
+    if env_file is not None or env_path.is_file():
+        try:
+            names = load_env_file(env_path)
+            rep.line("ok", f"env file {env_path}: {len(names)} new variable"
+                           f"{'s' if len(names) != 1 else ''} ({', '.join(names) or 'none'})")
+        except (OSError, ValueError) as exc:
+            rep.line("FAIL", f"env file {env_path}: {exc}")
+    keys = present_provider_keys()
+    rep.line("info", f"provider keys present: {', '.join(keys)}" if keys else
+             "provider keys present: none (offline egi/ policies and keyless local servers only)")
+    if model and not model.startswith("egi/"):
+        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+        try:
+            import litellm
+
+            env = litellm.validate_environment(model=model, api_base=api_base)
+            missing = list(env.get("missing_keys") or [])
+        except Exception as exc:
+            missing = []
+            rep.line("warn", f"model {model}: LiteLLM cannot check its keys ({type(exc).__name__})")
+        if missing:
+            rep.line("FAIL", f"model {model} needs {', '.join(missing)} (set it in the "
+                             "environment or a .env file)")
+        else:
+            rep.line("ok", f"model {model}: the keys LiteLLM needs are present")
+
+    _check_suites(rep, suites_dir, routing or suites_dir.parent / "routing.yaml")
+
+    if cache_dir is not None:
+        try:
+            cache_dir.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=cache_dir, prefix=".doctor-"):
+                pass
+            rep.line("ok", f"cache directory {cache_dir} is writable")
+        except OSError as exc:
+            rep.line("FAIL", f"cache directory {cache_dir} is not writable ({exc.strerror}); "
+                             "pass --egi-cache DIR or --egi-no-cache")
+
+    if api_base:
+        _check_api_base(rep, api_base, timeout_s)
+
+    if rep.problems:
+        stream.write(f"\n{len(rep.problems)} problem{'s' if len(rep.problems) != 1 else ''}:\n")
+        for i, p in enumerate(rep.problems, start=1):
+            stream.write(f"  {i}. {p}\n")
+        return 1
+    stream.write("\nall checks passed\n")
+    return 0

@@ -1,0 +1,156 @@
+"""On-disk response cache: one SQLite file in WAL mode, safe across processes and threads.
+
+The key is a SHA-256 over the model, the API base, the messages, the tool schemas, the
+sampling parameters, the trial index and a namespace (:func:`cache_key`), so a second
+identical run answers from disk with zero network calls while trials stay independent.
+Only the response is stored (assistant message and token counts), never a request or a key.
+Failed calls are never cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+__all__ = ["CACHE_FORMAT", "ResponseCache", "cache_key"]
+
+CACHE_FORMAT = "egi-response-cache/1"
+"""Bumped when the stored value's shape changes (old entries then simply miss)."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    created REAL NOT NULL,
+    value TEXT NOT NULL
+)
+"""
+
+
+def cache_key(
+    *,
+    model: str,
+    api_base: str | None,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    params: dict[str, Any],
+    trial: int | None,
+    namespace: str = "",
+) -> str:
+    """The cache key of one call: hex SHA-256 of a canonical JSON of everything that can
+    change the answer.
+
+    Args:
+        model: the LiteLLM model string.
+        api_base: the base URL (a different server is a different model), or None.
+        messages: the conversation, OpenAI format.
+        tools: tool schemas, or None.
+        params: sampling parameters (``temperature``, ``max_tokens``, ``seed``, ...).
+        trial: the trial index (None when trials may share answers).
+        namespace: free text separating roles or runs (``"judge"``, ``"model"``).
+    """
+    payload = {
+        "format": CACHE_FORMAT,
+        "model": model,
+        "api_base": (api_base or "").rstrip("/"),
+        "messages": messages,
+        "tools": tools or None,
+        "params": params,
+        "trial": trial,
+        "namespace": namespace,
+    }
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """A key -> JSON value store in ``<directory>/responses.sqlite3``.
+
+    Each thread gets its own connection; SQLite's WAL mode and a 60 s busy timeout make
+    concurrent readers and writers in several processes (xdist workers) safe. Storage errors
+    are reported once as a warning and treated as a miss: a broken cache never fails a call.
+
+    Args:
+        directory: where the database lives (created if missing).
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+        self.path = self.directory / "responses.sqlite3"
+        self._local = threading.local()
+        self._warned = False
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.path) + ".lock", timeout=60):
+            conn = sqlite3.connect(self.path, timeout=60.0)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(_SCHEMA)
+                conn.commit()
+            finally:
+                conn.close()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn = conn
+        return conn
+
+    def _warn(self, exc: Exception) -> None:
+        if not self._warned:
+            self._warned = True
+            warnings.warn(f"response cache {self.path} unusable, calls go to the network: {exc}",
+                          RuntimeWarning, stacklevel=3)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored value for ``key``, or None on a miss (or an unreadable cache)."""
+        try:
+            row = self._conn().execute("SELECT value FROM responses WHERE key = ?",
+                                       (key,)).fetchone()
+        except sqlite3.Error as exc:
+            self._warn(exc)
+            return None
+        if row is None:
+            return None
+        try:
+            return json.loads(row[0])
+        except json.JSONDecodeError:
+            return None
+
+    def put(self, key: str, value: dict[str, Any], *, model: str) -> None:
+        """Store ``value`` (JSON-safe) under ``key``; last writer wins."""
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        try:
+            self._conn().execute(
+                "INSERT OR REPLACE INTO responses (key, model, created, value) VALUES (?, ?, ?, ?)",
+                (key, model, time.time(), text),
+            )
+        except sqlite3.Error as exc:
+            self._warn(exc)
+
+    def __len__(self) -> int:
+        try:
+            return int(self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+        except sqlite3.Error:
+            return 0
+
+    def clear(self) -> None:
+        """Delete every entry."""
+        self._conn().execute("DELETE FROM responses")
+
+    def close(self) -> None:
+        """Close this thread's connection (others close when their thread ends)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None

@@ -1,0 +1,214 @@
+"""API keys: loading them from a ``.env`` file, naming the ones present, and redacting them.
+
+Keys are read from the environment (or a ``.env`` file that never overrides it) and must never
+appear in records, trajectories, reports or error messages. :func:`redact` replaces the value
+of every environment variable whose *name* looks secret (``*_API_KEY``, ``*_TOKEN``,
+``*_SECRET``, ...) and every string shaped like a well-known key format (``sk-...``,
+``Bearer ...``, ``AKIA...``, ``hf_...``) with ``***``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "PROVIDER_KEY_NAMES",
+    "REDACTED",
+    "find_secret_leaks",
+    "is_secret_name",
+    "load_env_file",
+    "parse_env_file",
+    "present_provider_keys",
+    "redact",
+    "redact_obj",
+    "secret_values",
+]
+
+REDACTED = "***"
+
+PROVIDER_KEY_NAMES = (
+    "OPENAI_API_KEY", "AZURE_API_KEY", "AZURE_OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY", "GOOGLE_API_KEY", "VERTEXAI_CREDENTIALS", "MISTRAL_API_KEY",
+    "COHERE_API_KEY", "GROQ_API_KEY", "TOGETHERAI_API_KEY", "TOGETHER_API_KEY",
+    "FIREWORKS_AI_API_KEY", "DEEPSEEK_API_KEY", "OPENROUTER_API_KEY", "XAI_API_KEY",
+    "PERPLEXITYAI_API_KEY", "HUGGINGFACE_API_KEY", "HF_TOKEN", "HOSTED_VLLM_API_KEY",
+    "OLLAMA_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "CEREBRAS_API_KEY",
+    "DATABRICKS_API_KEY", "NVIDIA_NIM_API_KEY", "WATSONX_API_KEY", "VOYAGE_API_KEY",
+)
+"""Well-known provider credential variables (LiteLLM's names); others ending in ``_API_KEY``
+are listed too."""
+
+_SECRET_NAME = re.compile(
+    r"(?i)(^|_)(API_?KEY|KEY|KEY_ID|TOKEN|SECRET|SECRET_KEY|PASSWORD|PASSWD|PASS|CREDENTIALS?"
+    r"|AUTH|PRIVATE_KEY|ACCESS_KEY)$"
+)
+_NOT_SECRET_NAME = re.compile(r"(?i)^(PYTHONHASHSEED|GPG_KEY|SSH_AUTH_SOCK)$")
+
+_KEY_SHAPES = re.compile(
+    r"(?:\bsk-(?:ant-|proj-|or-)?[A-Za-z0-9_\-]{16,}"  # OpenAI / Anthropic / OpenRouter
+    r"|\bAKIA[0-9A-Z]{16}\b"  # AWS access key id
+    r"|\bhf_[A-Za-z0-9]{20,}"  # Hugging Face
+    r"|\bAIza[0-9A-Za-z_\-]{30,}"  # Google
+    r"|\bgsk_[A-Za-z0-9]{20,}"  # Groq
+    r"|\bxai-[A-Za-z0-9]{20,})"
+)
+_BEARER = re.compile(r"(?i)\b(bearer|api[-_ ]?key[\"']?\s*[:=]\s*[\"']?)\s*([A-Za-z0-9._\-~+/=]{8,})")
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^/@\s:]+):([^/@\s]+)@")
+
+_MIN_SECRET_LEN = 6
+"""Shorter values (``1``, ``true``) are not redacted: they would mangle ordinary text."""
+
+
+def is_secret_name(name: str) -> bool:
+    """True when an environment variable's name looks like it holds a credential.
+
+    Matches ``*_API_KEY``, ``*_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``,
+    ``*_CREDENTIALS`` and friends (case-insensitive), plus every name in
+    :data:`PROVIDER_KEY_NAMES`.
+    """
+    if _NOT_SECRET_NAME.match(name):
+        return False
+    return name.upper() in PROVIDER_KEY_NAMES or bool(_SECRET_NAME.search(name))
+
+
+def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The values of secret-named variables in ``environ`` (default ``os.environ``),
+    longest first, skipping values shorter than 6 characters."""
+    env = os.environ if environ is None else environ
+    values = {v for k, v in env.items() if v and len(v) >= _MIN_SECRET_LEN and is_secret_name(k)}
+    return sorted(values, key=len, reverse=True)
+
+
+def redact(text: str, environ: Mapping[str, str] | None = None) -> str:
+    """Replace every secret in ``text`` with ``***``.
+
+    Secrets are: the values of secret-named environment variables (see
+    :func:`is_secret_name`), strings shaped like well-known API keys, the token after
+    ``Bearer`` / ``api_key=``, and the password in ``scheme://user:password@host`` URLs.
+
+    Args:
+        text: any text (an error message, a serialized record, a report page).
+        environ: the environment to take secret values from (default ``os.environ``).
+
+    Returns:
+        ``text`` with secrets replaced; unchanged when it holds none.
+    """
+    if not text:
+        return text
+    for value in secret_values(environ):
+        if value in text:
+            text = text.replace(value, REDACTED)
+    text = _KEY_SHAPES.sub(REDACTED, text)
+    text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}" if m.group(1).lower() == "bearer"
+                       else f"{m.group(1)}{REDACTED}", text)
+    return _URL_USERINFO.sub(lambda m: f"{m.group(1)}{m.group(2)}:{REDACTED}@", text)
+
+
+def redact_obj(obj: Any, environ: Mapping[str, str] | None = None) -> Any:
+    """:func:`redact` applied to every string (values and keys) in a JSON-like structure.
+
+    Returns a new structure (dicts, lists and tuples are copied; other values kept as is).
+    """
+    if isinstance(obj, str):
+        return redact(obj, environ)
+    if isinstance(obj, dict):
+        return {redact_obj(k, environ): redact_obj(v, environ) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(redact_obj(v, environ) for v in obj)
+    return obj
+
+
+_ENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
+
+
+def parse_env_file(path: Path) -> dict[str, str]:
+    """Parse a ``.env`` file: ``KEY=VALUE`` lines.
+
+    Blank lines and ``#`` comments are skipped; ``export KEY=VALUE`` is accepted; a value may
+    be wrapped in single or double quotes (double-quoted values understand ``\\n``, ``\\"``);
+    an unquoted value ends at `` #``.
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: a line is not ``KEY=VALUE`` (the message gives the line number, never
+            the line's content, which may be a secret).
+    """
+    out: dict[str, str] = {}
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = _ENV_LINE.match(line)
+        if not m:
+            raise ValueError(f"{path}:{n}: expected KEY=VALUE")
+        key, value = m.group(1), m.group(2)
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            quote, value = value[0], value[1:-1]
+            if quote == '"':
+                value = value.replace("\\n", "\n").replace('\\"', '"').replace("\\\\", "\\")
+        else:
+            value = re.split(r"\s+#", value, maxsplit=1)[0].strip()
+        out[key] = value
+    return out
+
+
+def load_env_file(path: Path, environ: dict[str, str] | None = None) -> list[str]:
+    """Load ``path`` into the environment without overriding variables already set.
+
+    Args:
+        path: the ``.env`` file.
+        environ: the mapping to update (default ``os.environ``).
+
+    Returns:
+        The names that were set (sorted); values are never returned or printed.
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: a malformed line (see :func:`parse_env_file`).
+    """
+    env = os.environ if environ is None else environ
+    loaded = []
+    for key, value in parse_env_file(path).items():
+        if key not in env:
+            env[key] = value
+            loaded.append(key)
+    return sorted(loaded)
+
+
+def present_provider_keys(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Names (never values) of provider credentials set and non-empty in the environment.
+
+    Returns:
+        Sorted names: the :data:`PROVIDER_KEY_NAMES` present plus any other ``*_API_KEY``.
+    """
+    env = os.environ if environ is None else environ
+    names = {k for k, v in env.items() if v and (k in PROVIDER_KEY_NAMES or k.endswith("_API_KEY"))}
+    return sorted(names)
+
+
+def find_secret_leaks(root: Path, values: list[str] | None = None) -> list[Path]:
+    """Files under ``root`` whose bytes contain any secret value (a post-run leak check).
+
+    Args:
+        root: a directory (e.g. ``reports/<run_id>``) or a single file.
+        values: the secrets to look for (default :func:`secret_values` of the environment).
+
+    Returns:
+        The offending files, sorted; empty when nothing leaked.
+    """
+    needles = [v.encode() for v in (values if values is not None else secret_values()) if v]
+    if not needles:
+        return []
+    files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+    leaks = []
+    for p in files:
+        try:
+            data = p.read_bytes()
+        except OSError:
+            continue
+        if any(n in data for n in needles):
+            leaks.append(p)
+    return leaks

@@ -1,0 +1,330 @@
+"""Provider settings: the command-line options for real models, validated into one object.
+
+The plugin registers the options with :func:`add_provider_options` and builds a
+:class:`ProviderSettings` once per process with :func:`settings_from_config`. Every client
+(model under test, judge, simulator) is built from it (``make_client(..., settings=...)``).
+Option values are plain strings and numbers so that they survive pytest-xdist.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from pytest_egi.models.secrets import load_env_file
+
+__all__ = [
+    "DEFAULT_CACHE_SUBDIR",
+    "ProviderSettings",
+    "add_provider_options",
+    "load_price_file",
+    "settings_from_config",
+]
+
+DEFAULT_CACHE_SUBDIR = Path(".egi_cache") / "responses"
+"""The response cache lives in ``<rootdir>/.egi_cache/responses`` unless ``--egi-cache DIR``."""
+
+RULES = "egi/rules"
+
+
+class ProviderSettings(BaseModel):
+    """How real-model clients call their provider. Defaults suit a paid API.
+
+    Attributes:
+        api_base: base URL of an OpenAI-compatible server for the model under test
+            (``--egi-api-base``), or None for the provider's default.
+        timeout_s: per-call timeout in seconds (``--egi-timeout``).
+        max_retries: retries after the first attempt for rate limits, 5xx, timeouts and
+            dropped connections (``--egi-max-retries``); 0 disables retrying.
+        backoff_base_s: first backoff in seconds; doubles each retry (with jitter).
+        backoff_max_s: cap of one backoff, in seconds.
+        retry_after_max_s: cap on an honoured ``Retry-After``, in seconds.
+        cache_dir: directory of the on-disk response cache, or None when caching is off.
+        state_dir: directory of the cross-process rate-limiter state (shared by xdist
+            workers); None keeps the limiter in this process only.
+        rpm: requests per minute allowed per model across all workers, or None.
+        tpm: tokens per minute allowed per model across all workers, or None.
+        price_file: JSON or YAML ``{model: {input_cost_per_token, output_cost_per_token}}``
+            overriding LiteLLM's local price map (USD per token).
+        independent_trials: put the trial index in the cache key (trials never share an
+            answer). Turn off only for deterministic servers.
+        env_file: the ``.env`` file loaded into the environment (never overriding), or None.
+        judge_model: LiteLLM model string of the judge, or None for deterministic rules.
+        judge_api_base: base URL for the judge (None: the provider's default).
+        simulator_model: LiteLLM model string of the user simulator, or None for rules.
+        simulator_api_base: base URL for the simulator (None: the provider's default).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    api_base: str | None = None
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=6, ge=0)
+    backoff_base_s: float = Field(default=1.0, ge=0)
+    backoff_max_s: float = Field(default=60.0, ge=0)
+    retry_after_max_s: float = Field(default=300.0, ge=0)
+    cache_dir: Path | None = None
+    state_dir: Path | None = None
+    rpm: int | None = Field(default=None, gt=0)
+    tpm: int | None = Field(default=None, gt=0)
+    price_file: Path | None = None
+    independent_trials: bool = True
+    env_file: Path | None = None
+    judge_model: str | None = None
+    judge_api_base: str | None = None
+    simulator_model: str | None = None
+    simulator_api_base: str | None = None
+
+    @model_validator(mode="after")
+    def _backoff(self) -> ProviderSettings:
+        if self.backoff_max_s < self.backoff_base_s:
+            raise ValueError("backoff_max_s must be >= backoff_base_s")
+        return self
+
+    def judge_identity(self) -> str:
+        """Who grades free text: the judge model string, or ``egi/rules``."""
+        return self.judge_model or RULES
+
+    def simulator_identity(self) -> str:
+        """Who plays the user: the simulator model string, or ``egi/rules``."""
+        return self.simulator_model or RULES
+
+    def api_base_for(self, role: str) -> str | None:
+        """The base URL for ``role`` (``model``, ``judge`` or ``simulator``)."""
+        return {"model": self.api_base, "judge": self.judge_api_base,
+                "simulator": self.simulator_api_base}.get(role, self.api_base)
+
+
+# ----------------------------------------------------------------------------- option parsers
+
+
+def _positive_int(flag: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise pytest.UsageError(f"{flag}: expected a positive integer, got {text!r}") from None
+        if value <= 0:
+            raise pytest.UsageError(f"{flag}: expected a positive integer, got {text!r}")
+        return value
+
+    return parse
+
+
+def _non_negative_int(flag: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = -1
+        if value < 0:
+            raise pytest.UsageError(f"{flag}: expected an integer >= 0, got {text!r}")
+        return value
+
+    return parse
+
+
+def _seconds(flag: str) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not value > 0 or value == float("inf"):
+            raise pytest.UsageError(f"{flag}: expected a number of seconds > 0, got {text!r}")
+        return value
+
+    return parse
+
+
+def _text(flag: str, what: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise pytest.UsageError(f"{flag}: expected {what}, got an empty string")
+        return text.strip()
+
+    return parse
+
+
+def _model(flag: str) -> Callable[[str], str | None]:
+    def parse(text: str) -> str | None:
+        text = _text(flag, "a LiteLLM model string")(text)
+        if text == RULES:
+            return None
+        if text.startswith("egi/"):
+            raise pytest.UsageError(
+                f"{flag}: {text!r} is not a judge; give a LiteLLM model string "
+                f"(e.g. {flag} gpt-4o-mini) or {RULES} for the deterministic rules"
+            )
+        return text
+
+    return parse
+
+
+def _url(flag: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        text = text.strip().rstrip("/")
+        if not text.startswith(("http://", "https://")):
+            raise pytest.UsageError(f"{flag}: expected an http(s) URL, got {text!r}")
+        return text
+
+    return parse
+
+
+def add_provider_options(group: Any, parser: Any) -> None:
+    """Register the real-model options on ``group`` (the plugin's ``egi`` option group).
+
+    Registers ``--egi-cache DIR``, ``--egi-no-cache``, ``--egi-rpm N``, ``--egi-tpm N``,
+    ``--egi-timeout S``, ``--egi-max-retries N``, ``--egi-price-file PATH``,
+    ``--egi-judge-model M``, ``--egi-judge-api-base URL``, ``--egi-simulator-model M``,
+    ``--egi-simulator-api-base URL`` and ``--egi-env-file PATH``; ``dest`` is the flag with
+    ``egi_`` and underscores (``egi_rpm``). Not ``--egi-model`` / ``--egi-api-base``.
+
+    Args:
+        group: ``parser.getgroup("egi")``.
+        parser: the pytest parser (unused today; kept for ini options).
+    """
+    del parser
+    group.addoption("--egi-cache", dest="egi_cache", metavar="DIR", default=None,
+                    type=_text("--egi-cache", "a directory"),
+                    help="response cache directory (default <rootdir>/.egi_cache/responses)")
+    group.addoption("--egi-no-cache", dest="egi_no_cache", action="store_true", default=False,
+                    help="do not read or write the response cache")
+    group.addoption("--egi-rpm", dest="egi_rpm", metavar="N", default=None,
+                    type=_positive_int("--egi-rpm"),
+                    help="requests per minute per model, shared by all xdist workers")
+    group.addoption("--egi-tpm", dest="egi_tpm", metavar="N", default=None,
+                    type=_positive_int("--egi-tpm"),
+                    help="tokens per minute per model, shared by all xdist workers")
+    group.addoption("--egi-timeout", dest="egi_timeout", metavar="S", default=None,
+                    type=_seconds("--egi-timeout"),
+                    help="timeout of one model call in seconds (default 120)")
+    group.addoption("--egi-max-retries", dest="egi_max_retries", metavar="N", default=None,
+                    type=_non_negative_int("--egi-max-retries"),
+                    help="retries for rate limits, 5xx, timeouts, dropped connections (default 6)")
+    group.addoption("--egi-price-file", dest="egi_price_file", metavar="PATH", default=None,
+                    type=_text("--egi-price-file", "a file path"),
+                    help="JSON/YAML {model: {input_cost_per_token, output_cost_per_token}} in USD")
+    group.addoption("--egi-judge-model", dest="egi_judge_model", metavar="M", default=None,
+                    type=_model("--egi-judge-model"),
+                    help="LiteLLM model that grades free text (default egi/rules)")
+    group.addoption("--egi-judge-api-base", dest="egi_judge_api_base", metavar="URL",
+                    default=None, type=_url("--egi-judge-api-base"),
+                    help="OpenAI-compatible base URL for the judge model")
+    group.addoption("--egi-simulator-model", dest="egi_simulator_model", metavar="M",
+                    default=None, type=_model("--egi-simulator-model"),
+                    help="LiteLLM model that plays the user (default egi/rules)")
+    group.addoption("--egi-simulator-api-base", dest="egi_simulator_api_base", metavar="URL",
+                    default=None, type=_url("--egi-simulator-api-base"),
+                    help="OpenAI-compatible base URL for the simulator model")
+    group.addoption("--egi-env-file", dest="egi_env_file", metavar="PATH", default=None,
+                    type=_text("--egi-env-file", "a file path"),
+                    help="load provider keys from this .env file (default <rootdir>/.env if present)")
+
+
+def load_price_file(path: Path) -> dict[str, dict[str, float]]:
+    """Read a user price file (JSON, or YAML by suffix ``.yaml``/``.yml``).
+
+    Format: ``{model: {"input_cost_per_token": USD, "output_cost_per_token": USD}}``.
+
+    Raises:
+        ValueError: unreadable file or wrong shape (names the file and the model).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read price file {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"price file {path}: expected a mapping of model -> prices")
+    prices: dict[str, dict[str, float]] = {}
+    for model, entry in data.items():
+        if not isinstance(entry, dict):
+            raise ValueError(f"price file {path}: {model}: expected a mapping")
+        try:
+            prices[str(model)] = {k: float(entry[k]) for k in
+                                  ("input_cost_per_token", "output_cost_per_token")}
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(
+                f"price file {path}: {model}: needs numeric input_cost_per_token and "
+                "output_cost_per_token (USD per token)"
+            ) from None
+        if min(prices[str(model)].values()) < 0:
+            raise ValueError(f"price file {path}: {model}: prices must be >= 0")
+    return prices
+
+
+def settings_from_config(config: Any, *, load_env: bool = True) -> ProviderSettings:
+    """Build the settings from the pytest config (and load the ``.env`` file).
+
+    Reads the options of :func:`add_provider_options` plus ``egi_api_base`` when registered.
+    The env file is ``--egi-env-file`` (must exist) or ``<rootdir>/.env`` when present; it
+    never overrides variables already set.
+
+    Args:
+        config: the ``pytest.Config``.
+        load_env: load the env file into ``os.environ`` (False: only record its path).
+
+    Raises:
+        pytest.UsageError: a missing env/price file or a malformed one, naming the flag.
+    """
+    opt = config.getoption
+    root = Path(config.rootpath)
+    cache = opt("egi_cache", None)
+    cache_dir = None if opt("egi_no_cache", False) else (
+        Path(cache).expanduser() if cache else root / DEFAULT_CACHE_SUBDIR)
+    if cache_dir is not None and not cache_dir.is_absolute():
+        cache_dir = Path(config.invocation_params.dir) / cache_dir
+
+    env_opt = opt("egi_env_file", None)
+    env_file: Path | None = Path(env_opt).expanduser() if env_opt else root / ".env"
+    if env_opt and not env_file.is_file():
+        raise pytest.UsageError(f"--egi-env-file: no such file {env_file}")
+    if not env_opt and not env_file.is_file():
+        env_file = None
+    if env_file is not None and load_env:
+        try:
+            load_env_file(env_file)
+        except (OSError, ValueError) as exc:
+            raise pytest.UsageError(f"--egi-env-file: {exc}") from None
+
+    price = opt("egi_price_file", None)
+    price_file = Path(price).expanduser() if price else None
+    if price_file is not None:
+        try:
+            load_price_file(price_file)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--egi-price-file: {exc}") from None
+
+    def model(name: str) -> str | None:
+        value = opt(name, None)
+        return None if value in (None, RULES) else value
+
+    values: dict[str, Any] = {
+        "api_base": opt("egi_api_base", None),
+        "cache_dir": cache_dir,
+        "state_dir": root / ".egi_cache",
+        "rpm": opt("egi_rpm", None),
+        "tpm": opt("egi_tpm", None),
+        "price_file": price_file,
+        "env_file": env_file,
+        "judge_model": model("egi_judge_model"),
+        "judge_api_base": opt("egi_judge_api_base", None),
+        "simulator_model": model("egi_simulator_model"),
+        "simulator_api_base": opt("egi_simulator_api_base", None),
+    }
+    if opt("egi_timeout", None) is not None:
+        values["timeout_s"] = opt("egi_timeout")
+    if opt("egi_max_retries", None) is not None:
+        values["max_retries"] = opt("egi_max_retries")
+    return ProviderSettings(**values)

@@ -1,0 +1,92 @@
+"""``egi-bench doctor`` on a good and a bad setup."""
+
+from __future__ import annotations
+
+import io
+import socket
+import sys
+
+import pytest
+
+from pytest_egi.doctor import check_litellm_version, check_python, run_doctor
+from tests.helpers.openai_server import OpenAIServer
+from tests.toy_project import ROUTING, SUITE_INIT
+
+PKG = "doctorsuites"  # unique package name: no clash with other tests' suite packages
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """``<tmp>/routing.yaml`` and ``<tmp>/doctorsuites/toy`` (the toy suite); cleans imports."""
+    (tmp_path / "routing.yaml").write_text(ROUTING)
+    suites = tmp_path / PKG
+    (suites / "toy").mkdir(parents=True)
+    (suites / "__init__.py").write_text("")
+    (suites / "toy" / "__init__.py").write_text(SUITE_INIT)
+    yield suites
+    for name in [m for m in sys.modules if m == PKG or m.startswith(PKG + ".")]:
+        del sys.modules[name]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_known_bad_litellm_versions():
+    for bad in ("1.82.7", "1.82.8", "1.107.0", "1.107.12"):
+        assert "known-bad" in check_litellm_version(bad)
+    for ok in ("1.110.2", "1.82.6", "1.108.0", "1.17.0"):
+        assert check_litellm_version(ok) is None
+    assert check_python((3, 10, 9)) == "Python 3.10.9 is too old; pytest-egi needs >= 3.11"
+    assert check_python((3, 11, 0)) is None
+
+
+def test_doctor_good_setup(project, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # comes from the .env file
+    (project.parent / ".env").write_text("OPENAI_API_KEY=sk-egi-doctor-0123456789abcdef\n")
+    out = io.StringIO()
+    with OpenAIServer() as server:
+        status = run_doctor(server.url, project, model="openai/test-model",
+                            cache_dir=project.parent / "cache", out=out)
+        assert [r.path for r in server.requests] == ["/v1/models"]
+    text = out.getvalue()
+    assert status == 0, text
+    assert "  ok    suite toy: world built, 6 quick tasks" in text
+    assert f"  ok    api base {server.url}: reachable, GET /models -> 200 (models: test-model)" in text
+    assert "  ok    env file " in text and "1 new variable (OPENAI_API_KEY)" in text
+    assert "provider keys present: OPENAI_API_KEY" in text and "sk-egi-doctor" not in text
+    assert "  ok    litellm 1.110.2 is not on the known-bad list" in text
+    assert text.rstrip().endswith("all checks passed")
+
+
+def test_doctor_bad_setup_lists_every_problem(project, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (project / "broken").mkdir()
+    (project / "broken" / "__init__.py").write_text(
+        "class S:\n    name = 'broken'\n    options_model = dict\n"
+        "    def load_tasks(self, profile, options):\n"
+        "        raise ValueError('world.json: field seed missing')\nSUITE = S()\n")
+    (project / "halfdone").mkdir()  # a folder without __init__.py
+    versions = {"litellm": "1.107.3", "rich": None}
+    out = io.StringIO()
+    port = _free_port()  # nothing listens there
+    bad_env = project.parent / "bad.env"
+    bad_env.write_text("this line is not an assignment\n")
+    status = run_doctor(f"http://127.0.0.1:{port}/v1", project, model="gpt-4o-mini", out=out,
+                        env_file=bad_env,
+                        package_version=lambda n: versions.get(n, "0.0.0"), timeout_s=2)
+    text = out.getvalue()
+    assert status == 1
+    problems = text.split("problems:\n")[1]
+    assert "litellm 1.107.3 is on the known-bad list (1.82.7, 1.82.8, 1.107.x)" in problems
+    assert "package rich is not installed: pip install 'rich==15.0.0'" in problems
+    assert "model gpt-4o-mini needs OPENAI_API_KEY" in problems
+    assert "suite broken: ValueError: world.json: field seed missing" in problems
+    assert "suite halfdone: " in problems and "has no __init__.py" in problems
+    assert f"api base http://127.0.0.1:{port}/v1: unreachable" in problems
+    assert "  ok    suite toy: world built" in text  # the good suite still passes
+    assert "bad.env:1: expected KEY=VALUE" in problems
+    assert text.count("\n  FAIL  ") == 7
+    assert "  warn  package pytest 0.0.0 (pinned 9.2.0)" in text

@@ -1,0 +1,96 @@
+"""The whole plugin on the toy suite with a LiteLLM model served by the local server.
+
+The server plays a competent agent (``lookup`` the item, then ``submit`` the code it got
+back), so every item can pass; faults are injected on top.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from pytest_egi.models.secrets import find_secret_leaks
+from tests.helpers.openai_server import OpenAIServer, Reply, tool_reply
+from tests.models.conftest import PLANTED_KEY, PLANTED_SECRET
+
+MODEL = "openai/test-model"
+
+
+@pytest.fixture(autouse=True)
+def _litellm_imported_outside_pytester():
+    """Import LiteLLM in this process first: pytester's in-process runs drop every module
+    first imported during the run, which would leave LiteLLM half-unloaded for the next run."""
+    from pytest_egi.models.litellm_client import import_litellm
+
+    import_litellm()
+
+
+def toy_agent(request: dict) -> Reply:
+    """Look the item up, then submit the code the tool returned."""
+    last = request["messages"][-1]
+    if last["role"] == "tool":
+        code = json.loads(last["content"])["code"]
+        return tool_reply("submit", json.dumps({"code": code}), call_id="c2")
+    item = int(re.search(r"item (\d+)", last["content"]).group(1))
+    return tool_reply("lookup", json.dumps({"item": item}), call_id="c1")
+
+
+def _records(pytester: pytest.Pytester) -> list[dict]:
+    """The records of the latest run (by write time: run ids of one second sort randomly)."""
+    files = sorted((pytester.path / "reports").glob("*/records.jsonl"),
+                   key=lambda p: p.stat().st_mtime_ns)
+    return [json.loads(line) for line in files[-1].read_text().splitlines()]
+
+
+def _run(pytester: pytest.Pytester, server: OpenAIServer, *extra: str):
+    return pytester.runpytest("toysuites", "--egi-model", MODEL, "--egi-api-base", server.url,
+                              "--egi-bootstrap", "0", *extra)
+
+
+def test_model_run_then_cached_rerun_makes_zero_requests_and_leaks_no_key(
+        toy_project, planted_key):
+    with OpenAIServer(reply_fn=toy_agent) as server:
+        first = _run(toy_project, server)
+        first.assert_outcomes(passed=6)
+        assert server.count == 12  # lookup + submit per task
+        assert all(r.headers["authorization"] == f"Bearer {PLANTED_KEY}"
+                   for r in server.completions)
+        second = _run(toy_project, server)
+        second.assert_outcomes(passed=6)
+        assert server.count == 12  # every answer came from the cache
+    records = _records(toy_project)
+    assert {r["status"] for r in records} == {"passed"}
+    assert sum(r["usage"]["cached_calls"] for r in records) == 12
+    assert (toy_project.path / ".egi_cache" / "responses" / "responses.sqlite3").is_file()
+    everything = [toy_project.path / "reports", toy_project.path / ".egi_cache"]
+    for root in everything:
+        assert find_secret_leaks(root, [PLANTED_KEY, PLANTED_SECRET]) == [], root
+
+
+def test_injected_429_and_500_change_nothing_but_the_retry_count(toy_project, planted_key):
+    with OpenAIServer(reply_fn=toy_agent, error_rate=0.3, retry_after=0.05, seed=3) as server:
+        result = _run(toy_project, server, "--egi-no-cache")
+        assert server.injected_errors > 0
+    result.assert_outcomes(passed=6)
+    assert result.ret == 0
+
+
+def test_provider_down_is_an_error_not_a_wrong_answer(toy_project, planted_key):
+    def down(request: dict) -> Reply:
+        return Reply(503, {"error": {"message": f"maintenance window (token {PLANTED_KEY})"}})
+
+    with OpenAIServer(reply_fn=down) as server:
+        # -l: tracebacks show every local variable, and still no key
+        result = _run(toy_project, server, "--egi-no-cache", "--egi-max-retries", "1", "-l")
+        assert server.count == 12  # 6 items x (1 attempt + 1 retry)
+    result.assert_outcomes(errors=6)
+    assert result.ret == 1  # error rate 100 % > --egi-max-error-rate
+    records = _records(toy_project)
+    assert {r["status"] for r in records} == {"error"}
+    assert all("maintenance window" in r["error"] and PLANTED_KEY not in r["error"]
+               for r in records)
+    assert PLANTED_KEY not in result.stdout.str()
+    assert find_secret_leaks(Path(toy_project.path / "reports"), [PLANTED_KEY]) == []
