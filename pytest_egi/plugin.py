@@ -249,11 +249,33 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.model and not hasattr(config, "workerinput"):
         from pytest_egi.session import EgiSession
 
+        if settings.api_base and parse_offline_model(settings.model) is None:
+            _check_reachable("--egi-api-base", settings.api_base)
+
         session = EgiSession(settings, config)
         config.stash[SESSION_KEY] = session
         config.pluginmanager.register(session, "egi-session")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(), "egi-xdist")
+
+
+def _check_reachable(flag: str, url: str, timeout_s: float = 3.0) -> None:
+    """Fail fast (usage error) when nothing accepts connections at ``url``'s host and port."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise pytest.UsageError(f"{flag}: {url!r} is not an http(s) URL, e.g. http://localhost:8000/v1")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((parts.hostname, port), timeout=timeout_s).close()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise pytest.UsageError(
+            f"{flag}: cannot connect to {parts.hostname}:{port} ({reason}); is the server "
+            f"running? (egi-bench doctor --egi-api-base {url} checks it)"
+        ) from None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -17,7 +17,11 @@ from pytest_egi.report.files import write_run
 from pytest_egi.report.terminal import summary_lines
 from pytest_egi.state import RunSettings
 
-__all__ = ["EgiSession"]
+__all__ = ["EARLY_STOP_ERRORS", "EgiSession"]
+
+EARLY_STOP_ERRORS = 5
+"""Finished items that must all have errored, with nothing scored, to stop the session."""
+_SESSION_STOP_KEY = pytest.StashKey[str]()
 
 _KEEP_STATUS = (
     pytest.ExitCode.INTERRUPTED,
@@ -45,6 +49,8 @@ class EgiSession:
         self.aggregate: Aggregate | None = None
         self.written: dict[str, str] = {}
         self.exit_reasons: list[str] = []
+        self.stopped = False
+        self.something_worked = False
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Pick the ``("egi", record)`` entry out of each report's user_properties."""
@@ -55,6 +61,42 @@ class EgiSession:
                 found = True
         if report.failed and not found and report.when != "teardown":
             self.other_failures += 1
+        if found:
+            self._stop_if_nothing_works()
+
+    def _stop_if_nothing_works(self) -> None:
+        """Stop early when the first EARLY_STOP_ERRORS finished items all errored (a dead
+        endpoint or a missing key): the remaining items would only repeat the error."""
+        if self.stopped or self.something_worked or self.settings.max_error_rate >= 1.0:
+            return
+        statuses = [r["status"] for r in self.records.values() if r["status"] != "skipped"]
+        if any(s != "error" for s in statuses):
+            self.something_worked = True
+            return
+        if len(statuses) < EARLY_STOP_ERRORS:
+            return
+        last = next(r for r in reversed(list(self.records.values())) if r["status"] == "error")
+        reason = (
+            f"egi: stopping, the first {len(statuses)} items all errored "
+            f"(last: {last['error']}); the remaining items would repeat it"
+        )
+        self.stopped = True
+        self.exit_reasons.append(reason)
+        dsession = self.config.pluginmanager.getplugin("dsession")
+        if dsession is not None:
+            dsession.shouldstop = reason
+        else:
+            self.config.stash[_SESSION_STOP_KEY] = reason
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Keep the session, to stop it early in serial runs."""
+        self.session = session
+
+    def pytest_runtest_logfinish(self) -> None:
+        """Apply an early stop decided in ``pytest_runtest_logreport`` (serial runs)."""
+        reason = self.config.stash.get(_SESSION_STOP_KEY, None)
+        if reason and getattr(self, "session", None) is not None:
+            self.session.shouldstop = reason
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

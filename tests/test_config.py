@@ -192,3 +192,18 @@ def test_profile_key_typo_is_a_usage_error(toy_project):
 def test_duplicate_bucket_in_override_is_an_error():
     with pytest.raises(pytest.UsageError, match="--egi-weights: M1 given twice"):
         parse_bucket_values("--egi-weights", "M1=0.28,M1=0.3", lo=0, hi=1)
+
+
+def test_unreachable_api_base_fails_fast(toy_project):
+    import socket
+
+    with socket.socket() as sock:  # a port on which nothing listens
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    result = toy_project.runpytest(
+        "toysuites", "--egi-model", "openai/test-model", "--egi-api-base", f"http://127.0.0.1:{port}/v1"
+    )
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(
+        [f"*--egi-api-base: cannot connect to 127.0.0.1:{port} (Connection refused); is the server running?*"]
+    )

@@ -103,14 +103,43 @@ def test_provider_failure_is_error_not_wrong_answer(toy_project):
         "toy.fail_env=true",
         "--egi-bootstrap",
         "0",
+        "--egi-max-error-rate",
+        "1",  # errors tolerated: no early stop, and no failure for the error rate
     )
     result.assert_outcomes(errors=6)
-    assert result.ret == 1
+    assert result.ret == 0
     egi = _egi(toy_project)
     assert egi["counts"] == {"error": 6}
     assert egi["suites"]["toy"]["sub_metrics"] == {}
     assert egi["suites"]["toy"]["note"] == "no scored item (6 errored, 0 skipped)"
-    result.stdout.fnmatch_lines(["*session fails: errored items 100.0% above --egi-max-error-rate 5.0%*"])
+
+
+def test_error_rate_above_the_limit_fails_the_session(toy_project):
+    result = toy_project.runpytest(
+        "toysuites", "--egi-model", "egi/oracle", "--egi-opt", "toy.fail_every=2",
+        "--egi-mode", "deep", "--egi-bootstrap", "0",
+    )
+    result.assert_outcomes(passed=4, errors=6)
+    assert result.ret == 1
+    egi = _egi(toy_project)
+    # errors are excluded from scoring: the 4 scored items are all correct
+    assert egi["suites"]["toy"]["sub_metrics"]["acc"] == 1.0
+    assert egi["error_rate"] == 0.6
+    result.stdout.fnmatch_lines(["*session fails: errored items 60.0% above --egi-max-error-rate 5.0%*"])
+
+
+def test_outage_stops_the_session_after_five_errors(toy_project):
+    result = toy_project.runpytest(
+        "toysuites", "--egi-model", "egi/oracle", "--egi-opt", "toy.fail_env=true",
+        "--egi-mode", "deep", "--egi-bootstrap", "0",
+    )
+    result.assert_outcomes(errors=5)
+    assert result.ret == 2
+    result.stdout.fnmatch_lines([
+        "*egi: stopping, the first 5 items all errored (last: ProviderError: simulated provider "
+        "outage); the remaining items would repeat it*"
+    ])
+    assert _egi(toy_project)["counts"] == {"error": 5}
     records = [json.loads(x) for x in (_run_dir(toy_project) / "records.jsonl").read_text().splitlines()]
     assert {r["error"] for r in records} == {"ProviderError: simulated provider outage"}
     # the partial trajectory is kept with the error

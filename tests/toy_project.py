@@ -44,6 +44,7 @@ from pytest_egi.suite import Task, TaskScore
 class Options(BaseModel):
     max_turns: int = 5
     fail_env: bool = False
+    fail_every: int = 0
 
 
 def code_of(seed, k):
@@ -81,7 +82,7 @@ class ToySuite:
 
     def toolkit(self, task, options):
         def lookup(item: int):
-            if options.fail_env:
+            if options.fail_env or (options.fail_every and item % options.fail_every == 0):
                 raise ProviderError("simulated provider outage")
             return {"code": code_of(task.data["seed"], item)}
         def submit(code: str):

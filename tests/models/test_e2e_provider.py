@@ -85,9 +85,12 @@ def test_provider_down_is_an_error_not_a_wrong_answer(toy_project, planted_key):
     with OpenAIServer(reply_fn=down) as server:
         # -l: tracebacks show every local variable, and still no key
         result = _run(toy_project, server, "--egi-no-cache", "--egi-max-retries", "1", "-l")
-        assert server.count == 12  # 6 items x (1 attempt + 1 retry)
-    result.assert_outcomes(errors=6)
-    assert result.ret == 1  # error rate 100 % > --egi-max-error-rate
+        # 5 items x (1 attempt + 1 retry): after five errors and nothing scored the session
+        # stops early instead of repeating the outage on every remaining item
+        assert server.count == 10
+    result.assert_outcomes(errors=5)
+    assert result.ret == 2  # interrupted
+    result.stdout.fnmatch_lines(["*egi: stopping, the first 5 items all errored*maintenance window*"])
     records = _records(toy_project)
     assert {r["status"] for r in records} == {"error"}
     assert all("maintenance window" in r["error"] and PLANTED_KEY not in r["error"]
