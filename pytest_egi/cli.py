@@ -114,7 +114,7 @@ def _print_summary(settings: RunSettings, records: list[dict[str, Any]]) -> Any:
         bootstrap_resamples=settings.bootstrap,
         seed=settings.seed if settings.seed is not None else settings.routing.modes[settings.mode].seed,  # type: ignore[union-attr,index]
     )
-    for line in summary_lines(settings, agg):
+    for line in summary_lines(settings, agg, records):
         print(line)
     return agg
 

@@ -134,9 +134,16 @@ class EgiRecorder:
             termination=traj.get("termination"),
             turns=traj.get("turns"),
         )
-        judge_usage = getattr(self.judge, "usage", None)
-        if judge_usage is not None:
-            record["judge_usage"] = judge_usage.to_dict()
+        client = self._item.stash.get(CLIENT_KEY, None)
+        if hasattr(client, "usage_dict"):  # LiteLLM: per-call latencies, retries, cache hits
+            record["usage"] = client.usage_dict()
+        judge_client = getattr(self.judge, "client", None)
+        if hasattr(judge_client, "usage_dict"):
+            record["judge_usage"] = judge_client.usage_dict()
+        elif getattr(self.judge, "usage", None) is not None:
+            record["judge_usage"] = self.judge.usage.to_dict()
+        if hasattr(self.simulator, "usage_dict"):
+            record["simulator_usage"] = self.simulator.usage_dict()
         store_record(self._item, record)
         if not score.success:
             pytest.fail(

@@ -45,8 +45,12 @@ __all__ = [
 ]
 
 RECORD_SCHEMA = 1
-VOLATILE_USAGE_KEYS = ("latency_s", "latencies_s")
-"""Usage keys whose values differ run to run; moved to ``timing`` in records.jsonl."""
+USAGE_KEYS = ("usage", "judge_usage", "simulator_usage")
+"""Record fields holding a Usage dict: model under test, judge, user simulator."""
+VOLATILE_USAGE_KEYS = ("latency_s", "latencies_s", "wait_s", "retries", "cached_calls", "cost_usd")
+"""Usage keys whose values differ run to run (timing, retries, cache hits and so what was paid);
+moved to timings.jsonl so records.jsonl is byte-identical for one seed, model and profile.
+``uncached_cost_usd`` (the price at list rates) stays in the record."""
 
 
 def make_run_id(model: str, mode: str, now: datetime | None = None) -> str:
@@ -132,7 +136,7 @@ def split_timing(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     """
     stable = {k: v for k, v in record.items() if k != "timing"}
     timing = dict(record.get("timing") or {})
-    for usage_key in ("usage", "judge_usage"):
+    for usage_key in USAGE_KEYS:
         usage = stable.get(usage_key)
         if isinstance(usage, dict):
             kept = {k: v for k, v in usage.items() if k not in VOLATILE_USAGE_KEYS}
@@ -174,12 +178,12 @@ def load_records(run_dir: Path) -> list[dict[str, Any]]:
         for rec in records:
             t = timings.get((rec["suite"], rec["task_id"], rec["trial"]))
             if t:
-                for usage_key in ("usage", "judge_usage"):
+                for usage_key in USAGE_KEYS:
                     if isinstance(rec.get(usage_key), dict) and t.get(usage_key):
                         rec[usage_key].update(t[usage_key])
                 rec["timing"] = {
                     k: v
                     for k, v in t.items()
-                    if k not in ("suite", "task_id", "trial", "usage", "judge_usage")
+                    if k not in ("suite", "task_id", "trial", *USAGE_KEYS)
                 }
     return records

@@ -146,7 +146,7 @@ class EgiSession:
             return
         tr = terminalreporter
         tr.write_sep("=", "EGI summary", bold=True)
-        for line in summary_lines(self.settings, self.aggregate):
+        for line in summary_lines(self.settings, self.aggregate, list(self.records.values())):
             tr.write_line(line)
         for reason in self.exit_reasons:
             tr.write_line(f"session fails: {reason}", red=True, bold=True)

@@ -10,9 +10,10 @@ from importlib import metadata
 from typing import Any
 
 from pytest_egi.aggregate import Aggregate
+from pytest_egi.models.usage import summarize_usage
 from pytest_egi.records import RunDir, atomic_write_text, dump_json, record_sort_key, split_timing
 
-__all__ = ["build_egi_json", "usage_summary", "write_run"]
+__all__ = ["build_egi_json", "write_run"]
 
 
 def _version(dist: str) -> str | None:
@@ -20,56 +21,6 @@ def _version(dist: str) -> str | None:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
         return None
-
-
-def _percentile(values: list[float], q: float) -> float | None:
-    """Nearest-rank percentile (q in [0, 1]) of ``values``; None when empty."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = max(1, int(-(-q * len(ordered) // 1)))  # ceil(q * n), at least 1
-    return ordered[min(rank, len(ordered)) - 1]
-
-
-def usage_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Usage totals per suite and for the run, model under test and judge apart.
-
-    Reads ``record["usage"]`` and ``record["judge_usage"]`` (Usage dicts; an optional
-    ``latencies_s`` list holds per-call seconds). Latency p50/p95 are nearest-rank
-    percentiles over calls, in seconds; cost in USD.
-    """
-
-    def total(recs: list[dict[str, Any]], key: str) -> dict[str, Any]:
-        out = {
-            "calls": 0,
-            "cached_calls": 0,
-            "prompt_tokens": 0,
-            "completion_tokens": 0,
-            "cost_usd": 0.0,
-            "latency_s": 0.0,
-        }
-        latencies: list[float] = []
-        for r in recs:
-            u = r.get(key) or {}
-            for k in out:
-                out[k] += u.get(k, 0) or 0
-            latencies += list(u.get("latencies_s") or [])
-        out["cost_usd"] = round(out["cost_usd"], 6)
-        out["latency_s"] = round(out["latency_s"], 3)
-        out["latency_p50_s"] = _percentile(latencies, 0.50)
-        out["latency_p95_s"] = _percentile(latencies, 0.95)
-        return out
-
-    suites: dict[str, list[dict[str, Any]]] = {}
-    for r in records:
-        suites.setdefault(r["suite"], []).append(r)
-    return {
-        "run": {"model": total(records, "usage"), "judge": total(records, "judge_usage")},
-        "suites": {
-            name: {"model": total(recs, "usage"), "judge": total(recs, "judge_usage")}
-            for name, recs in sorted(suites.items())
-        },
-    }
 
 
 def build_egi_json(settings: Any, records: list[dict[str, Any]], agg: Aggregate) -> dict[str, Any]:
@@ -128,7 +79,7 @@ def build_egi_json(settings: Any, records: list[dict[str, Any]], agg: Aggregate)
         "profile": {
             name: routing.profile(settings.mode, name).model_dump(mode="json") for name in suites_run
         },
-        "usage": usage_summary(records),
+        "usage": summarize_usage(records),
         "config": {
             "rootdir": str(getattr(settings, "rootdir", "") or ""),
             "selection": getattr(settings, "selection", {}) or {},

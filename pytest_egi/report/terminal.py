@@ -11,6 +11,7 @@ from rich.table import Table
 
 from pytest_egi.aggregate import Aggregate
 from pytest_egi.config import BUCKETS
+from pytest_egi.models.usage import format_usage_lines, summarize_usage
 
 __all__ = ["egi_headline", "gate_line", "summary_lines"]
 
@@ -60,8 +61,8 @@ def _render(table: Table) -> list[str]:
     return console.file.getvalue().rstrip("\n").splitlines()  # type: ignore[attr-defined]
 
 
-def summary_lines(settings: Any, agg: Aggregate) -> list[str]:
-    """The whole terminal summary as lines of plain text."""
+def summary_lines(settings: Any, agg: Aggregate, records: list[dict[str, Any]]) -> list[str]:
+    """The whole terminal summary as lines of plain text (usage from ``records``)."""
     res = agg.result
     lines = [f"model {settings.model}  mode {settings.mode}  run {settings.run_id}", egi_headline(agg)]
     buckets = Table(box=None, pad_edge=False, show_edge=False)
@@ -102,6 +103,11 @@ def summary_lines(settings: Any, agg: Aggregate) -> list[str]:
             subs.add_row(name, label, _fmt(value, 3), "(reliability)", "")
     if subs.row_count:
         lines += _render(subs)
+    lines += format_usage_lines(
+        summarize_usage(records),
+        {"model": settings.model, "judge": settings.judge_model or "egi/rules",
+         "simulator": settings.simulator_model or "egi/rules"},
+    )
     missing_by_reason: dict[str, list[str]] = defaultdict(list)
     for m in res.missing:
         missing_by_reason[m.reason].append(m.route.split("/", 1)[1])

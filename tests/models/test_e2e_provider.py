@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_egi.records import load_records
+
 from pytest_egi.models.secrets import find_secret_leaks
 from tests.helpers.openai_server import OpenAIServer, Reply, tool_reply
 from tests.models.conftest import PLANTED_KEY, PLANTED_SECRET
@@ -42,7 +44,8 @@ def _records(pytester: pytest.Pytester) -> list[dict]:
     """The records of the latest run (by write time: run ids of one second sort randomly)."""
     files = sorted((pytester.path / "reports").glob("*/records.jsonl"),
                    key=lambda p: p.stat().st_mtime_ns)
-    return [json.loads(line) for line in files[-1].read_text().splitlines()]
+    # load_records re-joins the volatile usage fields (cache hits, latencies) from timings.jsonl
+    return load_records(files[-1].parent)
 
 
 def _run(pytester: pytest.Pytester, server: OpenAIServer, *extra: str):
