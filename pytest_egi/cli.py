@@ -246,7 +246,10 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         from pytest_egi.doctor import run_doctor
     except ImportError as exc:  # pragma: no cover - shipped with the package
         raise CliError(f"doctor is unavailable: {exc}") from None
-    return run_doctor(args.egi_api_base, Path(args.suites))
+    return run_doctor(
+        args.egi_api_base, Path(args.suites), model=args.egi_model,
+        cache_dir=Path(".egi_cache/responses"),
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -255,6 +258,8 @@ def _parser() -> argparse.ArgumentParser:
     doctor = sub.add_parser("doctor", help="check the installation, suites and providers")
     doctor.add_argument("--egi-api-base", default=None, metavar="URL")
     doctor.add_argument("--suites", default="suites", metavar="DIR")
+    doctor.add_argument("--egi-model", default=None, metavar="MODEL",
+                        help="also check that this model's provider key is present")
     doctor.set_defaults(func=_cmd_doctor)
     report = sub.add_parser("report", help="print a run's EGI summary, or rescore it")
     report.add_argument("run", nargs="?", help="run directory (default: the latest under --reports)")

@@ -307,6 +307,23 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     ]
 
 
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Without a model, say loudly that the benchmark items were skipped (not a green run)."""
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if settings is None or settings.model:
+        return
+    skipped = [
+        r for r in terminalreporter.stats.get("skipped", [])
+        if isinstance(r.longrepr, tuple) and NO_MODEL_REASON in str(r.longrepr[2])
+    ]
+    if skipped:
+        terminalreporter.write_line(
+            f"egi: {len(skipped)} benchmark items skipped, {NO_MODEL_REASON}; no EGI was computed",
+            yellow=True,
+            bold=True,
+        )
+
+
 def _marker_name(text: str) -> str:
     return re.sub(r"\W", "_", text)
 

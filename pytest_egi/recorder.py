@@ -19,8 +19,14 @@ MAX_RENDER = 300
 
 
 def render(value: Any) -> str:
-    """A short, readable rendering of an expected/got value for failure messages."""
-    text = value if isinstance(value, str) else repr(value)
+    """A short, readable rendering of an expected/got value for failure messages and reports:
+    strings as they are, lists as ``[a, b]`` without quotes, anything else by ``repr``."""
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, (list, tuple)):
+        text = "[" + ", ".join(str(v) for v in value) + "]"
+    else:
+        text = repr(value)
     return text if len(text) <= MAX_RENDER else text[: MAX_RENDER - 3] + "..."
 
 

@@ -181,7 +181,10 @@ def compute_egi(
         value = transform(route, values)
         if value is None:
             absent = route.sub_metric if values.get(route.sub_metric) is None else route.baseline
-            reason = f"{route.suite} reported no value for {absent} (not in this profile or no scored task)"
+            reason = (
+                f"{route.suite} reported no value for {absent} (no scored task for it in this run: "
+                "outside the profile, deselected with -k/-m, or every such task errored)"
+            )
             missing.append(Missing(route.key, route.bucket, reason))
             continue
         contributions[route.bucket].append(

@@ -113,8 +113,10 @@ class EgiSession:
             bootstrap_resamples=s.bootstrap,
             seed=s.seed if s.seed is not None else s.routing.modes[s.mode].seed,  # type: ignore[index]
         )
-        self.written = write_run(s, records, self.aggregate, self.config)
-        session.exitstatus = self._exit_status(int(exitstatus))
+        status = self._exit_status(int(exitstatus))
+        info = {"exit_status": status, "reasons": list(self.exit_reasons)}
+        self.written = write_run(s, records, self.aggregate, self.config, session_info=info)
+        session.exitstatus = status
 
     def _exit_status(self, exitstatus: int) -> int:
         agg = self.aggregate

@@ -30,7 +30,10 @@ def test_oracle_reaches_ceiling_and_exit_0(toy_project):
     assert egi["egi"] == {"value": 100.0, "partial": True, "covered_weight": 0.42, "ci95": None}
     assert egi["gate"] == {"release_ready": False, "breached": [], "unmeasured": ["M2", "M5"]}
     reasons = {m["route"]: m["reason"] for m in egi["missing"]}
-    assert reasons == {"absent/whatever": "absent: not run in this session"}
+    assert reasons == {
+        "absent/whatever": "absent: not run in this session (no item collected: the suite is not "
+        "installed here, or was not selected)"
+    }
     result.stdout.fnmatch_lines(
         [
             "*EGI summary*",
@@ -216,6 +219,7 @@ def test_without_model_items_skip_with_reason(toy_project):
     result = toy_project.runpytest("toysuites", "-rs")
     result.assert_outcomes(skipped=6)
     result.stdout.fnmatch_lines(["*no model under test: pass --egi-model*"])
+    result.stdout.fnmatch_lines(["*egi: 6 benchmark items skipped, no model under test*no EGI was computed*"])
     assert not (toy_project.path / "reports").exists()
 
 

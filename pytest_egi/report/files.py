@@ -23,8 +23,13 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def build_egi_json(settings: Any, records: list[dict[str, Any]], agg: Aggregate) -> dict[str, Any]:
-    """The content of egi.json (DESIGN §7)."""
+def build_egi_json(
+    settings: Any,
+    records: list[dict[str, Any]],
+    agg: Aggregate,
+    session_info: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The content of egi.json (DESIGN §7); ``session_info`` = exit status and its reasons."""
     res = agg.result
     routing = settings.routing
     suites_run = sorted(agg.suites)
@@ -68,6 +73,7 @@ def build_egi_json(settings: Any, records: list[dict[str, Any]], agg: Aggregate)
         "missing": [m.__dict__ for m in res.missing],
         "counts": agg.counts,
         "error_rate": agg.error_rate,
+        "session": session_info or {},
         "routing": {
             "path": str(settings.routing_path),
             "sha256": settings.routing_hash,
@@ -131,7 +137,11 @@ def _results_csv(records: list[dict[str, Any]]) -> str:
 
 
 def write_run(
-    settings: Any, records: list[dict[str, Any]], agg: Aggregate, config: Any = None
+    settings: Any,
+    records: list[dict[str, Any]],
+    agg: Aggregate,
+    config: Any = None,
+    session_info: dict[str, Any] | None = None,
 ) -> dict[str, str]:
     """Write every run file atomically; returns ``{"run_dir": ..., "egi_json": ...}`` paths."""
     from pytest_egi.report.html import render_html
@@ -149,7 +159,7 @@ def write_run(
         rd.timings_jsonl,
         "".join(json.dumps(t, sort_keys=True) + "\n" for t in timings),
     )
-    egi = build_egi_json(settings, ordered, agg)
+    egi = build_egi_json(settings, ordered, agg, session_info)
     atomic_write_text(rd.egi_json, dump_json(egi))
     atomic_write_text(rd.results_csv, _results_csv(stable))
     atomic_write_text(rd.report_html, render_html(egi, stable))

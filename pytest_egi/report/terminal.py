@@ -105,8 +105,7 @@ def summary_lines(settings: Any, agg: Aggregate, records: list[dict[str, Any]]) 
         lines += _render(subs)
     lines += format_usage_lines(
         summarize_usage(records),
-        {"model": settings.model, "judge": settings.judge_model or "egi/rules",
-         "simulator": settings.simulator_model or "egi/rules"},
+        {"model": settings.model, "judge": settings.judge_model, "simulator": settings.simulator_model},
     )
     missing_by_reason: dict[str, list[str]] = defaultdict(list)
     for m in res.missing:
