@@ -212,32 +212,61 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _comparability_notes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """Reasons the two runs' numbers may not be like for like."""
+    notes = []
+    if a["routing"]["sha256"] != b["routing"]["sha256"]:
+        notes.append("different routing files: rescore one run with the other's routing")
+    if a["egi"]["covered_weight"] != b["egi"]["covered_weight"]:
+        notes.append(
+            f"different coverage: A covers {a['egi']['covered_weight']:.0%} of the EGI weight, "
+            f"B {b['egi']['covered_weight']:.0%}; the EGI values are not comparable"
+        )
+    if sorted(a["suites"]) != sorted(b["suites"]):
+        notes.append(f"different suites: A ran {sorted(a['suites'])}, B ran {sorted(b['suites'])}")
+    for key, label in (("mode", "mode"),):
+        if a.get(key) != b.get(key):
+            notes.append(f"different {label}: A {a.get(key)}, B {b.get(key)}")
+    for key in ("seed", "trials", "suite_options", "selection"):
+        if a["config"].get(key) != b["config"].get(key):
+            notes.append(f"different {key}: A {a['config'].get(key)!r}, B {b['config'].get(key)!r}")
+    for suite in sorted(set(a["suites"]) & set(b["suites"])):
+        ca, cb = a["suites"][suite]["counts"], b["suites"][suite]["counts"]
+        if sum(ca.values()) != sum(cb.values()):
+            notes.append(f"{suite}: A has {sum(ca.values())} items, B {sum(cb.values())}")
+    return notes
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     a, b = (_load_egi(Path(p)) for p in (args.run_a, args.run_b))
-    if a["routing"]["sha256"] != b["routing"]["sha256"]:
-        print(
-            "note: the two runs used different routing files; rescore one with the other's "
-            "routing for a like-for-like comparison"
-        )
 
-    def fmt(x: float | None) -> str:
-        return "—" if x is None else f"{x:.1f}"
+    def fmt(x: float | None, digits: int = 1) -> str:
+        return "—" if x is None else f"{x:.{digits}f}"
 
-    def delta(x: float | None, y: float | None) -> str:
-        return "" if x is None or y is None else f"{y - x:+.1f}"
+    def delta(x: float | None, y: float | None, digits: int = 1) -> str:
+        return "" if x is None or y is None else f"{y - x:+.{digits}f}"
+
+    def ci(x: list[float] | None) -> str:
+        return "" if not x else f"[{x[0]:.1f}, {x[1]:.1f}]"
 
     print(f"A = {a['model']} ({a['run_id']})\nB = {b['model']} ({b['run_id']})")
-    print(f"{'':10} {'A':>8} {'B':>8} {'B-A':>7}")
-    rows = [("EGI", a["egi"]["value"], b["egi"]["value"])]
-    rows += [(k, a["buckets"][k]["value"], b["buckets"][k]["value"]) for k in a["buckets"]]
-    for label, x, y in rows:
-        print(f"{label:10} {fmt(x):>8} {fmt(y):>8} {delta(x, y):>7}")
+    for note in _comparability_notes(a, b):
+        print(f"warning: {note}")
+    print(f"{'':10} {'A':>8} {'B':>8} {'B-A':>7}   {'A 95% CI':>14} {'B 95% CI':>14}")
+    rows = [("EGI", a["egi"]["value"], b["egi"]["value"], a["egi"]["ci95"], b["egi"]["ci95"])]
+    rows += [
+        (k, a["buckets"][k]["value"], b["buckets"][k]["value"], a["buckets"][k]["ci95"],
+         b["buckets"][k]["ci95"])
+        for k in a["buckets"]
+    ]
+    for label, x, y, cx, cy in rows:
+        print(f"{label:10} {fmt(x):>8} {fmt(y):>8} {delta(x, y):>7}   {ci(cx):>14} {ci(cy):>14}")
     for suite in sorted(set(a["suites"]) | set(b["suites"])):
         sa = (a["suites"].get(suite) or {}).get("sub_metrics") or {}
         sb = (b["suites"].get(suite) or {}).get("sub_metrics") or {}
         for m in sorted(set(sa) | set(sb)):
             x, y = sa.get(m), sb.get(m)
-            print(f"  {suite}/{m}: {x} -> {y}")
+            print(f"  {suite}/{m}: {fmt(x, 3)} -> {fmt(y, 3)} {delta(x, y, 3)}")
     return 0
 
 

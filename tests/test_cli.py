@@ -81,7 +81,17 @@ def test_compare(toy_run, toy_project, capsys):
     oracle = next((toy_project.path / "oracle").iterdir())
     assert main(["compare", str(toy_run), str(oracle)]) == 0
     out = capsys.readouterr().out
-    assert "EGI" in out and "toy/acc:" in out
+    assert "\nwarning: " not in out  # same routing, coverage, suites, mode, seed, options
+    a = json.loads((toy_run / "egi.json").read_text())["suites"]["toy"]["sub_metrics"]["acc"]
+    assert f"  toy/acc: {a:.3f} -> 1.000 {1.0 - a:+.3f}" in out
+    toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "--egi-bootstrap", "0",
+                          "--egi-report-dir", "quick", "-k", "alpha")
+    quick = next((toy_project.path / "quick").iterdir())
+    assert main(["compare", str(toy_run), str(quick)]) == 0
+    out = capsys.readouterr().out
+    assert "warning: different mode: A deep, B quick" in out
+    assert "warning: different selection: A {}, B {'-k': 'alpha'}" in out
+    assert "warning: toy: A has 10 items, B 3" in out
 
 
 def test_rescore_of_a_rescore_still_finds_the_trajectories(toy_run, capsys):
