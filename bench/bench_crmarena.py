@@ -64,16 +64,15 @@ def main() -> None:
             lines = (run / "timings.jsonl").read_text().splitlines()
             per_task += [json.loads(line)["call_s"] for line in lines]
     print(f"quick CRMArena, egi/oracle, {len(per_task) // args.repeat} tasks, {args.repeat} repeats")
-    print(
-        f"collection time (s):      median {statistics.median(collect):.3f}  min {min(collect):.3f}  max {max(collect):.3f}"
-    )
-    print(
-        f"whole run wall time (s):  median {statistics.median(walls):.3f}  min {min(walls):.3f}  max {max(walls):.3f}"
-    )
-    q = statistics.quantiles(per_task, n=20)
-    print(
-        f"harness time per task (ms): median {1000 * statistics.median(per_task):.2f}  p95 {1000 * q[-1]:.2f}  max {1000 * max(per_task):.2f}"
-    )
+    def spread(label: str, values: list[float], scale: float = 1.0) -> None:
+        med, lo, hi = (scale * x for x in (statistics.median(values), min(values), max(values)))
+        print(f"{label:28} median {med:.3f}  min {lo:.3f}  max {hi:.3f}")
+
+    spread("collection time (s):", collect)
+    spread("whole run wall time (s):", walls)
+    spread("harness time per task (ms):", per_task, 1000.0)
+    p95 = statistics.quantiles(per_task, n=20)[-1]
+    print(f"{'harness time per task p95:':28} {1000 * p95:.3f} ms")
     print(f"peak memory of a pytest process (MiB): {peak:.1f}")
 
 

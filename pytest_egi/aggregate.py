@@ -131,7 +131,11 @@ def aggregate(
             reasons[name] = f"{name}: {summary.note}"
         summaries[name] = summary
     for name in routing.suites:
-        reasons.setdefault(name, f"{name}: not run in this session (no item collected: the suite is not installed here, or was not selected)")
+        reasons.setdefault(
+            name,
+            f"{name}: not run in this session (no item collected: the suite is not installed "
+            "here, or was not selected)",
+        )
     result = compute_egi(sub_metrics, routing, weights=weights, floors=floors, suite_reasons=reasons)
     ci: dict[str, tuple[float, float] | None] = {}
     if bootstrap_resamples > 0 and scored_by_suite:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
+# C extensions cannot be imported twice in one process; pytester's in-process runs drop
+# modules first imported inside them, so import the ones the suites use up front.
+import bm25s  # noqa: F401, E402
 
 # litellm imports the importlib_metadata backport, which deletes the stdlib PathFinder's
 # find_distributions and appends its own finder to sys.meta_path. pytester restores
@@ -10,11 +12,8 @@ import pytest
 # all (entry-point plugins, pytest-egi included, silently stop loading). Importing the
 # backport here makes its finder part of every snapshot.
 import importlib_metadata  # noqa: F401, E402
-
-# C extensions cannot be imported twice in one process; pytester's in-process runs drop
-# modules first imported inside them, so import the ones the suites use up front.
-import bm25s  # noqa: F401, E402
 import numpy  # noqa: F401, E402
+import pytest
 
 from tests.toy_project import make_toy_project
 

@@ -88,8 +88,11 @@ class ToySuite:
         def submit(code: str):
             return code
         return Toolkit.of(
-            Tool("lookup", "Look up an item", {"type": "object", "properties": {"item": {"type": "integer"}}}, lookup),
-            Tool("submit", "Submit the code", {"type": "object", "properties": {"code": {"type": "string"}}}, submit, kind="submit"),
+            Tool("lookup", "Look up an item",
+                 {"type": "object", "properties": {"item": {"type": "integer"}}}, lookup),
+            Tool("submit", "Submit the code",
+                 {"type": "object", "properties": {"code": {"type": "string"}}}, submit,
+                 kind="submit"),
         )
 
     def score(self, task, trajectory, options, judge=None):

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_egi.records import load_records
-
 from pytest_egi.models.secrets import find_secret_leaks
+from pytest_egi.records import load_records
 from tests.helpers.openai_server import OpenAIServer, Reply, tool_reply
 from tests.models.conftest import PLANTED_KEY, PLANTED_SECRET
 

@@ -15,14 +15,23 @@ CATEGORIES = ("NCR", "HTU", "TCU", "NED", "PVI", "KQA", "TII", "MTA", "BRI")
 def run(pytester: pytest.Pytester, model: str, *extra: str) -> tuple[pytest.RunResult, dict]:
     out = pytester.path / f"reports-{model.replace('/', '_')}-{len(extra)}"
     result = pytester.runpytest(
-        str(ROOT / "suites" / "crmarena"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
-        "--egi-model", model, "--egi-mode", "quick", "--egi-report-dir", str(out),
-        "--egi-bootstrap", "0", *extra,
+        str(ROOT / "suites" / "crmarena"),
+        "--rootdir",
+        str(ROOT),
+        "-p",
+        "no:cacheprovider",
+        "--egi-model",
+        model,
+        "--egi-mode",
+        "quick",
+        "--egi-report-dir",
+        str(out),
+        "--egi-bootstrap",
+        "0",
+        *extra,
     )
     run_dir = next(out.iterdir())
     return result, json.loads((run_dir / "egi.json").read_text())
-
-
 
 
 def test_oracle_quick_run(pytester):
@@ -48,7 +57,9 @@ def test_policies_bracket_every_sub_metric(pytester):
         assert egi["gate"]["breached"] == ([] if code == 0 else ["M5"]), model
         subs[model] = egi["suites"]["crmarena"]["sub_metrics"]
     for c in CATEGORIES:
-        oracle, n2, n5, null = (subs[m][c] for m in ("egi/oracle", "egi/noisy-0.2", "egi/noisy-0.5", "egi/null"))
+        oracle, n2, n5, null = (
+            subs[m][c] for m in ("egi/oracle", "egi/noisy-0.2", "egi/noisy-0.5", "egi/null")
+        )
         assert oracle == 1.0 and null == 0.0, c
         assert oracle >= n2 >= n5 >= null, c
     # strictly between on the whole, and on every category except where six draws at p=0.2
@@ -94,8 +105,14 @@ def test_user_org_export_and_task_file(pytester, tmp_path):
     records = [r for r in generate_tasks(org, seed=7, per_category=1)]
     task_path = tmp_path / "my_tasks.json"
     task_path.write_text(json.dumps(records))
-    result, egi = run(pytester, "egi/oracle", "--egi-opt", f"crmarena.org={org_path}",
-                      "--egi-opt", f"crmarena.tasks={task_path}")
+    result, egi = run(
+        pytester,
+        "egi/oracle",
+        "--egi-opt",
+        f"crmarena.org={org_path}",
+        "--egi-opt",
+        f"crmarena.tasks={task_path}",
+    )
     result.assert_outcomes(passed=9)
     assert egi["suites"]["crmarena"]["sub_metrics"]["overall"] == 1.0
 
@@ -104,8 +121,15 @@ def test_bad_task_file_is_a_usage_error(pytester, tmp_path):
     bad = tmp_path / "tasks.json"
     bad.write_text(json.dumps([{"idx": 1, "task": "case_routing", "query": "q"}]))
     result = pytester.runpytest(
-        str(ROOT / "suites" / "crmarena"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
-        "--egi-model", "egi/oracle", "--egi-opt", f"crmarena.tasks={bad}",
+        str(ROOT / "suites" / "crmarena"),
+        "--rootdir",
+        str(ROOT),
+        "-p",
+        "no:cacheprovider",
+        "--egi-model",
+        "egi/oracle",
+        "--egi-opt",
+        f"crmarena.tasks={bad}",
     )
     assert result.ret == 4
     result.stderr.fnmatch_lines([f"*{bad}*"])
@@ -113,8 +137,15 @@ def test_bad_task_file_is_a_usage_error(pytester, tmp_path):
 
 def test_missing_task_file_names_the_option(pytester):
     result = pytester.runpytest(
-        str(ROOT / "suites" / "crmarena"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
-        "--egi-model", "egi/oracle", "--egi-opt", "crmarena.tasks=/nonexistent.json",
+        str(ROOT / "suites" / "crmarena"),
+        "--rootdir",
+        str(ROOT),
+        "-p",
+        "no:cacheprovider",
+        "--egi-model",
+        "egi/oracle",
+        "--egi-opt",
+        "crmarena.tasks=/nonexistent.json",
     )
     assert result.ret == 4
     result.stderr.fnmatch_lines(
