@@ -18,7 +18,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
+from pytest_egi.models._sqlite import init_wal_database
 
 __all__ = ["CACHE_FORMAT", "ResponseCache", "cache_key"]
 
@@ -89,14 +89,7 @@ class ResponseCache:
         self._local = threading.local()
         self._warned = False
         self.directory.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.path) + ".lock", timeout=60):
-            conn = sqlite3.connect(self.path, timeout=60.0)
-            try:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute(_SCHEMA)
-                conn.commit()
-            finally:
-                conn.close()
+        init_wal_database(self.path, _SCHEMA)
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)

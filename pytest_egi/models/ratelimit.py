@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
+from pytest_egi.models._sqlite import init_wal_database
 
 __all__ = ["RateLimiter", "estimate_tokens"]
 
@@ -73,14 +73,7 @@ class RateLimiter:
         self._local = threading.local()
         if self.path is not None and self.active:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with FileLock(str(self.path) + ".lock", timeout=60):
-                conn = sqlite3.connect(self.path, timeout=60.0)
-                try:
-                    conn.execute("PRAGMA journal_mode=WAL")
-                    conn.execute(_SCHEMA)
-                    conn.commit()
-                finally:
-                    conn.close()
+            init_wal_database(self.path, _SCHEMA)
 
     @property
     def active(self) -> bool:

@@ -284,23 +284,25 @@ class Parser:
                 raise SalesforceError(
                     "MALFORMED_QUERY", "GROUP BY ROLLUP/CUBE is not supported by this local org"
                 )
-            query.group_by.append(self.parse_operand(allow_aggregate=False))
-            while self.at_punct(","):
-                self.advance()
-                query.group_by.append(self.parse_operand(allow_aggregate=False))
+            query.group_by += self.parse_comma_list(lambda: self.parse_operand(allow_aggregate=False))
         if self.accept_keyword("HAVING"):
             query.having = self.parse_condition()
         if self.accept_keyword("ORDER"):
             self.expect_keyword("BY")
-            query.order_by.append(self.parse_order())
-            while self.at_punct(","):
-                self.advance()
-                query.order_by.append(self.parse_order())
+            query.order_by += self.parse_comma_list(self.parse_order)
         if self.accept_keyword("LIMIT"):
             query.limit = self.parse_int()
         if self.accept_keyword("OFFSET"):
             query.offset = self.parse_int()
         return query
+
+    def parse_comma_list(self, parse_item):
+        """One or more items separated by commas, each read by ``parse_item()``."""
+        items = [parse_item()]
+        while self.at_punct(","):
+            self.advance()
+            items.append(parse_item())
+        return items
 
     def parse_int(self) -> int:
         """Parse a non-negative integer (LIMIT/OFFSET)."""

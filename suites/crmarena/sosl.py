@@ -212,18 +212,12 @@ def _parse_returning(parser: Parser) -> _Returning:
     if not parser.at_punct("("):
         return spec
     parser.advance()
-    spec.fields.append(parser.parse_operand(allow_aggregate=False))
-    while parser.at_punct(","):
-        parser.advance()
-        spec.fields.append(parser.parse_operand(allow_aggregate=False))
+    spec.fields += parser.parse_comma_list(lambda: parser.parse_operand(allow_aggregate=False))
     if parser.accept_keyword("WHERE"):
         spec.where = parser.parse_condition()
     if parser.accept_keyword("ORDER"):
         parser.expect_keyword("BY")
-        spec.order_by.append(parser.parse_order())
-        while parser.at_punct(","):
-            parser.advance()
-            spec.order_by.append(parser.parse_order())
+        spec.order_by += parser.parse_comma_list(parser.parse_order)
     if parser.accept_keyword("LIMIT"):
         spec.limit = parser.parse_int()
     if parser.accept_keyword("OFFSET"):
