@@ -217,11 +217,23 @@ def _comparability_notes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     notes = []
     if a["routing"]["sha256"] != b["routing"]["sha256"]:
         notes.append("different routing files: rescore one run with the other's routing")
-    if a["egi"]["covered_weight"] != b["egi"]["covered_weight"]:
+    covered_a = [k for k, v in a["buckets"].items() if v["value"] is not None]
+    covered_b = [k for k, v in b["buckets"].items() if v["value"] is not None]
+    if covered_a != covered_b:
         notes.append(
-            f"different coverage: A covers {a['egi']['covered_weight']:.0%} of the EGI weight, "
-            f"B {b['egi']['covered_weight']:.0%}; the EGI values are not comparable"
+            f"different coverage: A measured {' '.join(covered_a) or 'no bucket'}, B "
+            f"{' '.join(covered_b) or 'no bucket'}; the EGI values are not comparable"
         )
+    weights_a, weights_b = a["routing"]["weights"], b["routing"]["weights"]
+    if weights_a != weights_b:
+        changed = ", ".join(
+            f"{k} {weights_a.get(k)}->{weights_b.get(k)}"
+            for k in weights_a
+            if weights_a.get(k) != weights_b.get(k)
+        )
+        notes.append(f"different bucket weights ({changed}): the EGI differs by weighting alone")
+    if a["routing"]["floors"] != b["routing"]["floors"]:
+        notes.append(f"different floors: A {a['routing']['floors']}, B {b['routing']['floors']}")
     if sorted(a["suites"]) != sorted(b["suites"]):
         notes.append(f"different suites: A ran {sorted(a['suites'])}, B ran {sorted(b['suites'])}")
     for key, label in (("mode", "mode"),):

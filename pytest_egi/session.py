@@ -121,7 +121,7 @@ class EgiSession:
     def _exit_status(self, exitstatus: int) -> int:
         agg = self.aggregate
         assert agg is not None
-        if exitstatus in _KEEP_STATUS:
+        if exitstatus in _KEEP_STATUS and not self.stopped:
             return exitstatus
         breached = agg.result.gate.breached
         if breached:

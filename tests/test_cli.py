@@ -109,3 +109,14 @@ def test_report_fails_loudly_when_a_suite_cannot_be_imported(toy_run, capsys, mo
     (toy_run / "records.jsonl").write_text(records)
     assert main(["report", str(toy_run)]) == 2
     assert "cannot import suite module 'nosuch.toy'" in capsys.readouterr().err
+
+
+def test_compare_after_a_reweighting_rescore_names_the_weights(toy_run, capsys):
+    assert main(["report", "--rescore", str(toy_run), "--egi-weights",
+                 "M1=0.30,M2=0.20,M3=0.16,M4=0.14,M5=0.14,M6=0.06"]) == 0
+    rescored = next(p for p in toy_run.iterdir() if p.name.startswith("rescore-"))
+    capsys.readouterr()
+    assert main(["compare", str(toy_run), str(rescored)]) == 0
+    out = capsys.readouterr().out
+    assert "warning: different bucket weights (M1 0.28->0.3, M2 0.22->0.2)" in out
+    assert "different coverage" not in out

@@ -91,7 +91,7 @@ def test_provider_down_is_an_error_not_a_wrong_answer(toy_project, planted_key):
         # stops early instead of repeating the outage on every remaining item
         assert server.count == 10
     result.assert_outcomes(errors=5)
-    assert result.ret == 2  # interrupted
+    assert result.ret == 1  # early stop: the error rate (100 %) fails the session
     result.stdout.fnmatch_lines(["*egi: stopping, the first 5 items all errored*maintenance window*"])
     records = _records(toy_project)
     assert {r["status"] for r in records} == {"error"}
