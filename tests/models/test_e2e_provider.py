@@ -99,3 +99,21 @@ def test_provider_down_is_an_error_not_a_wrong_answer(toy_project, planted_key):
                for r in records)
     assert PLANTED_KEY not in result.stdout.str()
     assert find_secret_leaks(Path(toy_project.path / "reports"), [PLANTED_KEY]) == []
+
+
+def test_rpm_limit_holds_across_two_xdist_workers(toy_project, planted_key):
+    """Two xdist workers share one --egi-rpm budget: consecutive requests at the server are at
+    least 60/rpm seconds apart whichever worker sent them (burst 1)."""
+    with OpenAIServer(reply_fn=toy_agent) as server:
+        result = toy_project.runpytest_subprocess(
+            "toysuites", "--egi-model", MODEL, "--egi-api-base", server.url, "--egi-bootstrap",
+            "0", "--egi-no-cache", "--egi-rpm", "300", "-n", "2",
+        )
+        result.assert_outcomes(passed=6)
+        times = sorted(r.t for r in server.completions)
+    assert len(times) == 12
+    # the limiter spaces departures 60/300 = 0.2 s apart across both workers; arrivals jitter
+    # (a worker's first call is slower), so check the rate over windows, not single gaps:
+    # 12 requests span at least 11 slots, and no 1-second window holds more than 5 + 1
+    assert times[-1] - times[0] >= 11 * 0.2 * 0.9
+    assert max(sum(1 for t in times if start <= t < start + 1.0) for start in times) <= 6
