@@ -52,7 +52,8 @@ def check_litellm_version(version: str) -> str | None:
     return None
 
 
-def _installed(name: str) -> str | None:
+def installed_version(name: str) -> str | None:
+    """The installed version of distribution ``name``, or None when it is not installed."""
     try:
         return md.version(name)
     except md.PackageNotFoundError:
@@ -166,7 +167,7 @@ def run_doctor(api_base: str | None, suites_dir: Path, *, model: str | None = No
                routing: Path | None = None, cache_dir: Path | None = None,
                env_file: Path | None = None, out: IO[str] | None = None,
                timeout_s: float = 5.0,
-               package_version: Callable[[str], str | None] = _installed) -> int:
+               package_version: Callable[[str], str | None] = installed_version) -> int:
     """Print the readiness checklist; return the process exit status.
 
     Args:

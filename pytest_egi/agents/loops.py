@@ -7,7 +7,6 @@ its prompt, tools or action parser, and (for dialogue) its user simulator.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -300,20 +299,3 @@ def _dialogue_turns(
             traj.termination = "user_stop"
             break
     return user_turns
-
-
-def last_tool_result(messages: list[dict[str, Any]]) -> str | None:
-    """The content of the most recent tool (or observation) message, for reference policies."""
-    for msg in reversed(messages):
-        if msg.get("role") in ("tool", "user") and msg is not messages[0]:
-            return msg.get("content")
-    return None
-
-
-def json_args(call: dict[str, Any]) -> dict[str, Any]:
-    """Parse a tool call's arguments; ``{}`` when they are not a JSON object."""
-    try:
-        value = json.loads((call.get("function") or {}).get("arguments") or "{}")
-    except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}

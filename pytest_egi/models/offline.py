@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Callable
 from typing import Any, Protocol
 
 from pytest_egi.models.base import ModelResponse, Usage, assistant_message
@@ -158,5 +157,3 @@ class NullClient:
         """Return ``NULL_ANSWER`` as plain assistant text."""
         return ModelResponse(message=assistant_message(NULL_ANSWER), usage=Usage(calls=1))
 
-
-PolicyFactory = Callable[[Noise], ReferencePolicy]

@@ -6,21 +6,14 @@ import csv
 import io
 import json
 import platform
-from importlib import metadata
 from typing import Any
 
 from pytest_egi.aggregate import Aggregate
+from pytest_egi.doctor import installed_version
 from pytest_egi.models.usage import summarize_usage
 from pytest_egi.records import RunDir, atomic_write_text, dump_json, record_sort_key, split_timing
 
 __all__ = ["build_egi_json", "write_run"]
-
-
-def _version(dist: str) -> str | None:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def build_egi_json(
@@ -101,10 +94,10 @@ def build_egi_json(
         },
         "versions": {
             "python": platform.python_version(),
-            "pytest": _version("pytest"),
-            "pytest-egi": _version("pytest-egi"),
-            "pytest-xdist": _version("pytest-xdist"),
-            "litellm": _version("litellm"),
+            "pytest": installed_version("pytest"),
+            "pytest-egi": installed_version("pytest-egi"),
+            "pytest-xdist": installed_version("pytest-xdist"),
+            "litellm": installed_version("litellm"),
             "platform": platform.platform(),
             "suites": {name: s.version for name, s in agg.suites.items()},
         },

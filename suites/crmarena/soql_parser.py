@@ -287,14 +287,19 @@ class Parser:
             query.group_by += self.parse_comma_list(lambda: self.parse_operand(allow_aggregate=False))
         if self.accept_keyword("HAVING"):
             query.having = self.parse_condition()
+        self.parse_order_limit_offset(query)
+        return query
+
+    def parse_order_limit_offset(self, target) -> None:
+        """Optional ``ORDER BY ... LIMIT n OFFSET m`` into ``target.order_by/limit/offset``
+        (the tail of a SOQL query and of a SOSL ``RETURNING Obj(...)`` clause)."""
         if self.accept_keyword("ORDER"):
             self.expect_keyword("BY")
-            query.order_by += self.parse_comma_list(self.parse_order)
+            target.order_by += self.parse_comma_list(self.parse_order)
         if self.accept_keyword("LIMIT"):
-            query.limit = self.parse_int()
+            target.limit = self.parse_int()
         if self.accept_keyword("OFFSET"):
-            query.offset = self.parse_int()
-        return query
+            target.offset = self.parse_int()
 
     def parse_comma_list(self, parse_item):
         """One or more items separated by commas, each read by ``parse_item()``."""

@@ -215,13 +215,7 @@ def _parse_returning(parser: Parser) -> _Returning:
     spec.fields += parser.parse_comma_list(lambda: parser.parse_operand(allow_aggregate=False))
     if parser.accept_keyword("WHERE"):
         spec.where = parser.parse_condition()
-    if parser.accept_keyword("ORDER"):
-        parser.expect_keyword("BY")
-        spec.order_by += parser.parse_comma_list(parser.parse_order)
-    if parser.accept_keyword("LIMIT"):
-        spec.limit = parser.parse_int()
-    if parser.accept_keyword("OFFSET"):
-        spec.offset = parser.parse_int()
+    parser.parse_order_limit_offset(spec)
     parser.expect_punct(")")
     return spec
 
