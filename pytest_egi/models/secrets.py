@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,8 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
-def redact(text: str, environ: Mapping[str, str] | None = None) -> str:
+def redact(text: str, environ: Mapping[str, str] | None = None, *,
+           values: Sequence[str] | None = None) -> str:
     """Replace every secret in ``text`` with ``***``.
 
     Secrets are: the values of secret-named environment variables (see
@@ -93,13 +94,15 @@ def redact(text: str, environ: Mapping[str, str] | None = None) -> str:
     Args:
         text: any text (an error message, a serialized record, a report page).
         environ: the environment to take secret values from (default ``os.environ``).
+        values: the secret values, already taken from the environment with
+            :func:`secret_values` (skips that scan; for callers redacting many strings).
 
     Returns:
         ``text`` with secrets replaced; unchanged when it holds none.
     """
     if not text:
         return text
-    for value in secret_values(environ):
+    for value in values if values is not None else secret_values(environ):
         if value in text:
             text = text.replace(value, REDACTED)
     text = _KEY_SHAPES.sub(REDACTED, text)
@@ -112,14 +115,20 @@ def redact_obj(obj: Any, environ: Mapping[str, str] | None = None) -> Any:
     """:func:`redact` applied to every string (values and keys) in a JSON-like structure.
 
     Returns a new structure (dicts, lists and tuples are copied; other values kept as is).
+    The environment is scanned once per call, not once per string.
     """
-    if isinstance(obj, str):
-        return redact(obj, environ)
-    if isinstance(obj, dict):
-        return {redact_obj(k, environ): redact_obj(v, environ) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(redact_obj(v, environ) for v in obj)
-    return obj
+    values = secret_values(environ)
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, str):
+            return redact(node, values=values)
+        if isinstance(node, dict):
+            return {walk(k): walk(v) for k, v in node.items()}
+        if isinstance(node, (list, tuple)):
+            return type(node)(walk(v) for v in node)
+        return node
+
+    return walk(obj)
 
 
 _ENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
