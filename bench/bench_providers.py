@@ -18,10 +18,12 @@ What it measures (figures are printed, nothing is asserted):
    ProviderError, never a wrong answer) and answers and token counts must equal the clean run's.
 3. Cache. The clean run again over a warm cache: requests reaching the server (expected 0).
 4. Rate limit. 16 workers under ``--egi-rpm``-style limit: achieved requests per minute.
-5. With ``--pytest K``: the real plugin, ``pytest suites -k K --egi-model openai/test-model
-   --egi-api-base <server> --egi-no-cache -n N`` for each concurrency N: calls counted by the
-   server, ideal = calls x latency / N (so pytest, xdist start-up, LiteLLM import per worker
-   and the suites' own work are all in the measured time).
+5. With ``--pytest K`` (``all``: the whole quick profile): the real plugin, ``pytest suites
+   [-k K] --egi-model openai/test-model --egi-api-base <server> --egi-no-cache -n N
+   --egi-gateway G`` for each concurrency N and each ``--gateway`` value G: calls counted by
+   the server, ideal = calls x latency / N (so pytest and xdist start-up, collection, the
+   gateway or each worker's LiteLLM import, and the suites' own work are all in the
+   measured time).
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from pytest_egi.models import ProviderError, make_client  # noqa: E402
-from pytest_egi.models.litellm_client import import_litellm  # noqa: E402
 from pytest_egi.models.settings import ProviderSettings  # noqa: E402
+from pytest_egi.models.transport import import_litellm  # noqa: E402
 
 MODEL = "openai/test-model"
 TOOLS = [
@@ -161,12 +163,15 @@ def run(settings: ProviderSettings, all_jobs: list, concurrency: int, mode: str)
             "wait_s": sum(s[3] for s in stamps), "cached": sum(s[4] for s in stamps)}
 
 
-def pytest_run(url: str, k: str, n: int, report_dir: Path) -> tuple[float, int, int]:
+def pytest_run(url: str, k: str, n: int, report_dir: Path,
+               gateway: str = "auto") -> tuple[float, int, int]:
     """One real ``pytest suites`` run; returns (wall seconds, calls served, exit status)."""
     before = server_stats(url)["completions"]
-    cmd = [sys.executable, "-m", "pytest", "suites", "-k", k, "-q", "-p", "no:cacheprovider",
+    cmd = [sys.executable, "-m", "pytest", "suites", "-q", "-p", "no:cacheprovider",
            "--egi-model", MODEL, "--egi-api-base", url, "--egi-no-cache",
-           "--egi-report-dir", str(report_dir), "--egi-bootstrap", "0"]
+           "--egi-report-dir", str(report_dir), "--egi-bootstrap", "0", "--egi-gateway", gateway]
+    if k:
+        cmd += ["-k", k]
     if n > 1:
         cmd += ["-n", str(n)]
     start = time.perf_counter()
@@ -184,7 +189,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--error-rate", type=float, default=0.1)
     ap.add_argument("--rpm", type=int, default=960, help="limit for the rate-limit figure")
     ap.add_argument("--pytest", metavar="K", default=None,
-                    help="also time real pytest runs of `suites -k K` (e.g. crmarena)")
+                    help="also time real pytest runs of `suites -k K` (e.g. crmarena; 'all' "
+                         "for the whole quick profile)")
+    ap.add_argument("--gateway", default="auto",
+                    help="--egi-gateway values to compare in the pytest runs, e.g. auto,off")
     ap.add_argument("--only-pytest", action="store_true", help="skip figures 1-4")
     ap.add_argument("--repeat", type=int, default=3,
                     help="throughput runs per cell; the best (least disturbed) is shown")
@@ -201,15 +209,18 @@ def main(argv: list[str] | None = None) -> None:
           f"LiteLLM client (retry + limiter + usage; cache off), best of {args.repeat}")
 
     if args.pytest:
+        k = "" if args.pytest == "all" else args.pytest
         proc, url = start_server(args.latency)
         try:
-            print(f"\n5. real pytest runs: suites -k {args.pytest!r}, echo server (every task runs"
-                  f" to its turn limit)\n   {'n':>4}{'calls':>7}{'ideal s':>10}{'measured s':>12}"
-                  f"{'ratio':>8}")
-            for n in levels:
-                wall, calls, _ = pytest_run(url, args.pytest, n, tmp / "reports")
-                ideal = calls * args.latency / n
-                print(f"   {n:>4}{calls:>7}{ideal:>10.2f}{wall:>12.2f}{ideal / wall:>8.2f}")
+            print(f"\n5. real pytest runs: suites{f' -k {k!r}' if k else ''} (quick profile), echo"
+                  f" server (every task runs to its turn limit)\n   {'gateway':<9}{'n':>4}"
+                  f"{'calls':>7}{'ideal s':>10}{'measured s':>12}{'ratio':>8}")
+            for gateway in args.gateway.split(","):
+                for n in levels:
+                    wall, calls, _ = pytest_run(url, k, n, tmp / "reports", gateway)
+                    ideal = calls * args.latency / n
+                    print(f"   {gateway:<9}{n:>4}{calls:>7}{ideal:>10.2f}{wall:>12.2f}"
+                          f"{ideal / wall:>8.2f}")
         finally:
             proc.terminate()
             proc.wait()

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import functools
 import re
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,8 @@ from pytest_egi.models import ProviderError, make_client, parse_offline_model
 from pytest_egi.models.secrets import redact
 from pytest_egi.recorder import EgiRecorder, base_record, render, store_record, write_raw
 from pytest_egi.records import make_run_id
+from pytest_egi.shared import build_once
+from pytest_egi.shared import configure as configure_shared
 from pytest_egi.state import CASE_KEY, CLIENT_KEY, RECORD_KEY, SESSION_KEY, SETTINGS_KEY, Case, RunSettings
 from pytest_egi.suite import load_suite
 
@@ -255,8 +259,43 @@ def pytest_configure(config: pytest.Config) -> None:
         session = EgiSession(settings, config)
         config.stash[SESSION_KEY] = session
         config.pluginmanager.register(session, "egi-session")
+        _start_gateway(config, settings)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(), "egi-xdist")
+    # one-time builds (load_tasks, suite worlds) are shared through the controller's
+    # directory on a worker, and not at all otherwise; the previous setting is restored at
+    # unconfigure, so an in-process nested session never uses the outer session's directory
+    workerinput = getattr(config, "workerinput", None)
+    shared = workerinput.get("egi_shared_dir") if workerinput else None
+    config.stash[_SHARED_PREVIOUS_KEY] = configure_shared(shared)
+
+
+_SHARED_DIR_KEY = pytest.StashKey[str]()
+_SHARED_PREVIOUS_KEY = pytest.StashKey[Any]()
+
+
+_GATEWAY_KEY = pytest.StashKey[Any]()
+
+
+def _start_gateway(config: pytest.Config, settings: RunSettings) -> None:
+    """On an xdist controller whose run calls LiteLLM, start the model gateway that the
+    workers will share (``--egi-gateway auto``); its socket reaches them in ``workerinput``."""
+    if getattr(config.option, "egi_gateway", "off") != "auto":
+        return
+    if not getattr(config.option, "numprocesses", None) or getattr(config.option, "dist", "no") == "no":
+        return
+    provider = settings.provider
+    models = [m for m in (settings.model, getattr(provider, "judge_model", None),
+                          getattr(provider, "simulator_model", None))
+              if m and parse_offline_model(m) is None]
+    if not models:
+        return
+    from pytest_egi.models.gateway import start_gateway
+
+    try:
+        config.stash[_GATEWAY_KEY] = start_gateway()
+    except RuntimeError as exc:
+        raise pytest.UsageError(f"--egi-gateway auto: {exc}; rerun with --egi-gateway off") from None
 
 
 def _check_reachable(flag: str, url: str, timeout_s: float = 3.0) -> None:
@@ -284,14 +323,31 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if session is not None:
         del config.stash[SESSION_KEY]
         config.pluginmanager.unregister(session)
+    if _SHARED_PREVIOUS_KEY in config.stash:
+        configure_shared(config.stash[_SHARED_PREVIOUS_KEY])
+    shared = config.stash.get(_SHARED_DIR_KEY, None)
+    if shared is not None:  # the controller's per-session build directory (see shared.py)
+        del config.stash[_SHARED_DIR_KEY]
+        shutil.rmtree(shared, ignore_errors=True)
+    gateway = config.stash.get(_GATEWAY_KEY, None)
+    if gateway is not None:
+        del config.stash[_GATEWAY_KEY]
+        gateway.stop()
 
 
 class _XdistHooks:
-    """Hand the controller's run id to every worker, so all write into one run directory."""
+    """Hand every worker the controller's run id (so all write into one run directory) and
+    the model gateway's socket, when there is one."""
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["egi_run_id"] = node.config.stash[SETTINGS_KEY].run_id
+        if _SHARED_DIR_KEY not in node.config.stash:  # once per session, for all workers
+            node.config.stash[_SHARED_DIR_KEY] = tempfile.mkdtemp(prefix="egi-shared-")
+        node.workerinput["egi_shared_dir"] = node.config.stash[_SHARED_DIR_KEY]
+        gateway = node.config.stash.get(_GATEWAY_KEY, None)
+        if gateway is not None:
+            node.workerinput["egi_gateway"] = gateway.socket_path
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
@@ -358,7 +414,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                 suite.options_model, suite.name, settings.suite_options.get(suite.name, {})
             )
         options = settings.validated_options[suite.name]
-        tasks = suite.load_tasks(profile, options)
+        key = {"suite": suite.name, "version": getattr(suite, "version", None),
+               "package": package, "profile": profile, "options": options}  # fmt: skip
+        # one worker builds, the others unpickle (pytest_egi/shared.py)
+        tasks = build_once(f"tasks-{suite.name}", key, lambda: suite.load_tasks(profile, options))
     except (pytest.UsageError, ValueError, OSError) as exc:
         # bad suite options or bad user data: a usage error (exit 4), raised once collection
         # is over so pytest reports it cleanly (an xdist worker reports a collection error)

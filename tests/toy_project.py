@@ -3,7 +3,9 @@
 The toy suite has tasks "what is the code of item k?"; the agent must call ``lookup`` and then
 ``submit`` the code. Categories ``alpha`` and ``beta``; sub-metrics ``acc`` (mean success,
 0-1), ``acc_alpha``, ``acc_beta``, and ``abstain`` (0-1) for a safety route. The package is
-named ``toysuites`` so it never collides with the repository's own ``suites`` package.
+named ``toysuites`` so it never collides with the repository's own ``suites`` package. With
+the environment variable ``TOY_LOAD_LOG`` set, ``load_tasks`` appends ``<pid> <shared dir>``
+to that file on each call.
 """
 
 ROUTING = """\
@@ -34,6 +36,7 @@ modes:
 
 SUITE_INIT = """
 import json
+import os
 from pydantic import BaseModel
 from pytest_egi.agents.tools import Tool, Toolkit
 from pytest_egi.agents.loops import run_tool_loop
@@ -58,6 +61,10 @@ class ToySuite:
     options_model = Options
 
     def load_tasks(self, profile, options):
+        if os.environ.get("TOY_LOAD_LOG"):  # one line per call: pid and shared build directory
+            from pytest_egi.shared import shared_dir
+            with open(os.environ["TOY_LOAD_LOG"], "a") as fh:
+                fh.write(f"{os.getpid()} {shared_dir()}\\n")
         tasks = []
         for cat in profile.categories or self.categories:
             n = profile.per_category or 5

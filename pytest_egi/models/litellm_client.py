@@ -8,6 +8,10 @@ One :class:`LiteLLMClient` per model identity and process holds the shared machi
 each trial a light :class:`TrialClient` that carries the trial index into the cache key and
 keeps that trial's per-call log (latencies, tokens, retries) for the record.
 
+Each attempt goes through a :mod:`~pytest_egi.models.transport`: LiteLLM in this process, or,
+on xdist workers, the session's gateway process (``ProviderSettings.gateway``), which holds
+the only LiteLLM import. Everything else here runs in the worker either way.
+
 Failure handling (DESIGN §3.4): rate limits, 5xx, timeouts and dropped connections are
 retried with backoff (honouring ``Retry-After``); when retries run out, or the failure is not
 retryable (auth, bad request), a :class:`~pytest_egi.models.base.ProviderError` carries the
@@ -19,55 +23,27 @@ A malformed answer is the model's own: empty ``choices`` becomes an assistant me
 from __future__ import annotations
 
 import functools
-import os
 import random
-import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_egi.models.base import ModelResponse, ProviderError, Usage, assistant_message
+from pytest_egi.models.base import ModelResponse, ProviderError, Usage
 from pytest_egi.models.cache import ResponseCache, cache_key
 from pytest_egi.models.ratelimit import RateLimiter, estimate_tokens
-from pytest_egi.models.retry import RetryPolicy, classify
+from pytest_egi.models.retry import RetryPolicy
 from pytest_egi.models.secrets import redact
 from pytest_egi.models.settings import ProviderSettings, load_price_file
+from pytest_egi.models.transport import (
+    Attempt,
+    GatewayTransport,
+    InProcessTransport,
+    Transport,
+    import_litellm,
+)
 
 __all__ = ["CallInfo", "LiteLLMClient", "TrialClient", "import_litellm"]
-
-_IMPORT_LOCK = threading.Lock()
-_WARMED = False
-
-
-def import_litellm() -> Any:
-    """Import litellm with the local cost map (no network at import), quietly, and warm it.
-
-    LiteLLM imports a further ~0.7 s of modules on its first completion; one offline
-    ``mock_response`` call here pays that once per process, before any call is timed, so the
-    first real call's latency is not inflated (and forked workers inherit a warm module).
-
-    Raises:
-        ProviderError: litellm is not installed.
-    """
-    global _WARMED
-    with _IMPORT_LOCK:
-        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-        try:
-            import litellm
-        except ImportError as exc:  # pragma: no cover - litellm is a dependency
-            raise ProviderError(f"litellm is not installed ({exc}); pip install pytest-egi") from None
-        litellm.telemetry = False
-        litellm.suppress_debug_info = True
-        if not _WARMED:
-            _WARMED = True
-            try:
-                litellm.completion(
-                    model="openai/egi-warm-up", messages=[{"role": "user", "content": "."}],
-                    mock_response=".", api_key="offline", max_retries=0)
-            except Exception:  # noqa: BLE001 - warming is an optimisation only
-                pass
-    return litellm
 
 
 @functools.lru_cache(maxsize=8)
@@ -109,24 +85,6 @@ class CallInfo:
                      latency_s=self.latency_s, cached_calls=int(self.cached))
 
 
-def _to_message(response: Any) -> dict[str, Any]:
-    choices = getattr(response, "choices", None) or []
-    msg = getattr(choices[0], "message", None) if choices else None
-    if msg is None:
-        return assistant_message(None)
-    tool_calls = []
-    for i, tc in enumerate(getattr(msg, "tool_calls", None) or []):
-        fn = getattr(tc, "function", None)
-        tool_calls.append({
-            "id": getattr(tc, "id", None) or f"call_{i}",
-            "type": "function",
-            "function": {"name": getattr(fn, "name", None) or "",
-                         "arguments": getattr(fn, "arguments", None) or ""},
-        })
-    content = getattr(msg, "content", None)
-    return assistant_message(content if content is None else str(content), tool_calls or None)
-
-
 class LiteLLMClient:
     """Calls any LiteLLM model string (``gpt-4o-mini``, ``hosted_vllm/...``, ``ollama/...``).
 
@@ -155,8 +113,10 @@ class LiteLLMClient:
         self.limiter = RateLimiter(f"{model}|{self.api_base or ''}", rpm=s.rpm, tpm=s.tpm,
                                    state_dir=s.state_dir)
         self.prices = _prices(str(s.price_file)) if s.price_file is not None else {}
+        self.transport: Transport = (GatewayTransport(s.gateway, self.timeout_s) if s.gateway
+                                     else InProcessTransport())
         self._rng = random.Random()
-        self._unpriced = False
+        self._warm = False
         self._default = TrialClient(self, 0, "")
 
     # -- the ModelClient protocol (trial 0) for callers that do not bind a trial
@@ -199,12 +159,11 @@ class LiteLLMClient:
                     completion_tokens=int(hit.get("completion_tokens", 0)),
                     uncached_cost_usd=float(hit.get("cost_usd", 0.0)),
                     cached=True, priced=bool(hit.get("priced", True)))
-        response, info = self._call_with_retries(messages, tools, params)
-        message = _to_message(response)
-        usage_obj = getattr(response, "usage", None)
-        info.prompt_tokens = int(getattr(usage_obj, "prompt_tokens", 0) or 0)
-        info.completion_tokens = int(getattr(usage_obj, "completion_tokens", 0) or 0)
-        info.cost_usd, info.priced = self._cost(info.prompt_tokens, info.completion_tokens)
+        attempt, info = self._call_with_retries(messages, tools, params)
+        message = attempt.message
+        info.prompt_tokens = attempt.prompt_tokens
+        info.completion_tokens = attempt.completion_tokens
+        info.cost_usd, info.priced = self._cost(attempt)
         info.uncached_cost_usd = info.cost_usd
         if self.cache is not None and key is not None:
             self.cache.put(key, {"message": message, "prompt_tokens": info.prompt_tokens,
@@ -215,8 +174,7 @@ class LiteLLMClient:
 
     def _call_with_retries(self, messages: list[dict[str, Any]],
                            tools: list[dict[str, Any]] | None,
-                           params: dict[str, Any]) -> tuple[Any, CallInfo]:
-        litellm = import_litellm()
+                           params: dict[str, Any]) -> tuple[Attempt, CallInfo]:
         kwargs: dict[str, Any] = {"model": self.name, "messages": messages,
                                   "timeout": self.timeout_s, "max_retries": 0,
                                   "num_retries": 0}
@@ -227,35 +185,31 @@ class LiteLLMClient:
         kwargs.update(params)
         info = CallInfo()
         estimate = estimate_tokens(messages, tools, params) if self.limiter.tpm else 0
-        attempt = 0
+        if not self._warm:  # LiteLLM's import is no part of the first call's latency
+            self.transport.warm()
+            self._warm = True
+        retry = 0
         while True:
             info.wait_s += self.limiter.acquire(estimate)
             start = time.perf_counter()
-            try:
-                response = litellm.completion(**kwargs)
-            except Exception as exc:  # litellm maps provider errors to its own types
-                # keep only a redacted text: the exception object (whose message may hold a
-                # key) must not outlive this block, where a traceback would show it
-                failure = classify(exc)
-                error_text = redact(f"{type(exc).__name__}: {exc}")
-            else:
+            attempt = self.transport.attempt(kwargs)
+            failure = attempt.failure
+            if failure is None:
                 info.latency_s = time.perf_counter() - start
                 if self.limiter.tpm:
-                    usage_obj = getattr(response, "usage", None)
-                    actual = int(getattr(usage_obj, "total_tokens", 0) or 0) or estimate
-                    self.limiter.settle(estimate, actual)
-                return response, info
+                    self.limiter.settle(estimate, attempt.total_tokens or estimate)
+                return attempt, info
             if self.limiter.tpm:
                 self.limiter.settle(estimate, 0)
-            if not failure.retryable or attempt >= self.policy.max_retries:
-                raise self._give_up(error_text, failure.kind, failure.status, attempt + 1)
-            delay = self.policy.delay(attempt, failure, self._rng)
+            if not failure.retryable or retry >= self.policy.max_retries:
+                raise self._give_up(attempt.error_text, failure.kind, failure.status, retry + 1)
+            delay = self.policy.delay(retry, failure, self._rng)
             if failure.kind == "rate_limit":
                 self.limiter.pause(delay)
             time.sleep(delay)
             info.wait_s += delay
             info.retries += 1
-            attempt += 1
+            retry += 1
 
     def _give_up(self, text: str, kind: str, status: int | None, attempts: int) -> ProviderError:
         """The ProviderError for a call that failed for good (``text`` already redacted)."""
@@ -266,23 +220,17 @@ class LiteLLMClient:
             f"{'s' if attempts != 1 else ''}: {text}"
         )
 
-    def _cost(self, prompt_tokens: int, completion_tokens: int) -> tuple[float, bool]:
-        """USD for one call: the user price file first, then LiteLLM's local price map."""
+    def _cost(self, attempt: Attempt) -> tuple[float, bool]:
+        """(USD, priced) for one answer: the user price file first, then LiteLLM's local
+        price map (looked up where the call ran: here or in the gateway)."""
         bare = self.name.split("/", 1)[1] if "/" in self.name else self.name
         price = self.prices.get(self.name) or self.prices.get(bare)
         if price is not None:
-            return (prompt_tokens * price["input_cost_per_token"]
-                    + completion_tokens * price["output_cost_per_token"]), True
-        if self._unpriced:
+            return (attempt.prompt_tokens * price["input_cost_per_token"]
+                    + attempt.completion_tokens * price["output_cost_per_token"]), True
+        if attempt.litellm_cost_usd is None:
             return 0.0, False
-        litellm = import_litellm()
-        try:
-            cost_in, cost_out = litellm.cost_per_token(
-                model=self.name, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
-        except Exception:  # not in the price map: remember, the lookup is not free
-            self._unpriced = True
-            return 0.0, False
-        return float(cost_in) + float(cost_out), True
+        return attempt.litellm_cost_usd, True
 
 
 class TrialClient:

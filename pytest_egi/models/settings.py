@@ -58,6 +58,8 @@ class ProviderSettings(BaseModel):
         judge_api_base: base URL for the judge (None: the provider's default).
         simulator_model: LiteLLM model string of the user simulator, or None for rules.
         simulator_api_base: base URL for the simulator (None: the provider's default).
+        gateway: Unix socket of the session's model gateway (set on xdist workers when
+            ``--egi-gateway`` is ``auto``); None calls LiteLLM in this process.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -79,6 +81,7 @@ class ProviderSettings(BaseModel):
     judge_api_base: str | None = None
     simulator_model: str | None = None
     simulator_api_base: str | None = None
+    gateway: str | None = None
 
     @model_validator(mode="after")
     def _backoff(self) -> ProviderSettings:
@@ -182,7 +185,8 @@ def add_provider_options(group: Any, parser: Any) -> None:
     Registers ``--egi-cache DIR``, ``--egi-no-cache``, ``--egi-rpm N``, ``--egi-tpm N``,
     ``--egi-timeout S``, ``--egi-max-retries N``, ``--egi-price-file PATH``,
     ``--egi-judge-model M``, ``--egi-judge-api-base URL``, ``--egi-simulator-model M``,
-    ``--egi-simulator-api-base URL`` and ``--egi-env-file PATH``; ``dest`` is the flag with
+    ``--egi-simulator-api-base URL``, ``--egi-env-file PATH`` and ``--egi-gateway
+    {auto,off}``; ``dest`` is the flag with
     ``egi_`` and underscores (``egi_rpm``). Not ``--egi-model`` / ``--egi-api-base``.
 
     Args:
@@ -225,6 +229,9 @@ def add_provider_options(group: Any, parser: Any) -> None:
     group.addoption("--egi-env-file", dest="egi_env_file", metavar="PATH", default=None,
                     type=_text("--egi-env-file", "a file path"),
                     help="load provider keys from this .env file (default <rootdir>/.env if present)")
+    group.addoption("--egi-gateway", dest="egi_gateway", choices=("auto", "off"), default="auto",
+                    help="auto (default): with xdist workers, one gateway process makes every "
+                         "LiteLLM call; off: each worker imports LiteLLM and calls itself")
 
 
 def load_price_file(path: Path) -> dict[str, dict[str, float]]:
@@ -322,6 +329,7 @@ def settings_from_config(config: Any, *, load_env: bool = True) -> ProviderSetti
         "judge_api_base": opt("egi_judge_api_base", None),
         "simulator_model": model("egi_simulator_model"),
         "simulator_api_base": opt("egi_simulator_api_base", None),
+        "gateway": (getattr(config, "workerinput", None) or {}).get("egi_gateway"),
     }
     if opt("egi_timeout", None) is not None:
         values["timeout_s"] = opt("egi_timeout")

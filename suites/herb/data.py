@@ -19,6 +19,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
+from pytest_egi.shared import build_once
+
 __all__ = [
     "ANSWER_TYPES",
     "ProductFile",
@@ -26,6 +28,7 @@ __all__ = [
     "dump_world",
     "get_world",
     "load_corpus",
+    "suite_version",
     "world_spec",
 ]
 
@@ -351,9 +354,14 @@ def world_spec(seed: int, options: Any) -> dict[str, Any]:
     return {"seed": int(seed), "products": int(getattr(options, "products", 30))}
 
 
-@functools.lru_cache(maxsize=8)
-def _cached_world(key: str) -> World:
-    spec = json.loads(key)
+def suite_version() -> str:
+    """``HerbSuite.version``: part of every shared-build key (see :func:`get_world`)."""
+    from suites.herb import HerbSuite  # the package imports this module: look it up at call time
+
+    return HerbSuite.version
+
+
+def _build_world(spec: dict[str, Any]) -> World:
     if "corpus" in spec:
         return load_corpus(spec["corpus"])
     from suites.herb.generator import generate_world
@@ -361,6 +369,19 @@ def _cached_world(key: str) -> World:
     return generate_world(seed=spec["seed"], products=spec["products"])
 
 
+@functools.lru_cache(maxsize=8)
+def _cached_world(key: str) -> World:
+    spec = json.loads(key)
+    return build_once("herb-world", {"spec": spec, "version": suite_version()}, lambda: _build_world(spec))
+
+
 def get_world(spec: dict[str, Any]) -> World:
-    """The world for ``spec`` (see :func:`world_spec`), built once per process and cached."""
+    """The world for ``spec`` (see :func:`world_spec`), built once per process and cached.
+
+    Under pytest-xdist one worker per session builds it and the others unpickle it
+    (:func:`pytest_egi.shared.build_once`, keyed by ``spec`` and the suite version).
+
+    Raises:
+        ValueError: a bad corpus (see :func:`load_corpus`).
+    """
     return _cached_world(json.dumps(spec, sort_keys=True))

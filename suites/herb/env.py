@@ -30,7 +30,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from pytest_egi.agents.tools import Tool, ToolError, Toolkit
-from suites.herb.data import World, get_world
+from pytest_egi.shared import build_once
+from suites.herb.data import World, get_world, suite_version
 
 __all__ = [
     "DenseEncoder",
@@ -461,11 +462,23 @@ def make_submission(answer: Any, entities: Any = None, answerable: Any = True) -
 
 @functools.lru_cache(maxsize=8)
 def _cached_env(world_key: str, retriever: str, dense: str | None, index_links: bool) -> HerbEnv:
-    return HerbEnv(get_world(json.loads(world_key)), retriever=retriever, dense_encoder=dense,
-                   index_links=index_links)  # fmt: skip
+    def build() -> HerbEnv:
+        return HerbEnv(get_world(json.loads(world_key)), retriever=retriever, dense_encoder=dense,
+                       index_links=index_links)  # fmt: skip
+
+    if dense is not None:  # a plug-in encoder may not pickle (or may hold a model): not shared
+        return build()
+    key = {"world": json.loads(world_key), "retriever": retriever, "index_links": index_links,
+           "version": suite_version()}  # fmt: skip
+    return build_once("herb-env", key, build)
 
 
 def get_env(spec: dict[str, Any], options: Any) -> HerbEnv:
-    """The environment for world ``spec`` under ``options``, built once per process."""
+    """The environment for world ``spec`` under ``options``, built once per process.
+
+    Under pytest-xdist one worker per session builds it (index and look-up tables) and the
+    others unpickle it (:func:`pytest_egi.shared.build_once`), unless ``dense_encoder`` names
+    a plug-in: then each process builds its own.
+    """
     return _cached_env(json.dumps(spec, sort_keys=True), options.retriever,
                        options.dense_encoder, options.index_links)  # fmt: skip

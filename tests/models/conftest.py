@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,17 @@ PLANTED_SECRET = "plainsecretvalue4242"
 MODEL = "openai/test-model"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _litellm_imported() -> None:
+    """Import LiteLLM once, before any test times a call (its ~3 s import is no latency).
+
+    Also keeps pytester's in-process runs safe: they drop every module first imported during
+    the run, which would leave LiteLLM half-unloaded for the next run."""
+    from pytest_egi.models.transport import import_litellm
+
+    import_litellm()
+
+
 @pytest.fixture
 def planted_key(monkeypatch: pytest.MonkeyPatch) -> str:
     """Set ``OPENAI_API_KEY`` (and a shapeless ``EGI_TEST_SECRET``) for the test."""
@@ -34,9 +47,37 @@ def server(planted_key: str) -> Iterator[OpenAIServer]:
         yield srv
 
 
+@pytest.fixture(params=["in_process", "gateway"])
+def transport(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    """Each client test runs twice: LiteLLM in this process, and through a model gateway
+    (served by a thread of this process, so it sees the test's environment); yields the
+    gateway socket path or None."""
+    if request.param == "in_process":
+        yield None
+        return
+    import tempfile
+
+    from pytest_egi.models.gateway import make_server
+
+    directory = tempfile.mkdtemp(prefix="egi-gw-test-")  # short: Unix socket paths are limited
+    path = str(Path(directory) / "gw.sock")
+    gateway = make_server(path)
+    thread = threading.Thread(target=gateway.serve_forever, kwargs={"poll_interval": 0.05},
+                              daemon=True)
+    thread.start()
+    try:
+        yield path
+    finally:
+        gateway.shutdown()
+        gateway.server_close()
+        thread.join(5)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 @pytest.fixture
-def make_settings(tmp_path: Path) -> Callable[..., ProviderSettings]:
-    """``make_settings(server, **overrides)``: settings with fast backoff and a tmp cache."""
+def make_settings(tmp_path: Path, transport: str | None) -> Callable[..., ProviderSettings]:
+    """``make_settings(server, **overrides)``: settings with fast backoff and a tmp cache,
+    over the transport of the ``transport`` parameter."""
 
     def make(srv: OpenAIServer | None = None, **overrides: Any) -> ProviderSettings:
         values: dict[str, Any] = {
@@ -47,6 +88,7 @@ def make_settings(tmp_path: Path) -> Callable[..., ProviderSettings]:
             "backoff_max_s": 0.05,
             "cache_dir": tmp_path / "cache",
             "state_dir": tmp_path / "state",
+            "gateway": transport,
         }
         values.update(overrides)
         return ProviderSettings(**values)

@@ -20,15 +20,6 @@ from tests.models.conftest import PLANTED_KEY, PLANTED_SECRET
 MODEL = "openai/test-model"
 
 
-@pytest.fixture(autouse=True)
-def _litellm_imported_outside_pytester():
-    """Import LiteLLM in this process first: pytester's in-process runs drop every module
-    first imported during the run, which would leave LiteLLM half-unloaded for the next run."""
-    from pytest_egi.models.litellm_client import import_litellm
-
-    import_litellm()
-
-
 def toy_agent(request: dict) -> Reply:
     """Look the item up, then submit the code the tool returned."""
     last = request["messages"][-1]
