@@ -11,7 +11,8 @@ What it measures (figures are printed, nothing is asserted):
    (``make_client``: retry, rate limiter, usage; cache off) against the server in its own
    process with ``--latency`` seconds per answer, at concurrency 1, 4 and 16. Workers are
    processes forked after LiteLLM is imported (what pytest-xdist workers are, minus pytest)
-   and, for comparison, threads in one process. Ideal = calls x latency / concurrency;
+   and, for comparison, the same processes sending every attempt to one gateway process
+   (what ``-n N`` does by default) and threads in one process. Ideal = calls x latency / concurrency;
    the ratio ideal / measured is the efficiency (1.0 = no overhead).
 2. Faults. The same calls at concurrency 16 while the server answers ``--error-rate`` of
    requests with 429 (``Retry-After``) or 500: every call must complete (or be a
@@ -45,6 +46,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from pytest_egi.models import ProviderError, make_client  # noqa: E402
+from pytest_egi.models.gateway import start_gateway  # noqa: E402
 from pytest_egi.models.settings import ProviderSettings  # noqa: E402
 from pytest_egi.models.transport import import_litellm  # noqa: E402
 
@@ -164,9 +166,16 @@ def run(settings: ProviderSettings, all_jobs: list, concurrency: int, mode: str)
 
 
 def pytest_run(url: str, k: str, n: int, report_dir: Path,
-               gateway: str = "auto") -> tuple[float, int, int]:
-    """One real ``pytest suites`` run; returns (wall seconds, calls served, exit status)."""
-    before = server_stats(url)["completions"]
+               gateway: str = "auto") -> dict[str, float]:
+    """One real ``pytest suites`` run against a freshly reset server.
+
+    Returns:
+        ``{"wall_s", "calls", "startup_s", "steady_s", "exit"}``: wall seconds of the whole
+        command; completions served; seconds from the command's start to the first request
+        (interpreters, imports, collection, gateway start); seconds from the first request
+        to the last answer (last arrival + latency, the server's fixed delay).
+    """
+    urllib.request.urlopen(url.removesuffix("/v1") + "/reset", data=b"", timeout=5).close()
     cmd = [sys.executable, "-m", "pytest", "suites", "-q", "-p", "no:cacheprovider",
            "--egi-model", MODEL, "--egi-api-base", url, "--egi-no-cache",
            "--egi-report-dir", str(report_dir), "--egi-bootstrap", "0", "--egi-gateway", gateway]
@@ -174,10 +183,13 @@ def pytest_run(url: str, k: str, n: int, report_dir: Path,
         cmd += ["-k", k]
     if n > 1:
         cmd += ["-n", str(n)]
-    start = time.perf_counter()
+    t0 = time.monotonic()
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    return wall, server_stats(url)["completions"] - before, proc.returncode
+    wall = time.monotonic() - t0
+    stats = server_stats(url)
+    return {"wall_s": wall, "calls": stats["completions"], "exit": proc.returncode,
+            "startup_s": stats["first_t"] - t0,
+            "steady_s": stats["last_t"] + stats["latency_s"] - stats["first_t"]}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -185,7 +197,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--calls", type=int, default=192, help="calls per throughput run")
     ap.add_argument("--latency", type=float, default=0.3, help="server seconds per answer")
     ap.add_argument("--concurrency", default="1,4,16")
-    ap.add_argument("--modes", default="processes,threads")
+    ap.add_argument("--modes", default="processes,gateway,threads",
+                    help="processes (each imports LiteLLM), gateway (processes calling one "
+                         "gateway process), threads (one process)")
     ap.add_argument("--error-rate", type=float, default=0.1)
     ap.add_argument("--rpm", type=int, default=960, help="limit for the rate-limit figure")
     ap.add_argument("--pytest", metavar="K", default=None,
@@ -213,14 +227,18 @@ def main(argv: list[str] | None = None) -> None:
         proc, url = start_server(args.latency)
         try:
             print(f"\n5. real pytest runs: suites{f' -k {k!r}' if k else ''} (quick profile), echo"
-                  f" server (every task runs to its turn limit)\n   {'gateway':<9}{'n':>4}"
-                  f"{'calls':>7}{'ideal s':>10}{'measured s':>12}{'ratio':>8}")
+                  f" server (every task runs to its turn limit); ideal = calls x latency / n;\n"
+                  f"   wall ratio = ideal / whole command; steady ratio = ideal / (first request"
+                  f" to last answer); start-up = command start to first request\n"
+                  f"   {'gateway':<9}{'n':>4}{'calls':>7}{'ideal s':>9}{'wall s':>8}"
+                  f"{'ratio':>7}{'start-up s':>12}{'steady s':>10}{'ratio':>7}")
             for gateway in args.gateway.split(","):
                 for n in levels:
-                    wall, calls, _ = pytest_run(url, k, n, tmp / "reports", gateway)
-                    ideal = calls * args.latency / n
-                    print(f"   {gateway:<9}{n:>4}{calls:>7}{ideal:>10.2f}{wall:>12.2f}"
-                          f"{ideal / wall:>8.2f}")
+                    r = pytest_run(url, k, n, tmp / "reports", gateway)
+                    ideal = r["calls"] * args.latency / n
+                    print(f"   {gateway:<9}{n:>4}{r['calls']:>7}{ideal:>9.2f}{r['wall_s']:>8.2f}"
+                          f"{ideal / r['wall_s']:>7.2f}{r['startup_s']:>12.2f}"
+                          f"{r['steady_s']:>10.2f}{ideal / r['steady_s']:>7.2f}")
         finally:
             proc.terminate()
             proc.wait()
@@ -233,16 +251,22 @@ def main(argv: list[str] | None = None) -> None:
         print(f"\n1. throughput (ideal = calls x latency / concurrency)\n"
               f"   {'mode':<10}{'n':>4}{'ideal s':>10}{'measured s':>12}{'ratio':>8}")
         clean = None
+        gateway = start_gateway() if "gateway" in args.modes.split(",") else None
         for mode in args.modes.split(","):
+            settings = plain
+            if mode == "gateway":  # processes that send every attempt to one gateway process
+                settings = plain.model_copy(update={"gateway": gateway.socket_path})
             for n in levels:
-                r = min((run(plain, work, n, mode) for _ in range(max(1, args.repeat))),
-                        key=lambda x: x["wall_s"])
+                r = min((run(settings, work, n, "threads" if mode == "threads" else "processes")
+                         for _ in range(max(1, args.repeat))), key=lambda x: x["wall_s"])
                 ideal = args.calls * args.latency / n
                 errors = sum(1 for v in r["results"].values() if "error" in v)
                 print(f"   {mode:<10}{n:>4}{ideal:>10.2f}{r['wall_s']:>12.2f}"
                       f"{ideal / r['wall_s']:>8.2f}" + (f"  ({errors} errors)" if errors else ""))
                 if n == max(levels) and clean is None:
                     clean = r
+        if gateway is not None:
+            gateway.stop()
         # 3. cache: warm it, then the same run again
         cached = plain.model_copy(update={"cache_dir": tmp / "cache"})
         run(cached, work, max(levels), "processes")

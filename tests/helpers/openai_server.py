@@ -1,8 +1,9 @@
 """A local OpenAI-compatible chat-completions server for tests and benchmarks.
 
 Stdlib only (``http.server``), threaded, bound to ``127.0.0.1`` on a free port. It speaks
-``POST /v1/chat/completions``, ``GET /v1/models`` and ``GET /stats`` (request and injected-
-error counts, for out-of-process use) and can be scripted to misbehave:
+``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /stats`` (request and injected-
+error counts, first and last arrival, for out-of-process use) and ``POST /reset``, and can
+be scripted to misbehave:
 
 * a reply queue (:meth:`OpenAIServer.enqueue`) or a reply function
   ``(request_json) -> Reply | dict`` decides each answer; otherwise it echoes the last user
@@ -208,6 +209,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
         owner = self.server.owner
+        if self.path.rstrip("/") == "/reset":
+            owner.reset()
+            self._send(Reply(200, {"ok": True}))
+            return
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -331,9 +336,16 @@ class OpenAIServer:
         """How many chat-completion requests arrived."""
         return len(self.completions)
 
-    def stats(self) -> dict[str, int]:
-        """``{"completions": n, "injected_errors": k}`` (also served at ``GET /stats``)."""
-        return {"completions": self.count, "injected_errors": self.injected_errors}
+    def stats(self) -> dict[str, Any]:
+        """``{"completions": n, "injected_errors": k, "first_t": t0, "last_t": t1,
+        "latency_s": latency}`` (also served at ``GET /stats``; ``POST /reset`` calls
+        :meth:`reset`): ``first_t``/``last_t`` are the ``time.monotonic()`` arrival
+        times of the first and last completion request (None before any), comparable with
+        other processes' ``time.monotonic()`` on the same machine."""
+        done = self.completions
+        return {"completions": len(done), "injected_errors": self.injected_errors,
+                "first_t": done[0].t if done else None, "last_t": done[-1].t if done else None,
+                "latency_s": self.latency}
 
     def all_text(self) -> str:
         """Every request's headers and raw body, concatenated (to search for a leaked key)."""
