@@ -350,17 +350,42 @@ class _XdistHooks:
             node.workerinput["egi_gateway"] = gateway.socket_path
 
 
+_WORKSTEAL_KEY = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> Any:
+    """With ``-n`` and no ``--dist``, an EGI session distributes with ``worksteal``.
+
+    Benchmark tasks take very uneven time (one call, or twenty at the turn limit), and
+    xdist's default ``load`` queues several tasks per worker ahead of time, so a worker can
+    sit on a queue of long tasks while the others idle. ``worksteal`` lets an idle worker take
+    half of another's queue. Runs before xdist's own hook, which would turn ``no`` into
+    ``load``; an explicit ``--dist`` (or ``-d``) is always kept.
+    """
+    opt = config.option
+    if (getattr(opt, "numprocesses", None) and getattr(opt, "dist", None) == "no"
+            and not getattr(opt, "distload", False) and not hasattr(config, "workerinput")
+            and (getattr(opt, "egi_model", None) or config.getini("egi_model"))):
+        opt.dist = "worksteal"
+        config.stash[_WORKSTEAL_KEY] = True
+    return (yield)
+
+
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
-    """Model, mode, routing file and hash, seed, run directory."""
+    """Model, mode, routing file and hash, seed, run directory (and the xdist mode we chose)."""
     s = config.stash.get(SETTINGS_KEY, None)
     if s is None or not s.model or s.routing is None:
         return None
     seed = s.seed if s.seed is not None else s.routing.modes[s.mode].seed  # type: ignore[index]
-    return [
+    lines = [
         f"egi: model {s.model}, mode {s.mode}, seed {seed}, trials {s.trials}, "
         f"judge {s.judge_model or 'egi/rules'}",
         f"egi: routing {s.routing_path} (sha256 {s.routing_hash[:12]}), run {s.run_dir}",
     ]
+    if config.stash.get(_WORKSTEAL_KEY, False):
+        lines.append("egi: xdist --dist worksteal (tasks take uneven time; pass --dist to choose)")
+    return lines
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -251,3 +251,28 @@ def test_noisy_policy_mistakes_are_in_the_raw_file(toy_project):
     raw = json.loads((_run_dir(toy_project) / "raw/toy/alpha-0.json").read_text())
     assert raw["policy_mistakes"] == ["wrong_answer"]
     assert raw["trajectory"]["final_answer"] == "WRONG"
+
+
+DIST_PROBE = """
+from pathlib import Path
+
+
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):
+        Path("dist.txt").write_text(session.config.option.dist)
+"""
+
+
+@pytest.mark.parametrize(("extra", "dist", "header"), [
+    ((), "worksteal", True),  # -n alone: pytest-egi picks worksteal (uneven task durations)
+    (("--dist", "load"), "load", False),  # an explicit choice is kept
+    (("-d",), "load", False),
+])
+def test_xdist_distributes_with_worksteal_unless_told_otherwise(toy_project, extra, dist, header):
+    toy_project.makeconftest(DIST_PROBE)
+    result = toy_project.runpytest_subprocess("toysuites", "--egi-model", "egi/oracle",
+                                              "--egi-bootstrap", "0", "-n", "2", *extra)
+    result.assert_outcomes(passed=6)
+    assert (toy_project.path / "dist.txt").read_text() == dist
+    line = "egi: xdist --dist worksteal (tasks take uneven time; pass --dist to choose)"
+    assert (line in result.stdout.str()) is header

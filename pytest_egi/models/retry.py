@@ -2,7 +2,8 @@
 
 Retried: rate limits (429), server errors (500, 502, 503, 504, 520-529), request timeouts
 (408), conflicts/too-early (409, 425), timeouts and dropped connections. Everything else
-(400 bad request, 401/403 auth, 404 unknown model, context window exceeded) fails at once.
+(400 bad request, 401/403 auth, 404 unknown model, context window exceeded, no API key in
+the environment) fails at once.
 
 Waits: a ``Retry-After`` / ``retry-after-ms`` header is honoured (capped) with up to 10 %
 extra jitter so that many workers told the same instant do not return together; otherwise
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import email.utils
 import random
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +37,12 @@ _FATAL_TYPES = frozenset({
 })
 
 
+_NO_CREDENTIALS = re.compile(
+    r"(?i)missing credentials|api_key client option must be set|no api key (was )?(provided|found)"
+    r"|missing (an? )?api[ _]key|api[ _]key (is )?(required|not set|missing)")
+"""Messages of a call refused for want of a key: retrying cannot help."""
+
+
 @dataclass(frozen=True)
 class Failure:
     """What a failed attempt means for retrying.
@@ -42,7 +50,8 @@ class Failure:
     Attributes:
         retryable: worth another attempt.
         kind: short label for messages and counters (``rate_limit``, ``server_error``,
-            ``timeout``, ``connection``, ``client_error``, ``unknown``).
+            ``timeout``, ``connection``, ``client_error``, ``no_credentials``, ``gateway``,
+            ``unknown``).
         status: HTTP status when known.
         retry_after_s: seconds the provider asked us to wait (``Retry-After``), if any.
     """
@@ -116,6 +125,9 @@ def classify(exc: BaseException) -> Failure:
     retry_after = retry_after_seconds(_headers_of(exc))
     if names & _FATAL_TYPES:
         return Failure(False, "client_error", status, retry_after)
+    if _NO_CREDENTIALS.search(str(exc)):
+        # the SDK refuses before any request; LiteLLM reports that as a 500
+        return Failure(False, "no_credentials", None, None)
     if status == 429 or "RateLimitError" in names:
         return Failure(True, "rate_limit", status or 429, retry_after)
     if names & {"Timeout", "APITimeoutError", "TimeoutError", "ReadTimeout", "ConnectTimeout"}:

@@ -229,3 +229,17 @@ def test_make_client_shares_one_core_per_identity_and_keeps_offline_policies(mak
     assert isinstance(make_client("egi/null"), NullClient)
     legacy = LiteLLMClient(MODEL, api_base="http://127.0.0.1:1/v1")
     assert legacy.cache is None and not legacy.limiter.active
+
+
+def test_missing_api_key_fails_at_once_without_a_request(server, make_settings, monkeypatch):
+    """The SDK refuses before sending (LiteLLM reports a 500): one attempt, a clear error."""
+    monkeypatch.delenv("OPENAI_API_KEY")
+    client = make_client(MODEL, provider=make_settings(server, cache_dir=None, max_retries=6,
+                                                       backoff_base_s=1.0, backoff_max_s=60.0))
+    start = time.monotonic()
+    with pytest.raises(ProviderError) as info:
+        client.generate(HI)
+    assert time.monotonic() - start < 2.0  # no backoff: 6 retries would take ~30 s
+    assert server.count == 0
+    text = str(info.value)
+    assert "no_credentials after 1 attempt" in text and "OPENAI_API_KEY" in text
