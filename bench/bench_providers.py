@@ -33,6 +33,7 @@ import argparse
 import json
 import multiprocessing as mp
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -193,6 +194,15 @@ def pytest_run(url: str, k: str, n: int, report_dir: Path,
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Parse the arguments, print every figure, remove the temporary directory."""
+    tmp = Path(tempfile.mkdtemp(prefix="egi-bench-"))
+    try:
+        _main(argv, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _main(argv: list[str] | None, tmp: Path) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=192, help="calls per throughput run")
     ap.add_argument("--latency", type=float, default=0.3, help="server seconds per answer")
@@ -217,7 +227,6 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("OPENAI_API_KEY", "sk-bench-not-a-real-key-000000")
     levels = [int(x) for x in args.concurrency.split(",")]
     work = jobs(args.calls)
-    tmp = Path(tempfile.mkdtemp(prefix="egi-bench-"))
     print(f"provider bench: {args.calls} calls, server latency {args.latency * 1000:.0f} ms, "
           f"{os.cpu_count()} CPUs (load average {os.getloadavg()[0]:.2f} at start), "
           f"LiteLLM client (retry + limiter + usage; cache off), best of {args.repeat}")
@@ -284,9 +293,13 @@ def main(argv: list[str] | None = None) -> None:
         r = run(limited, rl_jobs, n_rl, "processes")
         # sends are what the limit spaces: the last answer arrives one latency after its send
         achieved = (len(rl_jobs) - 1) / (r["wall_s"] - args.latency) * 60
+        unlimited = 60 * n_rl / args.latency
         rl_line = (f"\n4. rate limit: {len(rl_jobs)} calls, {n_rl} processes, rpm {args.rpm}: "
                    f"{r['wall_s']:.2f} s, sent at {achieved:.0f} rpm "
-                   f"(limit {args.rpm}; without it ~{60 * n_rl / args.latency:.0f} rpm)")
+                   f"(limit {args.rpm}; without it ~{unlimited:.0f} rpm)")
+        if unlimited <= args.rpm:
+            rl_line += (f"\n   (the limit is above what {n_rl} processes send anyway: it is not "
+                        f"exercised; use more concurrency or a lower --rpm)")
     finally:
         proc.terminate()
         proc.wait()

@@ -31,7 +31,7 @@ from pytest_egi.models import ProviderError, make_client, parse_offline_model
 from pytest_egi.models.secrets import redact
 from pytest_egi.recorder import EgiRecorder, base_record, render, store_record, write_raw
 from pytest_egi.records import make_run_id
-from pytest_egi.shared import build_once
+from pytest_egi.shared import build_once, stop_requested
 from pytest_egi.shared import configure as configure_shared
 from pytest_egi.state import CASE_KEY, CLIENT_KEY, RECORD_KEY, SESSION_KEY, SETTINGS_KEY, Case, RunSettings
 from pytest_egi.suite import load_suite
@@ -344,6 +344,7 @@ class _XdistHooks:
         node.workerinput["egi_run_id"] = node.config.stash[SETTINGS_KEY].run_id
         if _SHARED_DIR_KEY not in node.config.stash:  # once per session, for all workers
             node.config.stash[_SHARED_DIR_KEY] = tempfile.mkdtemp(prefix="egi-shared-")
+            node.config.stash[SETTINGS_KEY].shared_dir = Path(node.config.stash[_SHARED_DIR_KEY])
         node.workerinput["egi_shared_dir"] = node.config.stash[_SHARED_DIR_KEY]
         gateway = node.config.stash.get(_GATEWAY_KEY, None)
         if gateway is not None:
@@ -351,6 +352,18 @@ class _XdistHooks:
 
 
 _WORKSTEAL_KEY = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """On an xdist worker, stop after this item when the controller decided to stop early
+    (``pytest_egi.shared.request_stop``); xdist would otherwise run every queued item."""
+    result = yield
+    if hasattr(item.config, "workerinput"):
+        reason = stop_requested()
+        if reason:
+            item.session.shouldstop = reason
+    return result
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -15,6 +15,7 @@ import pytest
 from pytest_egi.aggregate import Aggregate, aggregate
 from pytest_egi.report.files import write_run
 from pytest_egi.report.terminal import summary_lines
+from pytest_egi.shared import request_stop
 from pytest_egi.state import RunSettings
 
 __all__ = ["EARLY_STOP_ERRORS", "EgiSession"]
@@ -85,6 +86,8 @@ class EgiSession:
         dsession = self.config.pluginmanager.getplugin("dsession")
         if dsession is not None:
             dsession.shouldstop = reason
+            if self.settings.shared_dir is not None:  # workers stop after their current item
+                request_stop(self.settings.shared_dir, reason)
         else:
             self.config.stash[_SESSION_STOP_KEY] = reason
 

@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 from filelock import FileLock
 from pydantic import BaseModel
 
-__all__ = ["build_once", "canonical_key", "configure", "shared_dir"]
+__all__ = ["build_once", "canonical_key", "configure", "request_stop", "shared_dir", "stop_requested"]
 
 T = TypeVar("T")
 
@@ -218,3 +218,32 @@ def _warn_unshared(name: str, exc: OSError) -> None:
         RuntimeWarning,
         stacklevel=3,
     )
+
+
+STOP_FILE = "egi-stop"
+"""Written by the controller to stop every worker (see :func:`request_stop`)."""
+
+
+def request_stop(directory: Path, reason: str) -> None:
+    """Ask every worker of the session to stop after its current item.
+
+    xdist's own stop (``dsession.shouldstop``) only shuts workers down after the items
+    already queued on them, which under ``worksteal`` is all of them: the controller writes
+    ``reason`` to ``<directory>/egi-stop`` and each worker checks it after every item
+    (:func:`stop_requested`). Atomic (temp file, then ``os.replace``).
+    """
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".stop.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(reason)
+    os.replace(tmp, Path(directory) / STOP_FILE)
+
+
+def stop_requested() -> str | None:
+    """The reason the controller asked this worker to stop, or None (also when nothing is
+    shared, i.e. outside an xdist worker)."""
+    if _dir is None:
+        return None
+    try:
+        return (_dir / STOP_FILE).read_text(encoding="utf-8") or "egi: stop requested"
+    except OSError:
+        return None

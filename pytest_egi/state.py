@@ -92,6 +92,8 @@ class RunSettings:
     """``-k`` / ``-m`` expressions of the run, recorded so a subset is never mistaken for a run."""
     rescored_from: str | None = None
     """For ``egi-bench report --rescore``: the run directory the records came from."""
+    shared_dir: Path | None = None
+    """On an xdist controller: the session's shared directory (see ``pytest_egi.shared``)."""
 
     @property
     def run_dir(self) -> Path:

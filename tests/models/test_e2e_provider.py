@@ -92,6 +92,26 @@ def test_provider_down_is_an_error_not_a_wrong_answer(toy_project, planted_key):
     assert find_secret_leaks(Path(toy_project.path / "reports"), [PLANTED_KEY]) == []
 
 
+def test_early_stop_also_stops_the_items_queued_on_xdist_workers(toy_project, planted_key):
+    """worksteal hands each worker its whole share at the start; xdist's own stop would still
+    run all of it. The workers must stop after their current item instead."""
+    def down(request: dict) -> Reply:
+        return Reply(503, {"error": {"message": "maintenance window"}})
+
+    with OpenAIServer(reply_fn=down, latency=0.2) as server:
+        result = toy_project.runpytest_subprocess(
+            "toysuites", "--egi-model", MODEL, "--egi-api-base", server.url, "--egi-bootstrap",
+            "0", "--egi-no-cache", "--egi-max-retries", "0", "--egi-mode", "deep", "-n", "2")
+        served = server.count
+    # deep: 10 items, 5 per worker; stop at the fifth error, plus at most the item each
+    # worker is running when the controller decides
+    outcomes = result.parseoutcomes()
+    assert 5 <= outcomes["errors"] <= 7, outcomes
+    assert served == outcomes["errors"]
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*egi: stopping, the first 5 items all errored*maintenance window*"])
+
+
 def test_rpm_limit_holds_across_two_xdist_workers(toy_project, planted_key):
     """Two xdist workers share one --egi-rpm budget: consecutive requests at the server are at
     least 60/rpm seconds apart whichever worker sent them (burst 1)."""
