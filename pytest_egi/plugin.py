@@ -270,7 +270,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_SHARED_PREVIOUS_KEY] = configure_shared(shared)
 
 
-_SHARED_DIR_KEY = pytest.StashKey[str]()
 _SHARED_PREVIOUS_KEY = pytest.StashKey[Any]()
 
 
@@ -325,10 +324,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         config.pluginmanager.unregister(session)
     if _SHARED_PREVIOUS_KEY in config.stash:
         configure_shared(config.stash[_SHARED_PREVIOUS_KEY])
-    shared = config.stash.get(_SHARED_DIR_KEY, None)
-    if shared is not None:  # the controller's per-session build directory (see shared.py)
-        del config.stash[_SHARED_DIR_KEY]
-        shutil.rmtree(shared, ignore_errors=True)
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if settings is not None and settings.shared_dir is not None:  # the controller's (shared.py)
+        shutil.rmtree(settings.shared_dir, ignore_errors=True)
+        settings.shared_dir = None
     gateway = config.stash.get(_GATEWAY_KEY, None)
     if gateway is not None:
         del config.stash[_GATEWAY_KEY]
@@ -341,11 +340,11 @@ class _XdistHooks:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
-        node.workerinput["egi_run_id"] = node.config.stash[SETTINGS_KEY].run_id
-        if _SHARED_DIR_KEY not in node.config.stash:  # once per session, for all workers
-            node.config.stash[_SHARED_DIR_KEY] = tempfile.mkdtemp(prefix="egi-shared-")
-            node.config.stash[SETTINGS_KEY].shared_dir = Path(node.config.stash[_SHARED_DIR_KEY])
-        node.workerinput["egi_shared_dir"] = node.config.stash[_SHARED_DIR_KEY]
+        settings = node.config.stash[SETTINGS_KEY]
+        node.workerinput["egi_run_id"] = settings.run_id
+        if settings.shared_dir is None:  # once per session, for all workers
+            settings.shared_dir = Path(tempfile.mkdtemp(prefix="egi-shared-"))
+        node.workerinput["egi_shared_dir"] = str(settings.shared_dir)
         gateway = node.config.stash.get(_GATEWAY_KEY, None)
         if gateway is not None:
             node.workerinput["egi_gateway"] = gateway.socket_path

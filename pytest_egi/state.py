@@ -93,7 +93,8 @@ class RunSettings:
     rescored_from: str | None = None
     """For ``egi-bench report --rescore``: the run directory the records came from."""
     shared_dir: Path | None = None
-    """On an xdist controller: the session's shared directory (see ``pytest_egi.shared``)."""
+    """On an xdist controller: the session's shared directory (see ``pytest_egi.shared``),
+    created for the first worker and removed at unconfigure."""
 
     @property
     def run_dir(self) -> Path:

@@ -38,6 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_egi.models.retry import Failure
+from pytest_egi.models.secrets import redact
+from pytest_egi.models.transport import Attempt, InProcessTransport, import_litellm
+
 __all__ = ["GatewayProcess", "make_server", "serve", "start_gateway"]
 
 READY = "egi-gateway ready"
@@ -45,8 +49,6 @@ READY = "egi-gateway ready"
 
 class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
-        from pytest_egi.models.transport import Attempt
-
         transport = self.server.transport  # type: ignore[attr-defined]
         for line in self.rfile:
             try:
@@ -62,9 +64,6 @@ class _Handler(socketserver.StreamRequestHandler):
                 else:
                     answer = {"ok": False, "error": f"unknown op {op!r}"}
             except Exception as exc:  # noqa: BLE001 - answer, never kill the connection
-                from pytest_egi.models.retry import Failure
-                from pytest_egi.models.secrets import redact
-
                 answer = Attempt(failure=Failure(False, "gateway"),
                                  error_text=redact(f"gateway: {type(exc).__name__}: {exc}")).to_wire()
             self.wfile.write((json.dumps(answer, separators=(",", ":")) + "\n").encode())
@@ -91,8 +90,6 @@ def make_server(socket_path: str) -> socketserver.ThreadingUnixStreamServer:
     LiteLLM is imported in a background thread right away; requests arriving meanwhile wait
     for the import. ``server.ready`` (a ``threading.Event``) is set once it is done.
     """
-    from pytest_egi.models.transport import InProcessTransport, import_litellm
-
     if os.path.exists(socket_path):
         os.unlink(socket_path)
     server = _Server(socket_path, _Handler)

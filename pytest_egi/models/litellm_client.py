@@ -40,10 +40,9 @@ from pytest_egi.models.transport import (
     GatewayTransport,
     InProcessTransport,
     Transport,
-    import_litellm,
 )
 
-__all__ = ["CallInfo", "LiteLLMClient", "TrialClient", "import_litellm"]
+__all__ = ["CallInfo", "LiteLLMClient", "TrialClient"]
 
 
 @functools.lru_cache(maxsize=8)

@@ -30,12 +30,18 @@ def toy_agent(request: dict) -> Reply:
     return tool_reply("lookup", json.dumps({"item": item}), call_id="c1")
 
 
-def _records(pytester: pytest.Pytester) -> list[dict]:
-    """The records of the latest run (by write time: run ids of one second sort randomly)."""
+def latest_run(pytester: pytest.Pytester) -> Path:
+    """The run directory of the latest run (by write time: run ids of one second sort
+    randomly)."""
     files = sorted((pytester.path / "reports").glob("*/records.jsonl"),
                    key=lambda p: p.stat().st_mtime_ns)
+    return files[-1].parent
+
+
+def _records(pytester: pytest.Pytester) -> list[dict]:
+    """The records of the latest run."""
     # load_records re-joins the volatile usage fields (cache hits, latencies) from timings.jsonl
-    return load_records(files[-1].parent)
+    return load_records(latest_run(pytester))
 
 
 def _run(pytester: pytest.Pytester, server: OpenAIServer, *extra: str):

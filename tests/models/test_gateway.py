@@ -24,7 +24,7 @@ from pytest_egi.models.gateway import start_gateway
 from pytest_egi.models.transport import GatewayTransport
 from tests.helpers.openai_server import OpenAIServer, chat_reply
 from tests.models.conftest import MODEL, PLANTED_KEY
-from tests.models.test_e2e_provider import toy_agent
+from tests.models.test_e2e_provider import latest_run, toy_agent
 
 HI = [{"role": "user", "content": "hi"}]
 
@@ -129,7 +129,7 @@ def test_xdist_workers_share_one_gateway_and_score_like_a_serial_run(toy_project
                 "--egi-bootstrap", "0", "--egi-no-cache", "--egi-seed", "7"]
         serial = toy_project.runpytest_subprocess(*args)
         serial.assert_outcomes(passed=6)
-        serial_records = _latest_records_text(toy_project)
+        serial_records = (latest_run(toy_project) / "records.jsonl").read_text()
         parallel = toy_project.runpytest_subprocess(*args, "-n", "2")
         parallel.assert_outcomes(passed=6)
         assert server.count == 24
@@ -143,7 +143,7 @@ def test_xdist_workers_share_one_gateway_and_score_like_a_serial_run(toy_project
     assert len(sockets) == 1 and not Path(sockets.pop()).parent.exists()  # one, and cleaned up
 
     # records.jsonl holds no volatile field (latencies live in timings.jsonl): byte-identical
-    assert _latest_records_text(toy_project) == serial_records
+    assert (latest_run(toy_project) / "records.jsonl").read_text() == serial_records
 
 
 def test_gateway_off_makes_each_worker_call_litellm_itself(toy_project, planted_key):
@@ -164,9 +164,3 @@ def test_offline_policies_start_no_gateway(toy_project):
     result.assert_outcomes(passed=6)
     probes = [p.read_text().split() for p in toy_project.path.glob("probe-gw*.txt")]
     assert probes == [["False", "None"], ["False", "None"]]
-
-
-def _latest_records_text(pytester: pytest.Pytester) -> str:
-    files = sorted((pytester.path / "reports").glob("*/records.jsonl"),
-                   key=lambda p: p.stat().st_mtime_ns)
-    return files[-1].read_text()

@@ -86,7 +86,7 @@ WORKER = textwrap.dedent("""
     import json, sys
     from pathlib import Path
     from pytest_egi.models import make_client
-    from pytest_egi.models.litellm_client import import_litellm
+    from pytest_egi.models.transport import import_litellm
     from pytest_egi.models.settings import ProviderSettings
     api_base, state, cache, worker, n, rpm = sys.argv[1:7]
     import_litellm()
