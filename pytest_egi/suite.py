@@ -88,6 +88,13 @@ class Suite(Protocol):
     profile_keys: frozenset[str]
     """Optional: the suite-specific profile keys it reads; any other extra key in its
     ``routing.yaml`` profile is a usage error (a typo must not silently run everything)."""
+    sub_metrics: frozenset[str]
+    """Every key ``summarize`` can return (routed or not). A route naming a sub-metric
+    outside this set, for a suite that ran, is a usage error; the conformance tests check
+    that ``summarize`` returns nothing outside it."""
+    diagnostics: frozenset[str]
+    """The subset of ``sub_metrics`` reported but not meant for routing (counts, overall
+    means, alternative formulas). Every other key of ``sub_metrics`` must be routed."""
 
     def load_tasks(self, profile: SuiteProfile, options: BaseModel) -> list[Task]:
         """Return the tasks for ``profile``, deterministically for its seed.

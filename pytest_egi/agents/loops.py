@@ -24,7 +24,16 @@ __all__ = [
     "run_tool_loop",
 ]
 
-Termination = Literal["submitted", "text_answer", "max_turns", "user_stop", "max_user_turns"]
+Termination = Literal[
+    "submitted",  # a submit tool or a respond action gave the answer
+    "text_answer",  # a reply with no tool call, taken as the answer
+    "max_turns",  # the turn limit ran out: no answer
+    "user_stop",  # the simulated user ended the dialogue
+    "max_user_turns",  # the dialogue's user-turn limit ran out
+    "context_exceeded",  # the conversation outgrew the model's context window: no answer
+    "truncated",  # the final reply was cut off by the token limit (finish_reason length)
+    "error",  # an infrastructure or environment fault ended the episode (the item errors)
+]
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_egi.models.base import (
+    ContextWindowExceeded,
     ModelClient,
     ModelResponse,
     ProviderError,
@@ -21,6 +22,7 @@ from pytest_egi.models.offline import (
 )
 
 __all__ = [
+    "ContextWindowExceeded",
     "ModelClient",
     "ModelResponse",
     "Noise",

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
+    "ContextWindowExceeded",
     "ModelClient",
     "ModelResponse",
     "ProviderError",
@@ -64,10 +65,14 @@ class ModelResponse:
         message: the assistant message in OpenAI format (``role`` is ``"assistant"``;
             ``content`` str or None; optional ``tool_calls`` list).
         usage: what this call cost.
+        finish_reason: the provider's ``finish_reason`` (``stop``, ``tool_calls``,
+            ``length``, ``content_filter``, ...); None when the provider gave none. ``length``
+            means the reply was cut off by the token limit: whatever it holds is not an answer.
     """
 
     message: dict[str, Any]
     usage: Usage = field(default_factory=Usage)
+    finish_reason: str | None = None
 
 
 class ProviderError(Exception):
@@ -75,6 +80,18 @@ class ProviderError(Exception):
 
     A ProviderError is an infrastructure failure: the item is reported as a pytest **error**
     and excluded from scoring, never scored as a wrong answer (DESIGN §3.4).
+    """
+
+
+class ContextWindowExceeded(Exception):
+    """The conversation no longer fits the model's context window.
+
+    Raised by a client when the provider refuses a request for its length (LiteLLM's
+    ``ContextWindowExceededError``, an OpenAI ``context_length_exceeded`` error body). When the
+    episode's own growth caused it, this is the model's limit, not an infrastructure fault: the
+    scaffold ends the episode with termination ``context_exceeded`` and no answer, and the
+    trial is scored as a failure (inspect_ai scores such samples). It is deliberately not a
+    :class:`ProviderError`.
     """
 
 
@@ -104,6 +121,7 @@ class ModelClient(Protocol):
 
         Raises:
             ProviderError: the provider could not produce a response (infra failure).
+            ContextWindowExceeded: the messages no longer fit the model's context window.
         """
         ...
 

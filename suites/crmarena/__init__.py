@@ -78,6 +78,8 @@ class CrmArenaSuite:
     options_model = CrmArenaOptions
     profile_keys = frozenset({"org_scale"})
     """``org_scale: quick|deep`` picks the org size (default: deep above 6 tasks per type)."""
+    diagnostics = frozenset({"overall", "KQA_em"})
+    sub_metrics = frozenset(TASK_TYPES.values()) | diagnostics
 
     def org(self, options: CrmArenaOptions, seed: int, scale: str = "quick") -> Any:
         """The org the tasks run on (cached per process)."""

@@ -92,6 +92,8 @@ class HerbSuite:
     }
     """Notes shown beside these sub-metrics in every report."""
     options_model = HerbOptions
+    diagnostics = frozenset({"answerable_overall", "url_pr_f1", "n_answerable", "n_unanswerable"})
+    sub_metrics = frozenset({f"{c}_f1" for c in ENTITY_TYPES} | {"content", "null_rate"}) | diagnostics
 
     def world(self, seed: int, options: Any = None) -> World:
         """The (cached) world tasks are drawn from for ``seed`` and ``options``."""
