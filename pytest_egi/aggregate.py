@@ -15,9 +15,24 @@ from pytest_egi.records import record_sort_key
 from pytest_egi.scoring import EgiResult, bootstrap_egi, compute_egi, pass_hat_k
 from pytest_egi.suite import Suite, load_suite
 
-__all__ = ["Aggregate", "SuiteSummary", "aggregate"]
+__all__ = ["Aggregate", "SuiteSummary", "aggregate", "no_answer_figures"]
 
 SCORED = ("passed", "failed")
+
+
+def no_answer_figures(records: list[dict[str, Any]]) -> tuple[float | None, dict[str, int]]:
+    """One suite's no-answer diagnostic from its records.
+
+    Returns:
+        ``(share, terminations)``: the share (0-1) of scored records (status passed/failed)
+        whose ``no_answer`` is true, None when none is scored; and the count of records per
+        ``termination`` over records that ran (status not skipped; a record without a
+        termination counts under ``"unknown"``), sorted by termination.
+    """
+    scored = [r for r in records if r.get("status") in SCORED]
+    share = sum(bool(r.get("no_answer")) for r in scored) / len(scored) if scored else None
+    ran = Counter(r.get("termination") or "unknown" for r in records if r.get("status") != "skipped")
+    return share, dict(sorted(ran.items()))
 
 
 @dataclass
@@ -30,6 +45,12 @@ class SuiteSummary:
         version: the suite's version.
         pass_k: ``{"pass^1": x, ...}`` over trials (fractions), when more than one trial ran.
         note: why there are no sub-metrics, when there are none.
+        no_answer_share: share of scored trials (passed/failed) that ended with no answer
+            (record field ``no_answer``: blank or cut-off reply, turns run out, context
+            overflow), 0-1; None when no trial was scored. A diagnostic, never routed.
+        terminations: trials per episode termination (``submitted``, ``max_turns``,
+            ``context_exceeded``, ``error``, ...) over every trial that ran (skipped ones
+            excluded), sorted by name.
     """
 
     sub_metrics: dict[str, float | None]
@@ -38,6 +59,8 @@ class SuiteSummary:
     pass_k: dict[str, float | None] = field(default_factory=dict)
     note: str | None = None
     sub_metric_notes: dict[str, str] = field(default_factory=dict)
+    no_answer_share: float | None = None
+    terminations: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -111,6 +134,7 @@ def aggregate(
         suite = objects.get(name)
         summary = SuiteSummary({}, dict(sorted(counts.items())), getattr(suite, "version", None))
         summary.sub_metric_notes = dict(getattr(suite, "sub_metric_notes", {}) or {})
+        summary.no_answer_share, summary.terminations = no_answer_figures(recs)
         if suite is None:
             summary.note = import_failures.get(name, "suite not importable")
         elif not scored:

@@ -132,6 +132,8 @@ def rescore_records(
     Raises:
         CliError: a raw trajectory file is missing or unreadable (names the file).
     """
+    from pytest_egi.recorder import trajectory_fields
+
     out = []
     options_cache: dict[str, Any] = {}
     for rec in records:
@@ -160,6 +162,7 @@ def rescore_records(
             values=dict(score.values),
             details=score.model_dump(mode="json")["details"],
             judge="egi/rules",
+            **trajectory_fields(raw["trajectory"]),
         )
         out.append(new)
     return out

@@ -29,7 +29,7 @@ from pytest_egi.config import (
 )
 from pytest_egi.models import ProviderError, make_client, parse_offline_model
 from pytest_egi.models.secrets import redact
-from pytest_egi.recorder import EgiRecorder, base_record, render, store_record, write_raw
+from pytest_egi.recorder import EgiRecorder, base_record, render, store_record, trajectory_fields, write_raw
 from pytest_egi.records import make_run_id
 from pytest_egi.shared import build_once, stop_requested
 from pytest_egi.shared import configure as configure_shared
@@ -619,6 +619,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         record.update(status="error", error=_error_text(excinfo))
         _shorten_error(report, item, excinfo, record["error"])
         partial = getattr(excinfo.value, "partial_trajectory", None) if excinfo else None
+        record.update(trajectory_fields(partial, errored=True))
         if partial is not None:
             record["raw_path"] = write_raw(
                 settings,

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
-from pytest_egi.agents.loops import Trajectory
+from pytest_egi.agents.loops import Trajectory, no_answer_reason
 from pytest_egi.judges import RULES_JUDGE
 from pytest_egi.models.secrets import redact_obj
 from pytest_egi.records import RECORD_SCHEMA, RunDir, atomic_write_text, dump_json
 from pytest_egi.state import CASE_KEY, CLIENT_KEY, RECORD_KEY, Case, RunSettings
 from pytest_egi.suite import TaskScore
 
-__all__ = ["EgiRecorder", "base_record", "render", "store_record"]
+__all__ = ["EgiRecorder", "base_record", "render", "store_record", "trajectory_fields"]
 
 MAX_RENDER = 300
 
@@ -52,6 +53,33 @@ def base_record(item: pytest.Item, case: Case, settings: RunSettings) -> dict[st
         "usage": {},
         "raw_path": None,
         "error": None,
+        "termination": None,
+        "finish_reason": None,
+        "turns": None,
+        "no_answer": None,
+    }
+
+
+def trajectory_fields(trajectory: Mapping[str, Any] | None, *, errored: bool = False) -> dict[str, Any]:
+    """The record fields taken from a trajectory (``Trajectory.to_dict()`` form).
+
+    Args:
+        trajectory: the trajectory, the partial one of an errored item, or None (none exists).
+        errored: the item is an error: ``termination`` is ``"error"`` whatever the trajectory
+            says, and ``no_answer`` is None (errored items are not scored).
+
+    Returns:
+        ``termination`` (str | None: the episode's termination), ``finish_reason`` (str | None:
+        the provider's finish_reason of the last model call), ``turns`` (int | None) and
+        ``no_answer`` (bool | None: the scored trial ended without an answer, by the shared
+        rule :func:`~pytest_egi.agents.loops.no_answer_reason`).
+    """
+    traj = trajectory or {}
+    return {
+        "termination": "error" if errored else traj.get("termination"),
+        "finish_reason": traj.get("finish_reason"),
+        "turns": traj.get("turns"),
+        "no_answer": None if errored else no_answer_reason(traj) is not None,
     }
 
 
@@ -137,8 +165,7 @@ class EgiRecorder:
             usage=dict(traj.get("usage") or {}),
             judge=judge_name,
             raw_path=rel,
-            termination=traj.get("termination"),
-            turns=traj.get("turns"),
+            **trajectory_fields(traj),
         )
         client = self._item.stash.get(CLIENT_KEY, None)
         if hasattr(client, "usage_dict"):  # LiteLLM: per-call latencies, retries, cache hits

@@ -3,22 +3,34 @@
 Each loop drives a :class:`~pytest_egi.models.base.ModelClient` for at most ``max_turns``
 assistant turns and returns a :class:`Trajectory`. Loops know no benchmark: the suite passes
 its prompt, tools or action parser, and (for dialogue) its user simulator.
+
+Every loop follows one rule for how an episode ends without an answer (``final_answer`` None,
+see :func:`no_answer_reason`, which every scorer uses): a blank final reply, a final reply cut
+off by the token limit (``finish_reason == "length"``: termination ``truncated``), turns run
+out (``max_turns``), or the model's context window overflowed (the client raised
+:class:`~pytest_egi.models.base.ContextWindowExceeded`: ``context_exceeded``, scored as a
+failure, never an error). Any other exception ends the episode as ``error`` and propagates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
 from pytest_egi.agents.tools import Toolkit
-from pytest_egi.models.base import ModelClient, Usage
+from pytest_egi.models.base import ContextWindowExceeded, ModelClient, Usage
+from pytest_egi.normalize import fold_text
 
 __all__ = [
+    "NO_ANSWER_TERMINATIONS",
     "Action",
     "Trajectory",
     "UserSimulator",
+    "blank_answer_reason",
+    "is_blank",
+    "no_answer_reason",
     "run_dialogue_loop",
     "run_react_loop",
     "run_tool_loop",
@@ -35,6 +47,16 @@ Termination = Literal[
     "error",  # an infrastructure or environment fault ended the episode (the item errors)
 ]
 
+NO_ANSWER_TERMINATIONS: frozenset[str] = frozenset({"max_turns", "context_exceeded", "truncated", "error"})
+"""Terminations that end an episode with no answer, whatever ``final_answer`` holds."""
+
+_NO_ANSWER_WHY = {
+    "max_turns": "the turn limit ran out (max_turns)",
+    "context_exceeded": "the conversation outgrew the model's context window (context_exceeded)",
+    "truncated": "the final reply was cut off by the token limit (truncated)",
+    "error": "an infrastructure or environment fault ended the episode (error)",
+}
+
 
 @dataclass
 class Trajectory:
@@ -43,9 +65,12 @@ class Trajectory:
     Attributes:
         messages: every message exchanged, OpenAI format, in order (system prompt first).
         final_answer: the submitted answer (str, or the submit tool's structured value);
-            None when the episode ended without one.
+            None when the episode ended without one (see :func:`no_answer_reason`).
         termination: why the loop stopped.
         turns: assistant turns taken (each model call is one turn).
+        finish_reason: the provider's ``finish_reason`` of the last model call (``stop``,
+            ``tool_calls``, ``length``, ...); None before any call or when the provider gave
+            none.
         tool_calls: the executed tool calls (``Toolkit.calls``), empty for text protocols.
         usage: summed usage of the model under test over the trial.
         info: loop- and suite-specific extras (invalid-format count, mistakes made, ...).
@@ -55,6 +80,7 @@ class Trajectory:
     final_answer: Any = None
     termination: Termination = "max_turns"
     turns: int = 0
+    finish_reason: str | None = None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     info: dict[str, Any] = field(default_factory=dict)
@@ -66,33 +92,114 @@ class Trajectory:
             "final_answer": self.final_answer,
             "termination": self.termination,
             "turns": self.turns,
+            "finish_reason": self.finish_reason,
             "tool_calls": self.tool_calls,
             "usage": self.usage.to_dict(),
             "info": self.info,
         }
 
 
+def is_blank(value: Any) -> bool:
+    """True when ``value`` carries no answer: None, a string of only whitespace (after NFKC,
+    so a zero-width or non-breaking space is blank too), an empty container, or a mapping whose
+    every value is blank. Booleans and numbers are never blank (``answerable=false`` is an
+    answer)."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return not fold_text(value)
+    if isinstance(value, Mapping):
+        return all(is_blank(v) for v in value.values())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return all(is_blank(v) for v in value)
+    return False
+
+
+def no_answer_reason(trajectory: Trajectory | Mapping[str, Any]) -> str | None:
+    """Why a trial ended with **no answer**, or None when it has one: the shared rule.
+
+    A trial has no answer when its ``termination`` is one of :data:`NO_ANSWER_TERMINATIONS`
+    (turns ran out, the context window overflowed, the final reply was cut off, an error), when
+    the last model call's ``finish_reason`` is ``length`` (a cut-off reply is not an answer),
+    or when ``final_answer`` is blank (:func:`is_blank`: None, empty or whitespace text, an
+    empty structure). No answer is a failed task: scorers give it the lowest value of every
+    per-task value and never count it as an abstention; only an explicit abstention by the
+    suite's own rule (a refusal text, a structured ``answerable=false``) is one.
+
+    Args:
+        trajectory: a :class:`Trajectory` or its ``to_dict()`` form (a stored trajectory:
+            keys ``final_answer``, ``termination``, ``finish_reason``; missing keys read as
+            absent).
+
+    Returns:
+        A short human-readable reason (``"the turn limit ran out (max_turns)"``, ``"empty
+        reply (None)"``), or None when the trial gave an answer.
+    """
+    if isinstance(trajectory, Trajectory):
+        trajectory = trajectory.to_dict()
+    termination = trajectory.get("termination")
+    if termination in _NO_ANSWER_WHY:
+        return _NO_ANSWER_WHY[str(termination)]
+    if trajectory.get("finish_reason") == "length":
+        return _NO_ANSWER_WHY["truncated"]
+    return blank_answer_reason(trajectory.get("final_answer"))
+
+
+def blank_answer_reason(final_answer: Any) -> str | None:
+    """``"empty reply (None)"`` for None, ``"empty reply (blank)"`` for another blank value
+    (:func:`is_blank`), None for an answer. The part of :func:`no_answer_reason` that looks
+    only at the answer, for scorers given a bare ``final_answer``."""
+    if final_answer is None:
+        return "empty reply (None)"
+    return "empty reply (blank)" if is_blank(final_answer) else None
+
+
 @contextmanager
 def keep_partial(traj: Trajectory) -> Iterator[None]:
-    """On any exception (provider or environment failure), attach the trajectory so far as
-    ``exc.partial_trajectory``; the plugin stores it with the error, so nothing computed is
-    lost."""
+    """On any exception (provider or environment failure), end the trajectory with
+    termination ``error`` and ``info["error"]`` = ``"<ExceptionType>: <message>"``, and attach
+    it as ``exc.partial_trajectory``; the plugin stores it with the error, so nothing computed
+    is lost and the partial trajectory says why it ended."""
     try:
         yield
     except Exception as exc:
         if not hasattr(exc, "partial_trajectory"):
+            traj.termination = "error"
+            traj.info["error"] = f"{type(exc).__name__}: {exc}"
             exc.partial_trajectory = traj.to_dict()  # type: ignore[attr-defined]
         raise
 
 
-def _call(client: ModelClient, traj: Trajectory, tools: list[dict] | None, params: dict) -> dict:
-    response = client.generate(traj.messages, tools, **params)
+def _call(client: ModelClient, traj: Trajectory, tools: list[dict] | None, params: dict) -> dict | None:
+    """One model call, appended to the trajectory; None when the context window overflowed
+    (the trajectory then ends with termination ``context_exceeded`` and no answer)."""
+    try:
+        response = client.generate(traj.messages, tools, **params)
+    except ContextWindowExceeded as exc:
+        traj.termination = "context_exceeded"
+        traj.final_answer = None
+        traj.info["context_exceeded"] = str(exc) or type(exc).__name__
+        return None
     traj.usage.add(response.usage)
     traj.turns += 1
+    traj.finish_reason = response.finish_reason
     message = dict(response.message)
     message.setdefault("role", "assistant")
     traj.messages.append(message)
     return message
+
+
+def _cut_off(traj: Trajectory) -> bool:
+    return traj.finish_reason == "length"
+
+
+def _end_with_text(traj: Trajectory, text: Any, termination: Termination) -> None:
+    """End on a reply taken as the answer: cut off → ``truncated``; blank → no answer."""
+    if _cut_off(traj):
+        traj.final_answer, traj.termination = None, "truncated"
+        return
+    traj.final_answer = None if is_blank(text) else text
+    traj.termination = termination
 
 
 def run_tool_loop(
@@ -117,10 +224,15 @@ def run_tool_loop(
         params: sampling parameters passed to every call.
 
     Returns:
-        The trajectory; ``final_answer`` is the submit tool's value or the final text.
+        The trajectory; ``final_answer`` is the submit tool's value or the final text, None
+        when there is no answer (blank or cut-off reply, turns ran out, context overflowed;
+        see :func:`no_answer_reason`).
 
     Raises:
-        ProviderError: from the client (an infra failure, not the model's mistake).
+        ProviderError: from the client (an infra failure, not the model's mistake); the
+            trajectory so far is attached with termination ``error``. A
+            ``ContextWindowExceeded`` from the client is not raised: the episode ends with
+            termination ``context_exceeded``.
     """
     traj = Trajectory(messages=list(messages))
     params = params or {}
@@ -135,18 +247,19 @@ def _execute_calls(traj: Trajectory, toolkit: Toolkit, calls: list[dict[str, Any
     """Run one turn's tool calls in order, appending tool messages; True once submitted.
 
     The first successful submit sets the final answer; calls after it in the same turn still
-    run (the model asked for them) but cannot change the answer.
+    run (the model asked for them) but cannot change the answer. A submit in a reply cut off
+    by the token limit ends the episode as ``truncated`` with no answer.
     """
     submitted = False
+    value: Any = None
     for call in calls:
         fn = call.get("function") or {}
         outcome = toolkit.call(str(fn.get("name")), fn.get("arguments"))
         traj.messages.append({"role": "tool", "tool_call_id": call.get("id"), "content": outcome.content})
         if outcome.submitted and not submitted:
-            submitted = True
-            traj.final_answer = outcome.value
+            submitted, value = True, outcome.value
     if submitted:
-        traj.termination = "submitted"
+        _end_with_text(traj, value, "submitted")
     return submitted
 
 
@@ -161,11 +274,12 @@ def _tool_turns(
 ) -> None:
     while traj.turns < max_turns:
         message = _call(client, traj, schemas, params)
+        if message is None:
+            break
         calls = message.get("tool_calls") or []
         if not calls:
             if text_is_final:
-                traj.final_answer = message.get("content")
-                traj.termination = "text_answer"
+                _end_with_text(traj, message.get("content"), "text_answer")
                 break
             traj.messages.append({"role": "user", "content": "Please act by calling one of the tools."})
             continue
@@ -207,7 +321,8 @@ def run_react_loop(
         invalid_format_message: the user message sent after an invalid action.
 
     Returns:
-        The trajectory; ``final_answer`` is the first ``respond`` payload, else None.
+        The trajectory; ``final_answer`` is the first ``respond`` payload, else None (also
+        when that reply was cut off by the token limit: termination ``truncated``).
     """
     traj = Trajectory(messages=list(messages))
     params = params or {}
@@ -215,10 +330,11 @@ def run_react_loop(
     with keep_partial(traj):
         while traj.turns < max_turns:
             message = _call(client, traj, None, params)
+            if message is None:
+                break
             action = parse(message.get("content") or "")
             if action.kind == "respond":
-                traj.final_answer = action.payload
-                traj.termination = "submitted"
+                _end_with_text(traj, action.payload, "submitted")
                 break
             if action.kind == "execute":
                 observation = execute(action.payload)
@@ -262,8 +378,10 @@ def run_dialogue_loop(
         max_user_turns: user replies allowed; running out ends with ``max_user_turns``.
 
     Returns:
-        The trajectory; ``final_answer`` is the agent's last text reply (or the submit value),
-        ``info["user_turns"]`` the number of simulator replies.
+        The trajectory; ``final_answer`` is the agent's last text reply when the user ended
+        the dialogue or the user turns ran out (or the submit value); None when the reply was
+        blank or cut off, the turns ran out or the context overflowed. ``info["user_turns"]``
+        is the number of simulator replies.
     """
     traj = Trajectory(messages=list(messages))
     params = params or {}
@@ -291,20 +409,21 @@ def _dialogue_turns(
     user_turns = 0
     while traj.turns < max_turns:
         message = _call(client, traj, schemas, params)
+        if message is None:
+            return user_turns
         calls = message.get("tool_calls") or []
         if calls and toolkit is not None:
             if _execute_calls(traj, toolkit, calls):
                 break
             continue
         text = message.get("content") or ""
-        traj.final_answer = text
         if user_turns >= max_user_turns:
-            traj.termination = "max_user_turns"
+            _end_with_text(traj, text, "max_user_turns")
             break
         reply, done = simulator.reply(text)
         user_turns += 1
         traj.messages.append({"role": "user", "content": reply})
         if done:
-            traj.termination = "user_stop"
+            _end_with_text(traj, text, "user_stop")
             break
     return user_turns

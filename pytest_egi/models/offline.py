@@ -139,8 +139,11 @@ class PolicyClient:
         tools: list[dict[str, Any]] | None = None,
         **params: Any,
     ) -> ModelResponse:
-        """Return the policy's next assistant message; usage counts one call, zero tokens."""
-        return ModelResponse(message=self.policy(messages, tools), usage=Usage(calls=1))
+        """Return the policy's next assistant message; usage counts one call, zero tokens;
+        ``finish_reason`` is ``tool_calls`` when it calls a tool, else ``stop``."""
+        message = self.policy(messages, tools)
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        return ModelResponse(message=message, usage=Usage(calls=1), finish_reason=finish)
 
 
 class NullClient:
@@ -154,6 +157,7 @@ class NullClient:
         tools: list[dict[str, Any]] | None = None,
         **params: Any,
     ) -> ModelResponse:
-        """Return ``NULL_ANSWER`` as plain assistant text."""
-        return ModelResponse(message=assistant_message(NULL_ANSWER), usage=Usage(calls=1))
+        """Return ``NULL_ANSWER`` as plain assistant text (``finish_reason`` ``stop``)."""
+        message = assistant_message(NULL_ANSWER)
+        return ModelResponse(message=message, usage=Usage(calls=1), finish_reason="stop")
 

@@ -60,6 +60,8 @@ def build_egi_json(
                 "pass_k": s.pass_k,
                 "note": s.note,
                 "sub_metric_notes": s.sub_metric_notes,
+                "no_answer_share": s.no_answer_share,
+                "terminations": s.terminations,
             }
             for name, s in agg.suites.items()
         },
@@ -111,6 +113,9 @@ CSV_FIELDS = (
     "trial",
     "status",
     "success",
+    "termination",
+    "finish_reason",
+    "no_answer",
     "expected",
     "got",
     "error",

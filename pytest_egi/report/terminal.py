@@ -13,7 +13,7 @@ from pytest_egi.aggregate import Aggregate
 from pytest_egi.config import BUCKETS
 from pytest_egi.models.usage import format_usage_lines, summarize_usage
 
-__all__ = ["egi_headline", "gate_line", "summary_lines"]
+__all__ = ["egi_headline", "gate_line", "no_answer_line", "summary_lines"]
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -55,6 +55,13 @@ def gate_line(agg: Aggregate) -> str:
     return "release gate: NOT READY — " + "; ".join(parts)
 
 
+def no_answer_line(summary: Any) -> str:
+    """``  no answer 12.5% of scored trials; ended by: 1 context_exceeded, 7 submitted``."""
+    ended = ", ".join(f"{v} {k}" for k, v in summary.terminations.items())
+    line = f"  no answer {summary.no_answer_share:.1%} of scored trials"
+    return line + (f"; ended by: {ended}" if ended else "")
+
+
 def _render(table: Table) -> list[str]:
     console = Console(file=io.StringIO(), width=110, color_system=None, force_terminal=False)
     console.print(table)
@@ -91,6 +98,8 @@ def summary_lines(settings: Any, agg: Aggregate, records: list[dict[str, Any]]) 
     for name, summary in agg.suites.items():
         counts = ", ".join(f"{v} {k}" for k, v in summary.counts.items())
         lines.append(f"{name} v{summary.version}: {counts}" + (f" — {summary.note}" if summary.note else ""))
+        if summary.no_answer_share is not None:
+            lines.append(no_answer_line(summary))
         for metric, value in summary.sub_metrics.items():
             subs.add_row(
                 name,

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
 from pytest_egi.suite import SuiteProfile, Task, TaskScore
 
@@ -141,21 +142,29 @@ class CrmArenaSuite:
     def score(
         self, task: Task, trajectory: dict[str, Any], options: CrmArenaOptions, judge: Any = None
     ) -> TaskScore:
-        """Score the final answer by the original rules (see ``scorer``)."""
+        """Score the final answer by the original rules (see ``scorer``). A trial with no
+        answer (the core's ``no_answer_reason``: blank or cut-off reply, turns run out,
+        context overflow) scores 0 and fails."""
         from suites.crmarena.agent import format_answer
         from suites.crmarena.scorer import score_answer
 
-        result = score_answer(task.data, trajectory.get("final_answer"))
+        no_answer = no_answer_reason(trajectory)
+        result = score_answer(task.data, trajectory.get("final_answer"), no_answer=no_answer)
         values = {"reward": result["reward"]}
         if "em" in result:
             values["em"] = result["em"]
         gold = task.data["answer"]
+        got = trajectory.get("final_answer")
+        details = {"extracted": result["extracted"], "termination": trajectory.get("termination")}
+        if "no_answer" in result:
+            got = f"(no answer: {result['no_answer']})"
+            details["no_answer"] = result["no_answer"]
         return TaskScore(
             success=result["success"],
             values=values,
             expected=gold[0] if task.data["reward_metric"] == "fuzzy_match" else format_answer(gold),
-            got=trajectory.get("final_answer"),
-            details={"extracted": result["extracted"], "termination": trajectory.get("termination")},
+            got=got,
+            details=details,
         )
 
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:

@@ -12,22 +12,32 @@ Source: CRMArena ``Evaluator.evaluate`` (env.py), reference §1.6.
      entity is found and the answer says ``None`` explicitly, the extraction is ``["None"]``;
   3. reward = 1 iff sorted(extracted) == sorted(gold), with a null gold read as ``"None"``.
   Deviations: repeated mentions of the same entity count once (an LLM extractor returns a
-  set in practice); an empty or missing answer never matches a None gold (the upstream
-  extractor answers "None" when it finds nothing, which rewards saying nothing).
+  set in practice); the answer is folded first (:func:`pytest_egi.normalize.fold_text`:
+  NFKC, typographic quotes and dashes to ASCII, whitespace collapsed; case kept, ids are
+  case-sensitive).
+
+No answer (the shared rule, :func:`pytest_egi.agents.loops.no_answer_reason`: a None, empty or
+whitespace answer, a reply cut off by the token limit, turns run out, the context window
+overflowed) scores 0 on every task type and never matches a None gold (the upstream extractor
+answers "None" when it finds nothing, which rewards saying nothing); only an explicit "None"
+answers None.
 
 ``fuzzy_match`` (KQA): token F1 of the answer against ``gold[0]`` after the original
 normalisation (``_`` to space, lower case, every punctuation character including ‘ ’ ´ ` to
-space, drop a/an/the, collapse spaces); EM likewise. The item passes at F1 >= 0.5 (upstream
-marks no fuzzy task as passed; a pass/fail verdict is ours).
+space, drop a/an/the, collapse spaces), made Unicode-aware by
+:func:`pytest_egi.normalize.normalize_answer` (NFKC, typographic marks folded, Unicode
+punctuation too); EM likewise. The item passes at F1 >= 0.5 (upstream marks no fuzzy task as
+passed; a pass/fail verdict is ours).
 """
 
 from __future__ import annotations
 
 import re
-import string
 from collections import Counter
 from typing import Any
 
+from pytest_egi.agents.loops import blank_answer_reason
+from pytest_egi.normalize import fold_text, normalize_answer
 from suites.crmarena.schema import KEY_PREFIXES
 from suites.crmarena.sftime import MONTH_NAMES
 
@@ -112,8 +122,6 @@ US_STATES: dict[str, str] = {
 }
 _STATE_CODES = frozenset(US_STATES.values())
 _NONE_RE = re.compile(r"(?<![A-Za-z])none(?![A-Za-z])", re.IGNORECASE)
-_PUNCT = set(string.punctuation) | {"‘", "’", "´", "`"}
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
 
 
 def _dedupe(items: list[str]) -> list[str]:
@@ -162,11 +170,13 @@ def extract_entities(task_type: str, answer: str) -> list[str]:
 
 
 def normalize_text(text: str) -> str:
-    """KQA normalisation (CRMArena fuzzy_match, reference §1.6)."""
-    text = text.replace("_", " ").lower()
-    text = "".join(" " if ch in _PUNCT else ch for ch in text)
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
+    """KQA normalisation (CRMArena fuzzy_match, reference §1.6), Unicode-aware: punctuation
+    (``_`` included) to space, casefold, drop a/an/the, collapse spaces; see
+    :func:`pytest_egi.normalize.normalize_answer`.
+
+    Example: ``normalize_text("The customer_id’s  A-B!")`` is ``"customer id s b"``.
+    """
+    return normalize_answer(text, punctuation="space", articles=True)
 
 
 def fuzzy_scores(answer: str, gold: str) -> dict[str, float]:
@@ -187,31 +197,39 @@ def _strip_quotes(text: str) -> str:
     return text
 
 
-def score_answer(record: dict[str, Any], answer: Any) -> dict[str, Any]:
+def score_answer(record: dict[str, Any], answer: Any, *, no_answer: str | None = None) -> dict[str, Any]:
     """Score a submitted answer against a task record in the original schema.
 
     Args:
         record: ``{"task", "answer" (gold list, null for None), "reward_metric", ...}``.
         answer: the submitted answer (text; None when nothing was submitted).
+        no_answer: why the trial ended with no answer (the trajectory's
+            :func:`~pytest_egi.agents.loops.no_answer_reason`), or None; a blank ``answer``
+            is no answer either way.
 
     Returns:
-        ``{"reward": 0-1, "success": bool, "extracted": list | None, "em": 0-1 (KQA only)}``.
+        ``{"reward": 0-1, "success": bool, "extracted": list | None, "em": 0-1 (KQA only)}``,
+        plus ``"no_answer": reason`` when there was no answer (reward 0, never a match).
     """
     gold = ["None" if g is None else str(g) for g in record["answer"]]
-    text = "" if answer is None else str(answer)
-    if record["reward_metric"] == "fuzzy_match":
-        scores = fuzzy_scores(text, gold[0]) if text.strip() else {"f1": 0.0, "em": 0.0}
+    fuzzy = record["reward_metric"] == "fuzzy_match"
+    if not fuzzy and record["reward_metric"] != "exact_match":
+        raise ValueError(f"unsupported reward_metric {record['reward_metric']!r}")
+    if no_answer is None:
+        no_answer = blank_answer_reason(answer)
+    if no_answer is not None:
+        failed: dict[str, Any] = {"reward": 0.0, "success": False, "extracted": None if fuzzy else []}
+        return failed | ({"em": 0.0} if fuzzy else {}) | {"no_answer": no_answer}
+    text = fold_text(str(answer))
+    if fuzzy:
+        scores = fuzzy_scores(text, gold[0])
         return {
             "reward": scores["f1"],
             "em": scores["em"],
             "success": scores["f1"] >= KQA_PASS_F1,
             "extracted": None,
         }
-    if record["reward_metric"] != "exact_match":
-        raise ValueError(f"unsupported reward_metric {record['reward_metric']!r}")
-    if not text.strip():
-        return {"reward": 0.0, "success": False, "extracted": []}
-    if len(gold) == 1 and _strip_quotes(text) == gold[0]:
+    if len(gold) == 1 and _strip_quotes(text) == fold_text(gold[0]):
         return {"reward": 1.0, "success": True, "extracted": [gold[0]]}
     extracted = extract_entities(record["task"], text)
     ok = sorted(extracted) == sorted(gold)

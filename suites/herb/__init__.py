@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
 from pytest_egi.suite import SuiteProfile, Task, TaskScore
 from suites.herb.data import World, get_world, world_spec
@@ -84,9 +85,9 @@ class HerbSuite:
     version = "1"
     categories = CATEGORIES
     sub_metric_notes = {
-        "null_rate": "share of unanswerable questions the agent abstained on; egi/null scores "
-        "1.0 here by design (abstaining is the right answer), its floor shows on the entity "
-        "F1s and content",
+        "null_rate": "share of unanswerable questions the agent abstained on explicitly (no "
+        "answer never counts); egi/null scores 1.0 here by design (its 'I don't know.' is the "
+        "right answer), its floor shows on the entity F1s and content",
         "content": "0-100; deterministic key-fact recall blended with token F1 unless an LLM "
         "judge graded (see 'judge')",
     }
@@ -151,6 +152,8 @@ class HerbSuite:
 
         Per-task values: ``f1`` (0–1) for person/url/pr/company, ``content`` (0–100),
         ``abstained`` (0/1) for unanswerable. Success: F1 = 1, content ≥ 80, or abstained.
+        A trial with no answer (the core's ``no_answer_reason``: blank or cut-off reply,
+        turns run out, context overflow) scores 0 and fails; it is never an abstention.
         """
         companies = None
         if task.category == "company" and not (
@@ -158,7 +161,7 @@ class HerbSuite:
         ):
             companies = get_world(task.data["world"]).company_names
         return score_task(task.data, trajectory.get("final_answer"), companies=companies,
-                          judge=judge)  # fmt: skip
+                          judge=judge, no_answer=no_answer_reason(trajectory))  # fmt: skip
 
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
         """Native sub-metrics from scored records.

@@ -1,8 +1,15 @@
 """HERB scoring, as pure functions (reference §2.5; upstream ``evaluate.py``, commit 0c126c0).
 
-* Answer text: what follows the last ``</think>``; a ``None`` answer is "I don't know.".
+* Answer text: what follows the last ``</think>``.
+* No answer (the shared rule, :func:`pytest_egi.agents.loops.no_answer_reason`: a None,
+  empty or whitespace answer, a reply cut off by the token limit, turns run out, the context
+  window overflowed) fails the task with the lowest value (F1 0, content 0, abstained 0).
+  Deviation: upstream turns a None answer into "I don't know." and so credits it as an
+  abstention on unanswerable questions; here only an explicit abstention counts.
 * person / url / pr / company: set F1 between the normalised gold and the normalised answer
-  entities (normalise = lowercase, drop ASCII punctuation, drop a/an/the, collapse spaces);
+  entities (normalise = upstream's lowercase, drop punctuation, drop a/an/the, collapse
+  spaces, made Unicode-aware by :func:`pytest_egi.normalize.normalize_answer`: NFKC,
+  typographic quotes and dashes folded, Unicode punctuation dropped too);
   precision, recall and F1 are 0 when their denominator is 0, so two empty sets score 0 and
   duplicates collapse. Entities come from the structured ``submit`` when given, else from the
   answer text by deterministic extraction (in place of upstream's GPT-4o extractor).
@@ -10,8 +17,8 @@
   reference) on 0–100 (our deterministic proxy for upstream's 0–100 Likert); with a judge,
   the judge's 0–100 score for our paraphrase of upstream's accuracy/completeness/relevance
   prompt.
-* unanswerable: abstained = None answer, ``answerable=false`` with no entities, or (text)
-  a recognised refusal naming no entity; with a judge, a text answer counts as abstained
+* unanswerable: abstained = ``answerable=false`` with no entities, or (text) a recognised
+  refusal naming no entity (such as "I don't know."); with a judge, a text answer counts as abstained
   when the judge says it does not address the question even partially (upstream's rule).
   An answer that names entities or states facts is not an abstention (scores 0).
 """
@@ -19,18 +26,18 @@
 from __future__ import annotations
 
 import re
-import string
 from collections import Counter
 from typing import Any
 
+from pytest_egi.agents.loops import blank_answer_reason, is_blank
 from pytest_egi.judges import RULES_JUDGE
+from pytest_egi.normalize import fold_text, normalize_answer
 from pytest_egi.suite import TaskScore
 from suites.herb.env import CUST_RE, EID_RE, find_links, gazetteer
 
 __all__ = [
     "CONTENT_PASS",
     "FACT_WEIGHT",
-    "UNKNOWN",
     "abstention",
     "answer_text",
     "content_rules",
@@ -44,15 +51,11 @@ __all__ = [
     "token_f1",
 ]
 
-UNKNOWN = "I don't know."
-"""What a ``None`` answer is scored as (upstream ``turn_sample_lst2dataset``)."""
 FACT_WEIGHT = 0.6
 """Weight of key-fact recall in the deterministic content score (token F1 gets the rest)."""
 CONTENT_PASS = 80.0
 """A content task passes at a score of at least this (0–100); entity tasks need F1 = 1."""
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCT = set(string.punctuation)
 _REFUSALS = re.compile(
     r"\b(i\s+(do\s+not|don'?t|cannot|can'?t|could\s*not|couldn'?t|am\s+unable\s+to|was\s+unable"
     r"\s+to)\s+(know|find|answer|determine|locate|identify|tell)"
@@ -69,12 +72,12 @@ _REFUSALS = re.compile(
 
 
 def normalize(text: str) -> str:
-    """Upstream ``normalize``: lowercase, strip ASCII punctuation, drop a/an/the, squeeze spaces.
+    """Upstream ``normalize`` (lowercase, strip punctuation, drop a/an/the, squeeze spaces),
+    Unicode-aware through :func:`pytest_egi.normalize.normalize_answer`.
 
-    Example: ``normalize("The  PRD's Link!")`` is ``"prds link"``.
+    Example: ``normalize("The  PRD’s Link!")`` is ``"prds link"``, as for ``"the prd's link"``.
     """
-    text = "".join(ch for ch in str(text).lower() if ch not in _PUNCT)
-    return " ".join(_ARTICLES.sub(" ", text).split())
+    return normalize_answer(str(text), punctuation="drop", articles=True)
 
 
 def set_f1(gold: list[str], predicted: list[str]) -> float:
@@ -128,13 +131,13 @@ def content_rules(answer: str, reference: str, facts: list[str] | None) -> float
 def answer_text(final_answer: Any) -> str:
     """The answer text as upstream scores it.
 
-    ``None`` becomes "I don't know."; a ``submit`` dict gives its ``answer``; anything after
-    the last ``</think>`` is kept.
+    A ``submit`` dict gives its ``answer``; anything after the last ``</think>`` is kept;
+    ``None`` (no answer) gives ``""`` (upstream: "I don't know.", see the module docstring).
     """
     if final_answer is None:
-        return UNKNOWN
+        return ""
     text = final_answer.get("answer") if isinstance(final_answer, dict) else final_answer
-    text = UNKNOWN if text is None else str(text)
+    text = "" if text is None else str(text)
     if "</think>" in text:
         text = text.split("</think>")[-1].strip()
     return text
@@ -174,7 +177,12 @@ def submitted_entities(kind: str, final_answer: Any, companies: list[str] | None
 
 
 def is_refusal(text: str) -> bool:
-    """A recognised refusal that names no entity (no ``eid_…``, ``CUST-…`` or link)."""
+    """A recognised refusal that names no entity (no ``eid_…``, ``CUST-…`` or link).
+
+    The text is folded first (:func:`pytest_egi.normalize.fold_text`), so ``I don’t know``
+    with a typographic apostrophe is a refusal like ``I don't know``.
+    """
+    text = fold_text(text)
     if EID_RE.search(text) or CUST_RE.search(text) or find_links(text):
         return False
     return bool(_REFUSALS.search(text))
@@ -183,11 +191,12 @@ def is_refusal(text: str) -> bool:
 def abstention(final_answer: Any) -> tuple[bool, str]:
     """Did the agent abstain (rules)? Returns ``(abstained, reason)``.
 
-    Abstained: ``None``; a submission with ``answerable=false`` and no entities; a text (or
-    submission with ``answerable=true`` and no entities) that is a recognised refusal.
+    Abstained: a submission with ``answerable=false`` and no entities; a text (or submission
+    with ``answerable=true`` and no entities) that is a recognised refusal. No answer (None,
+    blank text, blank submission) is never an abstention.
     """
-    if final_answer is None:
-        return True, "no answer (None)"
+    if is_blank(final_answer):
+        return False, "no answer"
     if isinstance(final_answer, dict):
         if final_answer.get("entities"):
             return False, "named entities"
@@ -226,12 +235,28 @@ def _short(value: Any, limit: int = 300) -> Any:
     return value
 
 
+def _no_answer_score(data: dict[str, Any], reason: str) -> TaskScore:
+    """The score of a trial that ended with no answer: a failure on every kind of question."""
+    if not data.get("answerable", True):
+        key, expected = "abstained", "abstain: the sources do not answer this question"
+    elif data["type"] == "content":
+        key, expected = "content", _short(data.get("ground_truth"))
+    else:
+        key, expected = "f1", sorted(data.get("ground_truth") or [])
+    return TaskScore(
+        success=False, values={key: 0.0}, expected=expected, got=f"(no answer: {reason})",
+        details={"judge": RULES_JUDGE, "no_answer": reason, "abstained": False,
+                 "note": "no answer is a failed task, never an abstention"},
+    )  # fmt: skip
+
+
 def score_task(
     data: dict[str, Any],
     final_answer: Any,
     *,
     companies: list[str] | None = None,
     judge: Any = None,
+    no_answer: str | None = None,
 ) -> TaskScore:
     """Score one trial's final answer against one HERB question record.
 
@@ -240,20 +265,26 @@ def score_task(
         final_answer: the trajectory's ``final_answer`` (submit dict, text, or None).
         companies: the world's customer company names (text extraction for ``company``).
         judge: None for the rules, or an :class:`~pytest_egi.judges.LLMJudge`.
+        no_answer: why the trial ended with no answer
+            (:func:`pytest_egi.agents.loops.no_answer_reason` of the trajectory), or None;
+            a blank ``final_answer`` is no answer either way.
 
     Returns:
         ``values`` is ``{"f1": 0–1}`` (person/url/pr/company), ``{"content": 0–100}`` or
         ``{"abstained": 0/1}`` (unanswerable); ``success`` is F1 = 1, content ≥
-        ``CONTENT_PASS``, or abstained; ``details["judge"]`` names who graded.
+        ``CONTENT_PASS``, or abstained; ``details["judge"]`` names who graded. No answer
+        scores 0 on every kind, with ``details["no_answer"]`` the reason.
 
     Raises:
         JudgeError: the LLM judge gave no usable verdict (an infra error).
     """
+    if no_answer is None:
+        no_answer = blank_answer_reason(final_answer)
+    if no_answer is not None:
+        return _no_answer_score(data, no_answer)
     text = answer_text(final_answer)
     structured = isinstance(final_answer, dict)
-    declined = final_answer is None or (
-        structured and final_answer.get("answerable") is False and not final_answer.get("entities")
-    )
+    declined = structured and final_answer.get("answerable") is False and not final_answer.get("entities")
     question = data.get("question", "")
     if not data.get("answerable", True):
         if declined or judge is None or (structured and final_answer.get("entities")):

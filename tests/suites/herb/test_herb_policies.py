@@ -161,9 +161,11 @@ def test_running_out_of_turns(quick_tasks: list[Task]) -> None:
     traj = run_trial(answerable, Searcher(), opts)
     assert (traj.termination, traj.turns, traj.final_answer) == ("max_turns", 3, None)
     assert SUITE.score(answerable, traj.to_dict(), opts).values == {"content": 0.0}
-    # upstream counts a None answer as unanswered
+    # running out of turns is no answer: a failure, never an abstention (upstream credits it)
     traj = run_trial(unanswerable, Searcher(), opts)
-    assert SUITE.score(unanswerable, traj.to_dict(), opts).values == {"abstained": 1.0}
+    score = SUITE.score(unanswerable, traj.to_dict(), opts)
+    assert score.values == {"abstained": 0.0} and not score.success
+    assert score.details["no_answer"] == "the turn limit ran out (max_turns)"
 
 
 @pytest.mark.parametrize("bugs", [False, True])

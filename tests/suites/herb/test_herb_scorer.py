@@ -12,7 +12,6 @@ from pytest_egi.models.base import ModelResponse, assistant_message
 from pytest_egi.suite import Task
 from suites.herb import SUITE
 from suites.herb.scorer import (
-    UNKNOWN,
     abstention,
     answer_text,
     content_rules,
@@ -77,27 +76,31 @@ def test_content_rules_blend() -> None:
     # recall 1; token F1: 8 shared of 8 predicted / 14 reference tokens = 16/22
     answer = "The goal was to finish QA for smart alerts."
     assert content_rules(answer, reference, facts) == pytest.approx(60 + 40 * 16 / 22, abs=1e-3)
-    assert content_rules(UNKNOWN, reference, facts) == 0.0
+    assert content_rules("I don't know.", reference, facts) == 0.0
     # without key facts (a loaded corpus) it is 100 x token F1
     assert content_rules("cat sat", "cat sat down", None) == pytest.approx(80.0)
 
 
 def test_answer_text() -> None:
-    assert answer_text(None) == "I don't know."
+    assert answer_text(None) == ""  # no answer is not "I don't know." (upstream maps it so)
     assert answer_text("<think>eid_1 maybe</think> eid_2") == "eid_2"
     assert answer_text("a</think>b</think>  final ") == "final"  # after the last </think>
     assert answer_text({"answer": "x", "entities": [], "answerable": True}) == "x"
-    assert answer_text({"answer": None}) == "I don't know."
+    assert answer_text({"answer": None}) == ""
 
 
 @pytest.mark.parametrize(
     ("final", "abstained"),
     [
-        (None, True),
+        (None, False),  # no answer is never an abstention
+        ("", False),
+        (" \n\t", False),
+        ({"answer": "", "entities": []}, False),
         ({"answer": "not found", "entities": [], "answerable": False}, True),
         ({"answer": "eid_1a2b3c4d", "entities": ["eid_1a2b3c4d"], "answerable": False}, False),
         ({"answer": "The PRD was approved.", "entities": [], "answerable": True}, False),
         ("I don't know.", True),
+        ("I don’t know.", True),  # typographic apostrophe
         ("I do not know which meeting you mean.", True),
         ("The sources do not mention a product called ZephyrForce.", True),
         ("I could not find any information about that meeting.", True),
@@ -174,6 +177,8 @@ def test_score_content_and_unanswerable_rules() -> None:
     s = score_task(content, {"answer": "The cache layer uses Redis.", "entities": []})
     assert s.values == {"content": 100.0} and s.success
     s = score_task(content, None)
+    assert s.values == {"content": 0.0} and not s.success and s.details["no_answer"] == "no answer (None)"
+    s = score_task(content, {"answer": "x", "entities": [], "answerable": False})
     assert s.values == {"content": 0.0} and s.details["abstained"]
     unans = {"question": "q", "type": None, "answerable": False, "ground_truth": None}
     s = score_task(unans, {"answer": "Not found.", "entities": [], "answerable": False})
