@@ -116,6 +116,18 @@ class Suite(Protocol):
         Pure given ``judge``: None means the deterministic rules; otherwise an
         :class:`~pytest_egi.judges.LLMJudge` for free-text grading.
 
+        Rules every suite follows:
+
+        * **No answer fails.** When :func:`pytest_egi.agents.loops.no_answer_reason` of the
+          trajectory is not None (a None, empty or whitespace final answer, a final reply cut
+          off by the token limit, turns run out, the context window overflowed), the trial is
+          a failure with the lowest value of every per-task value, and ``got`` says why. It is
+          never an abstention and never matches a gold "None"; only an explicit abstention by
+          the suite's own rule (a refusal text, a structured ``answerable=false``) is one.
+        * **Unicode-aware normalisation.** Answer and gold texts are compared after
+          :func:`pytest_egi.normalize.fold_text` / :func:`~pytest_egi.normalize.normalize_answer`
+          (with the options the upstream formula uses), never with an ASCII-only normaliser.
+
         Raises:
             JudgeError: the LLM judge gave no usable verdict (an infra error).
         """

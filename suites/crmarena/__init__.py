@@ -74,7 +74,7 @@ class CrmArenaSuite:
     """The CRMArena suite object (see :class:`pytest_egi.suite.Suite`)."""
 
     name = "crmarena"
-    version = "1"
+    version = "2"
     categories = tuple(TASK_TYPES.values())
     options_model = CrmArenaOptions
     profile_keys = frozenset({"org_scale"})

@@ -82,7 +82,7 @@ class HerbSuite:
     """The HERB suite object (see :class:`pytest_egi.suite.Suite`)."""
 
     name = "herb"
-    version = "1"
+    version = "2"
     categories = CATEGORIES
     sub_metric_notes = {
         "null_rate": "share of unanswerable questions the agent abstained on explicitly (no "

@@ -177,7 +177,7 @@ def test_score_content_and_unanswerable_rules() -> None:
     s = score_task(content, {"answer": "The cache layer uses Redis.", "entities": []})
     assert s.values == {"content": 100.0} and s.success
     s = score_task(content, None)
-    assert s.values == {"content": 0.0} and not s.success and s.details["no_answer"] == "no answer (None)"
+    assert s.values == {"content": 0.0} and not s.success and s.details["no_answer"] == "empty reply (None)"
     s = score_task(content, {"answer": "x", "entities": [], "answerable": False})
     assert s.values == {"content": 0.0} and s.details["abstained"]
     unans = {"question": "q", "type": None, "answerable": False, "ground_truth": None}
