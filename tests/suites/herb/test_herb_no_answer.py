@@ -45,13 +45,25 @@ def test_no_answer_on_an_unanswerable_question_is_not_an_abstention(
 
 
 @pytest.mark.parametrize("category", ["content", "person", "url", "pr", "company"])
-@pytest.mark.parametrize("kind", ["none", "truncated", "context-exceeded"])
-def test_no_answer_on_an_answerable_question_scores_zero(
-    quick_tasks: list[Task], category: str, kind: str
+@pytest.mark.parametrize(
+    ("termination", "finish_reason"),
+    [("submitted", "length"), ("max_turns", "tool_calls"), ("context_exceeded", "tool_calls")],
+)
+def test_the_right_answer_without_a_proper_ending_scores_zero(
+    quick_tasks: list[Task], category: str, termination: str, finish_reason: str
 ) -> None:
+    """The gold itself, in a reply cut off by the token limit or left when turns ran out or
+    the context overflowed, is no answer (before: scored as full marks)."""
     task = _first(quick_tasks, category)
-    score = SUITE.score(task, NO_ANSWER_TRAJECTORIES[kind], HerbOptions())
-    assert score.values == {("content" if category == "content" else "f1"): 0.0} and not score.success
+    gold = task.data["ground_truth"]
+    final = {"answer": gold, "entities": [], "answerable": True} if category == "content" else {
+        "answer": ", ".join(gold), "entities": list(gold), "answerable": True}  # fmt: skip
+    key = "content" if category == "content" else "f1"
+    complete = {"final_answer": final, "termination": "submitted", "finish_reason": "tool_calls"}
+    assert SUITE.score(task, complete, HerbOptions()).values == {key: 100.0 if key == "content" else 1.0}
+    cut = {"final_answer": final, "termination": termination, "finish_reason": finish_reason}
+    score = SUITE.score(task, cut, HerbOptions())
+    assert score.values == {key: 0.0} and not score.success
 
 
 @pytest.mark.parametrize(
