@@ -8,7 +8,6 @@ reaches the model as an observation.
 
 from __future__ import annotations
 
-import builtins
 import json
 import re
 import sqlite3
@@ -24,22 +23,8 @@ from suites.crmarena.agent import CrmReferencePolicy, run_trial
 from suites.crmarena.data import generate_tasks
 from suites.crmarena.errors import SalesforceError
 from suites.crmarena.org import Org
+from tests.helpers.exception_names import PYTHON_EXCEPTION
 from tests.suites.crmarena.conftest import P3
-
-PYTHON_EXCEPTION = re.compile(
-    r"\b("
-    + "|".join(
-        sorted(
-            {n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
-             and issubclass(getattr(builtins, n), BaseException)}
-            | {n for n in dir(sqlite3) if isinstance(getattr(sqlite3, n), type)
-               and issubclass(getattr(sqlite3, n), BaseException)}
-            | {"Traceback", "sqlite3", "SalesforceError", "ToolError"}
-        )
-    )
-    + r")\b"
-)
-"""Any Python exception class name (builtins and sqlite3), or a traceback."""
 
 
 def _field(name: str, entity: str) -> str:
