@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
-from pytest_egi.agents.tools import Toolkit
+from pytest_egi.agents.tools import ToolError, Toolkit
 from pytest_egi.models.base import ContextWindowExceeded, ModelClient, Usage
 from pytest_egi.normalize import fold_text
 
@@ -315,8 +315,11 @@ def run_react_loop(
 
     Args:
         parse: turns the assistant text into an :class:`Action`.
-        execute: runs an ``execute`` payload; returns the observation text (never raises for
-            the model's mistakes).
+        execute: runs an ``execute`` payload and returns the observation text. For a
+            mistake in the model's input it returns the error text or raises
+            :class:`~pytest_egi.agents.tools.ToolError` (whose ``observation`` the model then
+            reads); any other exception is an environment fault and propagates (the item
+            errors, with the trajectory so far attached).
         max_turns: assistant turns allowed; an invalid action still spends its turn.
         invalid_format_message: the user message sent after an invalid action.
 
@@ -337,7 +340,10 @@ def run_react_loop(
                 _end_with_text(traj, action.payload, "submitted")
                 break
             if action.kind == "execute":
-                observation = execute(action.payload)
+                try:
+                    observation = execute(action.payload)
+                except ToolError as mistake:
+                    observation = mistake.observation
                 traj.tool_calls.append({"name": "execute", "arguments": {"query": action.payload}})
                 traj.messages.append({"role": "user", "content": observation})
             else:

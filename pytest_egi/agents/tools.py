@@ -1,13 +1,25 @@
 """Tools offered to the model under test, and how their calls are executed.
 
-A tool's mistakes are the model's: an unknown tool name, arguments that are not JSON or do
-not fit the schema, or a :class:`ToolError` raised by the tool become an ``"Error: ..."``
-observation the model sees (the original benchmarks' convention: tools never raise).
-Any other exception is an environment failure and propagates, so the item is a pytest error.
+The contract every suite follows, for tool calls and for text actions alike (the ReAct
+``execute`` callable of :func:`pytest_egi.agents.loops.run_react_loop`):
+
+- **A model mistake is an observation.** An unknown tool name, arguments that are not JSON,
+  do not fit the tool's signature or its JSON schema, or a :class:`ToolError` (or subclass)
+  raised by the tool becomes the text the model reads next (``ToolError.observation``,
+  ``"Error: ..."`` by default); the episode goes on and is scored. A tool raises
+  :class:`ToolError` only for input the model got wrong (a malformed query, an unknown
+  field or object, a bad argument value), worded for the model, never naming a Python
+  exception.
+- **Anything else is an environment fault.** Any other exception (a database that cannot be
+  read, an ``OSError``, a ``KeyError`` from a bug in the tool) propagates out of the loop with
+  the trajectory so far attached; the plugin records the item as a pytest **error**, never
+  scored and never shown to the model. Tools must therefore not catch broad exceptions to
+  turn them into observation text.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 from collections.abc import Callable
@@ -20,7 +32,18 @@ ToolKind = Literal["read", "write", "submit"]
 
 
 class ToolError(Exception):
-    """Raised by a tool for a mistake in the model's call; shown to the model as ``Error: …``."""
+    """Raised by a tool (or a ReAct ``execute``) for a mistake in the model's input.
+
+    The loop shows :attr:`observation` to the model and the episode continues; every other
+    exception is an environment fault and ends the item as an error (module docstring).
+    Suites with their own error wording subclass it and override :attr:`observation`
+    (CRMArena's ``SalesforceError`` reads ``"MALFORMED_QUERY: ..."``).
+    """
+
+    @property
+    def observation(self) -> str:
+        """The text the model reads: ``"Error: <message>"``."""
+        return f"Error: {self}"
 
 
 @dataclass(frozen=True)
@@ -32,9 +55,14 @@ class Tool:
         description: what the tool does (shown to the model).
         parameters: JSON schema of the arguments object.
         fn: the implementation, called with the arguments as keywords; returns the
-            observation (str, or any JSON-safe value, which is JSON-encoded).
+            observation (str, or any JSON-safe value, which is JSON-encoded). It raises
+            :class:`ToolError` for a mistake in the model's input and lets every other
+            exception propagate (an environment fault: the item errors).
         kind: ``read``, ``write`` (changes the environment) or ``submit`` (ends the episode;
             its return value is the final answer).
+        validate: check the arguments against ``parameters`` (JSON Schema) before calling
+            ``fn``; a mismatch is a model mistake. False only for a tool that documents how
+            it coerces loosely typed arguments itself (it then never fails on their types).
     """
 
     name: str
@@ -42,6 +70,7 @@ class Tool:
     parameters: dict[str, Any]
     fn: Callable[..., Any]
     kind: ToolKind = "read"
+    validate: bool = True
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI-format tool schema."""
@@ -99,15 +128,20 @@ class Toolkit:
         return [t.schema() for t in self.tools.values()]
 
     def call(self, name: str, arguments: str | dict[str, Any] | None) -> ToolOutcome:
-        """Execute one call; model mistakes become ``Error: …`` observations.
+        """Execute one call; model mistakes become observations, faults propagate.
+
+        Model mistakes (``ToolOutcome.error`` True, the call logged with ``"error": True``):
+        unknown tool, arguments not JSON or not an object, arguments that do not bind to the
+        tool's signature or fail its JSON schema, and a :class:`ToolError` from the tool
+        (its ``observation`` is the content).
 
         Args:
             name: the tool name the model asked for.
             arguments: the JSON string from the wire (or an already-parsed dict).
 
         Raises:
-            Exception: whatever the tool raised other than ToolError/argument mistakes
-                (an environment failure).
+            Exception: anything the tool raised other than :class:`ToolError` (an
+                environment fault; the item becomes an error).
         """
         parsed: Any
         if isinstance(arguments, dict):
@@ -127,16 +161,40 @@ class Toolkit:
             inspect.signature(tool.fn).bind(**parsed)
         except TypeError as exc:
             return self._mistake(name, parsed, f"bad arguments for '{name}': {exc}")
+        if tool.validate:
+            problem = _schema_problem(tool.parameters, parsed)
+            if problem:
+                return self._mistake(name, parsed, f"bad arguments for '{name}': {problem}")
         try:
             result = tool.fn(**parsed)
         except ToolError as exc:
-            return self._mistake(name, parsed, str(exc))
+            return self._mistake(name, parsed, exc.observation, prefixed=True)
         self.calls.append({"name": name, "arguments": parsed, "error": False})
         content = result if isinstance(result, str) else json.dumps(result, sort_keys=True)
         if tool.kind == "submit":
             return ToolOutcome(content=content, submitted=True, value=result)
         return ToolOutcome(content=content)
 
-    def _mistake(self, name: str, arguments: Any, message: str) -> ToolOutcome:
+    def _mistake(self, name: str, arguments: Any, message: str, prefixed: bool = False) -> ToolOutcome:
         self.calls.append({"name": name, "arguments": arguments, "error": True})
-        return ToolOutcome(content=f"Error: {message}", error=True)
+        return ToolOutcome(content=message if prefixed else f"Error: {message}", error=True)
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(schema_json: str) -> Any:
+    from jsonschema.validators import validator_for  # imported on the first tool call only
+
+    schema = json.loads(schema_json)
+    return validator_for(schema)(schema)
+
+
+def _schema_problem(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
+    """The first way ``arguments`` break the JSON schema (jsonschema's wording, e.g.
+    ``5 is not of type 'string' (at 'query')``), or None when they fit."""
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(arguments))
+    if error is None:
+        return None
+    where = ".".join(str(p) for p in error.absolute_path)
+    return error.message + (f" (at '{where}')" if where else "")

@@ -160,8 +160,14 @@ def toolkit_for(org: Any, cap: int | None, today: Any = None) -> Toolkit:
 def run_trial(task: Task, client: ModelClient, org: Any, options: Any) -> Trajectory:
     """Run one task with the configured strategy; returns the trajectory.
 
+    A query the model got wrong comes back as its ``ERRORCODE: message`` observation
+    (`Org.execute`); the episode goes on and is scored.
+
     Raises:
         ProviderError: the model's provider failed (the item becomes an error).
+        Exception: an environment fault while executing a query (an unreadable org database,
+            an engine bug): it propagates with ``partial_trajectory`` attached and the item
+            becomes an error, never a scored answer.
     """
     record = task.data
     messages = build_messages(record, strategy=options.strategy, aided=options.aided)

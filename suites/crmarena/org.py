@@ -197,7 +197,9 @@ class Org:
             List of record dicts (shapes in `soql.py` / `sosl.py` docstrings).
 
         Raises:
-            SalesforceError: With a Salesforce error code and message.
+            SalesforceError: a mistake in the query, with a Salesforce error code and message.
+            sqlite3.Error, OSError, or any other exception: an environment fault (the database
+                cannot be read, a bug in the engine); never a mistake of the query's author.
         """
         query = strip_code_fences(text)
         day = today or self.today
@@ -208,23 +210,29 @@ class Org:
         return run_soql(self.connection, self.schema, query, day, self.count_quirk)
 
     def execute(self, text: str, *, today: date | None = None) -> str:
-        """Agent-facing execution: never raises, returns the observation string.
+        """Agent-facing execution: the observation string for a query, as upstream's
+        `SalesforceConnector.run_query` returned it (reference §1.4).
 
-        Returns:
-            ``"Salesforce instance output: " + str(records)`` on success, ``"ERRORCODE:
-            message"`` on a query error, ``"UNKNOWN_EXCEPTION: …"`` on an internal failure (a bug
-            in the local engine; the connection stays usable).
+        A query error is the model's mistake and comes back as text the model reads; any
+        other failure is an environment fault and propagates, so the item becomes an error
+        instead of a scored answer to an observation that hid the fault.
 
         Args:
             text: Query text (see `run_query`).
             today: Overrides `Org.today` for relative date literals; pass the task's "today".
+
+        Returns:
+            ``"Salesforce instance output: " + str(records)`` on success, ``"ERRORCODE:
+            message"`` on a query error (a `SalesforceError`).
+
+        Raises:
+            Exception: anything but a `SalesforceError` (``sqlite3.DatabaseError`` for an
+                unreadable database, ``OSError``, an engine bug): an environment fault.
         """
         try:
             return OBSERVATION_PREFIX + str(self.run_query(text, today=today))
         except SalesforceError as error:
-            return str(error)
-        except Exception as exc:  # noqa: BLE001 - the agent-facing call must never raise
-            return f"UNKNOWN_EXCEPTION: An unexpected error occurred: {type(exc).__name__}: {exc}"
+            return error.observation
 
     # -- inspection --------------------------------------------------------------------------
     def manifest(self) -> dict[str, int]:

@@ -26,6 +26,7 @@ __all__ = [
     "FIXED_DATE_LITERALS",
     "N_DATE_LITERALS",
     "date_literal_range",
+    "VALID_DATE_RANGE",
 ]
 
 MONTH_NAMES = (
@@ -99,7 +100,10 @@ def parse_datetime(text: str) -> datetime:
         sign = 1 if offset[0] == "+" else -1
         digits = offset[1:].replace(":", "")
         delta = timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-        moment -= sign * delta
+        try:
+            moment -= sign * delta
+        except OverflowError:  # 9999-12-31T23:00:00-05:00 lies past year 9999
+            raise ValueError(f"not a datetime in the supported range: {text!r}") from None
     return moment
 
 
@@ -233,6 +237,11 @@ N_DATE_LITERALS = {
 }
 
 
+VALID_DATE_RANGE = (date(1700, 1, 1), date(4000, 12, 31))
+"""Earliest and latest date Salesforce accepts (Salesforce Help article 000383587, "Salesforce
+supports dates from 1700-01-01 to 4000-12-31"; Data Loader guide, "Data Import Dates")."""
+
+
 def date_literal_range(name: str, count: int | None, today: date) -> tuple[date, date]:
     """Half-open date range [start, end) of a SOQL relative date literal.
 
@@ -241,8 +250,17 @@ def date_literal_range(name: str, count: int | None, today: date) -> tuple[date,
     ``LAST_N_MONTHS:n`` = the n whole months before this month, ``THIS_MONTH``, ``LAST_MONTH``,
     ``THIS_YEAR`` … the calendar unit containing (or before/after) today.
 
+    The range must lie within Salesforce's valid dates, `VALID_DATE_RANGE` (1700-01-01 to
+    4000-12-31); that bounds n (``LAST_N_DAYS:99999999`` reaches back before year 1700).
+    Salesforce documents the date range but not the error for a literal outside it; we answer
+    with its code for a number outside a documented range, ``NUMBER_OUTSIDE_VALID_RANGE``
+    (the code of the SOQL OFFSET limit).
+
     Raises:
-        SalesforceError: MALFORMED_QUERY for an unknown literal or a missing/extra ``:n``.
+        SalesforceError: MALFORMED_QUERY for an unknown literal or a missing/extra ``:n``;
+            NUMBER_OUTSIDE_VALID_RANGE when n puts the range outside the valid dates, e.g.
+            ``NUMBER_OUTSIDE_VALID_RANGE: LAST_N_DAYS:99999999 is outside the valid date range
+            1700-01-01 to 4000-12-31``.
     """
     if name in N_DATE_LITERALS and count is None or name in FIXED_DATE_LITERALS and count is not None:
         raise SalesforceError("MALFORMED_QUERY", f"unexpected token: '{name}'")
@@ -253,35 +271,46 @@ def date_literal_range(name: str, count: int | None, today: date) -> tuple[date,
     day = timedelta(days=1)
     n = count or 0
     table = {
-        "TODAY": (today, today + day),
-        "YESTERDAY": (today - day, today),
-        "TOMORROW": (today + day, today + 2 * day),
-        "THIS_WEEK": (week_start, week_start + 7 * day),
-        "LAST_WEEK": (week_start - 7 * day, week_start),
-        "NEXT_WEEK": (week_start + 7 * day, week_start + 14 * day),
-        "THIS_MONTH": (month_start, add_months(month_start, 1)),
-        "LAST_MONTH": (add_months(month_start, -1), month_start),
-        "NEXT_MONTH": (add_months(month_start, 1), add_months(month_start, 2)),
-        "THIS_QUARTER": (quarter_start, add_months(quarter_start, 3)),
-        "LAST_QUARTER": (add_months(quarter_start, -3), quarter_start),
-        "NEXT_QUARTER": (add_months(quarter_start, 3), add_months(quarter_start, 6)),
-        "THIS_YEAR": (year_start, date(today.year + 1, 1, 1)),
-        "LAST_YEAR": (date(today.year - 1, 1, 1), year_start),
-        "NEXT_YEAR": (date(today.year + 1, 1, 1), date(today.year + 2, 1, 1)),
-        "LAST_90_DAYS": (today - 90 * day, today + day),
-        "NEXT_90_DAYS": (today + day, today + 91 * day),
-        "LAST_N_DAYS": (today - n * day, today + day),
-        "NEXT_N_DAYS": (today + day, today + (n + 1) * day),
-        "N_DAYS_AGO": (today - n * day, today - (n - 1) * day),
-        "LAST_N_WEEKS": (week_start - 7 * n * day, week_start),
-        "NEXT_N_WEEKS": (week_start + 7 * day, week_start + 7 * (n + 1) * day),
-        "LAST_N_MONTHS": (add_months(month_start, -n), month_start),
-        "NEXT_N_MONTHS": (add_months(month_start, 1), add_months(month_start, n + 1)),
-        "LAST_N_QUARTERS": (add_months(quarter_start, -3 * n), quarter_start),
-        "NEXT_N_QUARTERS": (add_months(quarter_start, 3), add_months(quarter_start, 3 * (n + 1))),
-        "LAST_N_YEARS": (date(today.year - n, 1, 1), year_start),
-        "NEXT_N_YEARS": (date(today.year + 1, 1, 1), date(today.year + n + 1, 1, 1)),
+        "TODAY": lambda: (today, today + day),
+        "YESTERDAY": lambda: (today - day, today),
+        "TOMORROW": lambda: (today + day, today + 2 * day),
+        "THIS_WEEK": lambda: (week_start, week_start + 7 * day),
+        "LAST_WEEK": lambda: (week_start - 7 * day, week_start),
+        "NEXT_WEEK": lambda: (week_start + 7 * day, week_start + 14 * day),
+        "THIS_MONTH": lambda: (month_start, add_months(month_start, 1)),
+        "LAST_MONTH": lambda: (add_months(month_start, -1), month_start),
+        "NEXT_MONTH": lambda: (add_months(month_start, 1), add_months(month_start, 2)),
+        "THIS_QUARTER": lambda: (quarter_start, add_months(quarter_start, 3)),
+        "LAST_QUARTER": lambda: (add_months(quarter_start, -3), quarter_start),
+        "NEXT_QUARTER": lambda: (add_months(quarter_start, 3), add_months(quarter_start, 6)),
+        "THIS_YEAR": lambda: (year_start, date(today.year + 1, 1, 1)),
+        "LAST_YEAR": lambda: (date(today.year - 1, 1, 1), year_start),
+        "NEXT_YEAR": lambda: (date(today.year + 1, 1, 1), date(today.year + 2, 1, 1)),
+        "LAST_90_DAYS": lambda: (today - 90 * day, today + day),
+        "NEXT_90_DAYS": lambda: (today + day, today + 91 * day),
+        "LAST_N_DAYS": lambda: (today - n * day, today + day),
+        "NEXT_N_DAYS": lambda: (today + day, today + (n + 1) * day),
+        "N_DAYS_AGO": lambda: (today - n * day, today - (n - 1) * day),
+        "LAST_N_WEEKS": lambda: (week_start - 7 * n * day, week_start),
+        "NEXT_N_WEEKS": lambda: (week_start + 7 * day, week_start + 7 * (n + 1) * day),
+        "LAST_N_MONTHS": lambda: (add_months(month_start, -n), month_start),
+        "NEXT_N_MONTHS": lambda: (add_months(month_start, 1), add_months(month_start, n + 1)),
+        "LAST_N_QUARTERS": lambda: (add_months(quarter_start, -3 * n), quarter_start),
+        "NEXT_N_QUARTERS": lambda: (add_months(quarter_start, 3), add_months(quarter_start, 3 * (n + 1))),
+        "LAST_N_YEARS": lambda: (date(today.year - n, 1, 1), year_start),
+        "NEXT_N_YEARS": lambda: (date(today.year + 1, 1, 1), date(today.year + n + 1, 1, 1)),
     }
     if name not in table:
         raise SalesforceError("MALFORMED_QUERY", f"unexpected token: '{name}'")
-    return table[name]
+    low, high = VALID_DATE_RANGE
+    try:
+        start, end = table[name]()
+    except (OverflowError, ValueError):  # past Python's years 1..9999: far outside the range
+        start, end = date.min, date.max
+    if start < low or end > high + day:
+        literal = name if count is None else f"{name}:{count}"
+        raise SalesforceError(
+            "NUMBER_OUTSIDE_VALID_RANGE",
+            f"{literal} is outside the valid date range {low.isoformat()} to {high.isoformat()}",
+        )
+    return start, end

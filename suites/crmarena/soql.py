@@ -27,6 +27,27 @@ Semantics copied from Salesforce: text comparisons and LIKE are case-insensitive
 datetime field only accepts datetime literals (``2024-03-01T00:00:00Z``, ``+0000`` or
 ``.000+0000``) or relative date literals, a date field only date literals; AND and OR cannot be
 mixed without parentheses. Date literals are evaluated against a configurable "today".
+
+Salesforce's documented query limits (each answers with a Salesforce-style error, never a
+Python exception; sources in brackets):
+
+- A statement longer than 100,000 characters: ``MALFORMED_QUERY: SOQL statements can not be
+  longer than 100000 characters.`` [limit: "SOQL and SOSL Limits for Search Queries",
+  Salesforce App Limits Cheatsheet; wording: the API's fault string as reported in
+  django-salesforce issue #164 and IlluminatedCloud issue #466].
+- OFFSET above 2,000: ``NUMBER_OUTSIDE_VALID_RANGE: Maximum SOQL offset allowed is 2000``
+  [SOQL and SOSL Reference, "OFFSET": "Requesting an offset greater than 2,000 results in a
+  NUMBER_OUTSIDE_VALID_RANGE error"]; OFFSET inside a WHERE-clause subquery: MALFORMED_QUERY
+  [same page].
+- LIMIT and OFFSET take a non-negative integer literal (``LIMIT -1``, ``LIMIT 1.5``:
+  ``MALFORMED_QUERY: unexpected token: '-1'``). ``SELECT COUNT() … LIMIT n`` counts up to n
+  ["LIMIT": "You can use LIMIT with count() … to count up to the maximum specified"]. No row
+  cap applies: the 50,000-row limit is an Apex governor limit ("Too many query rows"), not an
+  API one, and the original harness queried through the REST API (``query_all``).
+- Filters nested deeper than 100 levels or too long for the engine: ``QUERY_TOO_COMPLICATED:
+  Query is either selecting too many fields or the filter conditions are too complicated.``
+  [code: the limits cheatsheet above; wording: `errors.TOO_COMPLICATED`].
+- Relative date literals must stay within Salesforce's valid dates (`sftime.date_literal_range`).
 """
 
 from __future__ import annotations
@@ -35,7 +56,7 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import date
 
-from .errors import SalesforceError
+from .errors import TOO_COMPLICATED, SalesforceError
 from .schema import ID_TYPES, NUMBER_TYPES, TEXT_TYPES, looks_like_id, to_18_char_id
 from .sftime import FIXED_DATE_LITERALS, N_DATE_LITERALS, date_literal_range, format_datetime, parse_datetime
 from .soql_parser import (
@@ -51,7 +72,23 @@ from .soql_parser import (
 )
 from .soql_schema import ObjectInfo, OrgSchema
 
-__all__ = ["run_soql", "drop_all_null_columns", "shape_rows"]
+__all__ = [
+    "MAX_OFFSET",
+    "MAX_QUERY_LENGTH",
+    "drop_all_null_columns",
+    "execute_sql",
+    "run_soql",
+    "shape_rows",
+]
+
+MAX_QUERY_LENGTH = 100_000
+"""Longest SOQL statement Salesforce accepts, in characters (App Limits Cheatsheet)."""
+MAX_OFFSET = 2000
+"""Largest OFFSET Salesforce accepts (SOQL and SOSL Reference, "OFFSET")."""
+_SQLITE_INT_MAX = 2**63 - 1
+_SQLITE_LIMIT_ERRORS = ("expression tree is too large", "too many sql variables", "parser stack overflow",
+                        "too many terms")  # fmt: skip
+"""SQLite's own size limits, reached only by an oversized query (never by a fault)."""
 
 # --------------------------------------------------------------------------------------------
 # Compilation
@@ -237,7 +274,10 @@ class _Compiler:
         if ftype in NUMBER_TYPES or ftype == "int":
             if literal.kind != "number":
                 raise wrong("double" if ftype != "int" else "int", False)
-            return literal.value
+            value = literal.value
+            if isinstance(value, int) and abs(value) > _SQLITE_INT_MAX:
+                return float(value)  # SQLite integers are 64-bit; compare as a double
+            return value
         if ftype == "date":
             if literal.kind != "date":
                 raise wrong("date", False)
@@ -372,6 +412,12 @@ class _Compiler:
                 "GROUP BY, HAVING and ORDER BY are not allowed in a semi-join subquery",
                 query.object_pos + 1,
             )
+        if query.offset is not None:
+            raise SalesforceError(
+                "MALFORMED_QUERY",
+                "OFFSET is not allowed in a WHERE clause subquery",
+                query.object_pos + 1,
+            )
         selected = scope.resolve(query.items[0])
         where = self.condition(scope, query.where, False) if query.where is not None else "1"
         sql = (
@@ -379,20 +425,25 @@ class _Compiler:
             f"{' '.join(scope.join_sql)} WHERE {where} AND {selected.sql} IS NOT NULL"
         )
         if query.limit is not None:
-            sql += f" LIMIT {int(query.limit)}"
+            sql += f" LIMIT {min(int(query.limit), _SQLITE_INT_MAX)}"
         return sql
 
     # -- statements --------------------------------------------------------------------------
     def compile(self, query: SelectQuery) -> tuple[str, list[_Output], bool]:
         """Return (sql, outputs, count_only)."""
+        if query.offset is not None and query.offset > MAX_OFFSET:
+            raise SalesforceError(
+                "NUMBER_OUTSIDE_VALID_RANGE", f"Maximum SOQL offset allowed is {MAX_OFFSET}"
+            )
         obj = self.schema.get(query.object_name, query.object_pos + 1)
         scope = _Scope(self, obj, query.alias)
         items = self.expand_fields(query.items, obj)
         count_only = any(isinstance(i, FuncCall) and i.name == "COUNT" and i.arg is None for i in items)
-        if count_only and (len(items) != 1 or query.group_by):
+        if count_only and (len(items) != 1 or query.group_by or query.having is not None):
             raise SalesforceError(
                 "MALFORMED_QUERY",
-                "COUNT() must be the only element in the SELECT list and cannot be used with GROUP BY",
+                "COUNT() must be the only element in the SELECT list and cannot be used with "
+                "GROUP BY or HAVING",
                 query.object_pos + 1,
             )
         aggregate = bool(query.group_by) or any(
@@ -471,8 +522,9 @@ class _Compiler:
             order_sql.append(term)
         if not count_only:
             order_sql.extend(group_sql if aggregate else [f"{scope.alias}.rowid"])
+        counted = count_only and (query.limit is not None or query.offset is not None)
         sql = (
-            f"SELECT {', '.join(select_sql) if not count_only else 'COUNT(*)'} "
+            f"SELECT {'1' if counted else 'COUNT(*)' if count_only else ', '.join(select_sql)} "
             f'FROM "{obj.table}" AS {scope.alias} {" ".join(scope.join_sql)}'
         )
         if where_sql:
@@ -484,9 +536,12 @@ class _Compiler:
         if order_sql:
             sql += " ORDER BY " + ", ".join(order_sql)
         if query.limit is not None or query.offset is not None:
-            sql += f" LIMIT {int(query.limit) if query.limit is not None else -1}"
+            limit = min(int(query.limit), _SQLITE_INT_MAX) if query.limit is not None else -1
+            sql += f" LIMIT {limit}"
             if query.offset is not None:
                 sql += f" OFFSET {int(query.offset)}"
+        if counted:  # COUNT() with LIMIT counts up to the limit (the rows the query returns)
+            sql = f"SELECT COUNT(*) FROM ({sql})"
         return sql, outputs, count_only
 
     def expand_fields(self, items: list, obj: ObjectInfo) -> list:
@@ -564,6 +619,25 @@ def drop_all_null_columns(records: list[dict]) -> list[dict]:
     return [{k: v for k, v in record.items() if k not in empty} for record in records]
 
 
+def execute_sql(connection: sqlite3.Connection, sql: str, params: list[object]) -> list[tuple]:
+    """Run one compiled statement and fetch all rows.
+
+    Only SQLite's own size limits (expression depth, bound-variable count), which an
+    oversized query reaches, become the model's ``QUERY_TOO_COMPLICATED`` error; every other
+    database error is an environment fault and propagates unchanged.
+
+    Raises:
+        SalesforceError: QUERY_TOO_COMPLICATED.
+        sqlite3.Error: any other database failure.
+    """
+    try:
+        return connection.execute(sql, params).fetchall()
+    except sqlite3.OperationalError as exc:
+        if any(marker in str(exc).lower() for marker in _SQLITE_LIMIT_ERRORS):
+            raise SalesforceError("QUERY_TOO_COMPLICATED", TOO_COMPLICATED) from exc
+        raise
+
+
 def run_soql(
     connection: sqlite3.Connection,
     schema: OrgSchema,
@@ -584,13 +658,19 @@ def run_soql(
         Records shaped as described in the module docstring.
 
     Raises:
-        SalesforceError: MALFORMED_QUERY, INVALID_FIELD, INVALID_TYPE or
-            INVALID_QUERY_FILTER_OPERATOR, worded like Salesforce.
+        SalesforceError: a mistake in the query (MALFORMED_QUERY, INVALID_FIELD, INVALID_TYPE,
+            INVALID_QUERY_FILTER_OPERATOR, NUMBER_OUTSIDE_VALID_RANGE, QUERY_TOO_COMPLICATED),
+            worded like Salesforce.
+        sqlite3.Error: the org's database failed (an environment fault, not the query's).
     """
+    if len(text) > MAX_QUERY_LENGTH:
+        raise SalesforceError(
+            "MALFORMED_QUERY", f"SOQL statements can not be longer than {MAX_QUERY_LENGTH} characters."
+        )
     query = parse_soql(text)
     compiler = _Compiler(schema, today)
     sql, outputs, count_only = compiler.compile(query)
-    rows = connection.execute(sql, compiler.params).fetchall()
+    rows = execute_sql(connection, sql, compiler.params)
     if count_only:
         return [] if count_quirk else [{"totalSize": int(rows[0][0])}]
     return drop_all_null_columns(shape_rows(rows, outputs))

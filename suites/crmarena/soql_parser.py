@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import SalesforceError
+from .errors import TOO_COMPLICATED, SalesforceError
 from .soql_lexer import Token, decode_string, malformed, tokenize
 
 __all__ = [
@@ -203,9 +203,15 @@ class SelectQuery:
 class Parser:
     """Recursive-descent parser over a token list (also used by the SOSL parser)."""
 
+    MAX_NESTING = 100
+    """Deepest nesting of parentheses, NOT and subqueries in one condition; deeper is
+    Salesforce's QUERY_TOO_COMPLICATED (its limit is undocumented; real filters nest a few
+    levels, and this keeps the parser and SQLite's expression depth in bounds)."""
+
     def __init__(self, tokens: list[Token]) -> None:
         self.tokens = tokens
         self.index = 0
+        self.depth = 0
 
     # -- token helpers -----------------------------------------------------------------------
     @property
@@ -310,7 +316,13 @@ class Parser:
         return items
 
     def parse_int(self) -> int:
-        """Parse a non-negative integer (LIMIT/OFFSET)."""
+        """Parse a non-negative integer literal (LIMIT/OFFSET); its range is checked by the
+        caller (SOQL OFFSET at most 2,000, SOSL OFFSET at most 2,000, SOSL LIMIT capped).
+
+        Raises:
+            SalesforceError: MALFORMED_QUERY ``unexpected token: '-1'`` for anything but
+                digits (a sign, a decimal point, a word).
+        """
         token = self.current
         if token.kind != "number" or not token.text.isdigit():
             raise malformed(token)
@@ -436,13 +448,28 @@ class Parser:
             items.append(self.parse_term())
         return BoolOp(op, tuple(items))
 
+    def nested(self) -> None:
+        """Enter one nesting level (NOT, parentheses, subquery).
+
+        Raises:
+            SalesforceError: QUERY_TOO_COMPLICATED beyond `MAX_NESTING` levels.
+        """
+        self.depth += 1
+        if self.depth > self.MAX_NESTING:
+            raise SalesforceError("QUERY_TOO_COMPLICATED", TOO_COMPLICATED, self.current.pos + 1)
+
     def parse_term(self):
         """Parse NOT, a parenthesised condition or one comparison."""
         if self.accept_keyword("NOT"):
-            return NotOp(self.parse_term())
+            self.nested()
+            term = NotOp(self.parse_term())
+            self.depth -= 1
+            return term
         if self.at_punct("("):
             self.advance()
+            self.nested()
             inner = self.parse_condition()
+            self.depth -= 1
             self.expect_punct(")")
             return inner
         left = self.parse_operand()
@@ -480,7 +507,9 @@ class Parser:
         """Parse the parenthesised value list or semi-join subquery after IN / NOT IN."""
         self.expect_punct("(")
         if self.at_keyword("SELECT"):
+            self.nested()
             sub = self.parse_query()
+            self.depth -= 1
             self.expect_punct(")")
             return sub
         values = [self.parse_value()]

@@ -20,6 +20,12 @@ dict whose first key ``type`` names its object (``{'type': 'Product2', 'Id': …
 so a mixed result stays readable after ``attributes`` is dropped. All-null columns are dropped
 per object, which avoids the KeyError the original drop step could raise on mixed objects
 (reference §3b). Without RETURNING, every searchable object is searched and only Ids returned.
+
+Salesforce's documented SOSL limits [SOQL and SOSL Reference, "SOSL Syntax", "LIMIT n",
+"OFFSET n"]: at most 2,000 rows in all (a larger LIMIT is capped); OFFSET above 2,000 is
+``MALFORMED_SEARCH: SOSL offset should be between 0 to 2000``; search terms longer than
+4,000 characters lose their logical operators (AND and AND NOT become OR), longer than
+10,000 characters return no rows.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from datetime import date
 
 from .errors import SalesforceError
 from .schema import EMAIL_FIELDS, NAME_FIELDS, PHONE_FIELDS, SEARCH_FIELDS
-from .soql import _Compiler, _Output, _Scope, drop_all_null_columns, shape_rows
+from .soql import MAX_OFFSET, _Compiler, _Output, _Scope, drop_all_null_columns, execute_sql, shape_rows
 from .soql_lexer import tokenize
 from .soql_parser import FieldPath, OrderSpec, Parser
 from .soql_schema import OrgSchema
@@ -40,6 +46,11 @@ __all__ = ["run_sosl", "build_search_index", "fts_table"]
 
 _SCOPE_FIELDS = {"ALL": SEARCH_FIELDS, "NAME": NAME_FIELDS, "EMAIL": EMAIL_FIELDS, "PHONE": PHONE_FIELDS}
 _DEFAULT_LIMIT = 2000
+"""Most rows one search returns, and the cap on LIMIT (API 28.0 and later)."""
+OPERATORS_DROPPED_ABOVE = 4000
+"""Search terms longer than this many characters lose their logical operators."""
+NO_ROWS_ABOVE = 10_000
+"""Search terms longer than this many characters return no rows."""
 
 
 def fts_table(object_name: str) -> str:
@@ -134,9 +145,13 @@ _TERM_RE = re.compile(r'\s*(?:(?P<phrase>"[^"]*")|(?P<paren>[()])|(?P<word>[^\s(
 def to_fts_query(terms: str) -> str:
     """Translate SOSL search terms into an FTS5 MATCH expression.
 
+    Terms longer than `OPERATORS_DROPPED_ABOVE` characters are searched with every logical
+    operator removed and OR between the terms, as Salesforce documents.
+
     Raises:
         SalesforceError: MALFORMED_SEARCH when no term has at least two characters.
     """
+    operators = len(terms) <= OPERATORS_DROPPED_ABOVE
     parts: list[str] = []
     position = 0
     longest = 0
@@ -152,6 +167,8 @@ def to_fts_query(terms: str) -> str:
             continue
         raw = match.group("phrase") or match.group("word")
         upper = raw.upper()
+        if not operators and match.group("word") and upper in ("AND", "OR", "NOT"):
+            continue
         if match.group("word") and upper in ("AND", "OR"):
             if upper == "AND":
                 pending_and = True
@@ -169,6 +186,8 @@ def to_fts_query(terms: str) -> str:
         if not tokens:
             continue
         longest = max(longest, max(len(t) for t in tokens))
+        if not operators and parts:
+            parts.append("OR")
         if match.group("word") and len(tokens) == 1 and not prefix:
             parts.append('"' + search_stem(tokens[0]) + '"*')
         else:
@@ -203,6 +222,15 @@ def _parse_rest(rest: str) -> tuple[str, list[_Returning] | None, int | None]:
     return scope_name, returning, limit
 
 
+def _parse_returned_field(parser: Parser) -> FieldPath:
+    """One field of a RETURNING list: a field path (functions are not supported there)."""
+    token = parser.current
+    field_path = parser.parse_operand(allow_aggregate=False)
+    if not isinstance(field_path, FieldPath):
+        raise _malformed_search(f"unexpected token: '{token.text}('")
+    return field_path
+
+
 def _parse_returning(parser: Parser) -> _Returning:
     token = parser.current
     if token.kind != "ident" or "." in token.text:
@@ -212,7 +240,7 @@ def _parse_returning(parser: Parser) -> _Returning:
     if not parser.at_punct("("):
         return spec
     parser.advance()
-    spec.fields += parser.parse_comma_list(lambda: parser.parse_operand(allow_aggregate=False))
+    spec.fields += parser.parse_comma_list(lambda: _parse_returned_field(parser))
     if parser.accept_keyword("WHERE"):
         spec.where = parser.parse_condition()
     parser.parse_order_limit_offset(spec)
@@ -234,12 +262,19 @@ def run_sosl(connection: sqlite3.Connection, schema: OrgSchema, text: str, today
         Records as described in the module docstring.
 
     Raises:
-        SalesforceError: MALFORMED_SEARCH for bad search syntax, INVALID_TYPE for an object that
-            is not searchable, INVALID_FIELD / MALFORMED_QUERY for bad RETURNING clauses.
+        SalesforceError: MALFORMED_SEARCH for bad search syntax or an OFFSET above 2,000,
+            INVALID_TYPE for an object that is not searchable, INVALID_FIELD / MALFORMED_QUERY
+            for bad RETURNING clauses.
+        sqlite3.Error: the org's database failed (an environment fault, not the query's).
     """
     terms, rest = _split_find(text)
     match_expr = to_fts_query(terms)
     scope_name, returning, overall_limit = _parse_rest(rest)
+    for spec in returning or ():
+        if spec.offset is not None and spec.offset > MAX_OFFSET:
+            raise _malformed_search(f"SOSL offset should be between 0 to {MAX_OFFSET}")
+    if len(terms) > NO_ROWS_ABOVE:
+        return []
     scope_fields = _SCOPE_FIELDS[scope_name]
     if returning is None:
         returning = [_Returning(name, 0) for name in SEARCH_FIELDS if name.lower() in schema.objects]
@@ -287,9 +322,9 @@ def run_sosl(connection: sqlite3.Connection, schema: OrgSchema, text: str, today
             f"ORDER BY {', '.join(order_sql)} LIMIT {int(limit)} OFFSET {int(spec.offset or 0)}"
         )
         try:
-            rows = connection.execute(sql, compiler.params).fetchall()
-        except sqlite3.OperationalError as exc:
-            if "fts5" in str(exc).lower() or "syntax" in str(exc).lower():
+            rows = execute_sql(connection, sql, compiler.params)
+        except sqlite3.OperationalError as exc:  # FTS5 refused the MATCH expression built from the terms
+            if "fts5: syntax error" in str(exc).lower():
                 raise _malformed_search(f"invalid search terms: {terms.strip()}") from exc
             raise
         records = drop_all_null_columns(shape_rows(rows, outputs))

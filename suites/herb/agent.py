@@ -71,6 +71,9 @@ def run_trial(task: Task, client: ModelClient, options: Any = None, judge: Any =
 
     Raises:
         ProviderError: from the client (an infra failure).
+        Exception: an environment fault inside a tool (a broken retrieval index, a bug in a
+            look-up): it propagates with ``partial_trajectory`` attached and the item becomes
+            an error; only the model's own mistakes are shown to it as ``Error: ...``.
     """
     from suites.herb import HerbOptions
 

@@ -312,16 +312,23 @@ class HerbEnv:
 
     # -- tools -------------------------------------------------------------------------------
     def toolkit(self, *, top_k: int = 20, faithful_tool_bugs: bool = False) -> Toolkit:
-        """A fresh toolkit (own call log) with the nine HERB tools and ``submit``."""
+        """A fresh toolkit (own call log) with the nine HERB tools and ``submit``.
+
+        Arguments are checked against each tool's JSON schema (a mismatch is the model's
+        mistake, an ``Error: ...`` observation); ``submit`` coerces its own (see
+        `make_submission`). The tools raise nothing else for the model's input: an exception
+        from the index or the look-up tables (a corrupt index, a bug) is an environment fault
+        and propagates, so the item becomes an error, never a scored answer.
+        """
 
         def retrieve_all(input: str) -> str:  # noqa: A002  (upstream's argument name)
             return self.retrieve(str(input), top_k)
 
         def role_to_id_search(text: str) -> dict[str, list[str]]:
-            if faithful_tool_bugs:
+            if faithful_tool_bugs:  # upstream raises a KeyError here; the model reads why
                 raise ToolError(
-                    "KeyError: 'text' (role_to_id_search formats its prompt with "
-                    "the wrong placeholder names; upstream defect, reference §3b)"
+                    "role_to_id_search failed: its prompt template expects a 'text' "
+                    "placeholder that the call does not fill (upstream defect, reference §3b)"
                 )
             return self.role_to_id(str(text))
 
@@ -435,6 +442,7 @@ class HerbEnv:
                 },
                 submit,
                 kind="submit",
+                validate=False,  # make_submission reads loosely typed entities/answerable
             ),
         )
 

@@ -44,7 +44,10 @@ def test_role_lookups_fixed_and_faithful(env: HerbEnv, world: World) -> None:
     assert out == {e["employee_id"]: "Technical Architect"}
     faithful = env.toolkit(faithful_tool_bugs=True)
     broken = faithful.call("role_to_id_search", {"text": "QA Specialist"})
-    assert broken.error and broken.content.startswith("Error: KeyError: 'text'")
+    assert broken.error and broken.content == (
+        "Error: role_to_id_search failed: its prompt template expects a 'text' placeholder "
+        "that the call does not fill (upstream defect, reference §3b)"
+    )
     ids = json.loads(faithful.call("id_to_role_search", {"content": e["employee_id"]}).content)
     assert ids == [e["employee_id"]]  # upstream returns the ids, not the roles
 
