@@ -110,6 +110,8 @@ def test_tool_loop_fault_ends_the_item_with_the_trajectory_so_far():
     assert [m["role"] for m in partial["messages"]] == ["user", "assistant", "tool", "assistant"]
     assert partial["messages"][2]["content"] == '{"code": "C1"}'
     assert "unable to open" not in json.dumps(partial["messages"])
+    # the calls made before the fault are kept with it (the faulting call is not logged)
+    assert partial["tool_calls"] == [{"name": "lookup", "arguments": {"item": 1}, "error": False}]
 
 
 def _parse(text: str) -> Action:

@@ -234,12 +234,13 @@ def run_tool_loop(
             ``ContextWindowExceeded`` from the client is not raised: the episode ends with
             termination ``context_exceeded``.
     """
-    traj = Trajectory(messages=list(messages))
+    # the toolkit's call log is shared, so a partial trajectory (on an error) lists the
+    # calls made so far
+    traj = Trajectory(messages=list(messages), tool_calls=toolkit.calls)
     params = params or {}
     schemas = toolkit.schemas()
     with keep_partial(traj):
         _tool_turns(client, traj, toolkit, schemas, max_turns, text_is_final, params)
-    traj.tool_calls = toolkit.calls
     return traj
 
 
@@ -389,7 +390,7 @@ def run_dialogue_loop(
         blank or cut off, the turns ran out or the context overflowed. ``info["user_turns"]``
         is the number of simulator replies.
     """
-    traj = Trajectory(messages=list(messages))
+    traj = Trajectory(messages=list(messages), tool_calls=toolkit.calls if toolkit is not None else [])
     params = params or {}
     schemas = toolkit.schemas() if toolkit else None
     with keep_partial(traj):
@@ -397,8 +398,6 @@ def run_dialogue_loop(
             client, traj, simulator, toolkit, schemas, max_turns, max_user_turns, params
         )
     traj.info["user_turns"] = user_turns
-    if toolkit is not None:
-        traj.tool_calls = toolkit.calls
     return traj
 
 
