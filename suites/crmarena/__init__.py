@@ -203,6 +203,21 @@ class CrmArenaSuite:
             details={"extracted": result["extracted"], "termination": trajectory.get("termination")},
         )
 
+    def constant_answer_check(self, tasks: list[Task], options: CrmArenaOptions) -> dict[str, str]:
+        """Categories where one constant answer scores reward 1 on every task (see
+        :func:`pytest_egi.checks.constant_answer_warnings`): each task's gold, as the prompt asks
+        for it (comma-separated ids, ``None``; the reference text for KQA), tried on every task
+        of its category with `score`'s rule (``scorer.score_answer``)."""
+        from pytest_egi.checks import constant_answer_warnings
+        from suites.crmarena.agent import format_answer
+        from suites.crmarena.scorer import score_answer
+
+        def answers(task: Task) -> list[str]:
+            gold = task.data["answer"]
+            return [str(gold[0]) if task.data["reward_metric"] == "fuzzy_match" else format_answer(gold)]
+
+        return constant_answer_warnings(tasks, answers, lambda task, a: score_answer(task.data, a)["reward"])
+
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
         """Per task type, the mean reward (0-1): the nine routed sub-metrics; plus
         ``overall`` (mean over all tasks) and ``KQA_em`` as diagnostics."""
