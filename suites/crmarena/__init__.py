@@ -95,7 +95,8 @@ class CrmArenaSuite:
                 see :meth:`suites.crmarena.org.Org.from_sqlite`.
         """
         if options.org is not None:
-            return _user_org(options.org.resolve(), categories)
+            wanted = set(self.categories if categories is None else categories)
+            return _user_org(options.org.resolve(), tuple(c for c in self.categories if c in wanted))
         return _generated_org(seed, scale)
 
     def load_tasks(self, profile: SuiteProfile, options: CrmArenaOptions) -> list[Task]:
@@ -152,6 +153,8 @@ class CrmArenaSuite:
             per_cat[category] = per_cat.get(category, 0) + 1
             data = dict(record)
             data["_org"] = {"seed": profile.seed, "scale": scale}
+            if options.org is not None:  # the export was checked for these categories only
+                data["_org"]["categories"] = list(run)
             tasks.append(Task(id=f"{category}-{record['idx']:04d}", category=category, data=data))
         if options.tasks is not None:
             check_gold(options.tasks, [t.data for t in tasks], org, {t.data["idx"]: t.id for t in tasks})
@@ -175,7 +178,10 @@ class CrmArenaSuite:
     def org_for(self, task: Task, options: CrmArenaOptions) -> Any:
         """The org a task was generated on."""
         spec = task.data.get("_org") or {"seed": 42, "scale": "quick"}
-        return self.org(options, spec["seed"], spec["scale"])
+        categories = spec.get("categories")
+        if categories is not None:
+            categories = tuple(categories)
+        return self.org(options, spec["seed"], spec["scale"], categories)
 
     def reference_policy(self, task: Task, options: CrmArenaOptions, noise: Noise) -> Any:
         """Replays the task's reference composition through the active strategy."""

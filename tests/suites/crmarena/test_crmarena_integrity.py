@@ -262,9 +262,9 @@ def test_task_file_month_and_state_golds_are_checked(tmp_path):
 # -- through the plugin ----------------------------------------------------------------------------
 
 
-def _run(pytester: pytest.Pytester, *opts: str) -> pytest.RunResult:
+def _run(pytester: pytest.Pytester, *opts: str, extra: tuple[str, ...] = ()) -> pytest.RunResult:
     args = [str(ROOT / "suites" / "crmarena"), "--rootdir", str(ROOT), "-p", "no:cacheprovider"]
-    args += ["--egi-model", "egi/oracle", "--egi-report-dir", str(pytester.path / "reports")]
+    args += ["--egi-model", "egi/oracle", "--egi-report-dir", str(pytester.path / "reports"), *extra]
     for opt in opts:
         args += ["--egi-opt", opt]
     return pytester.runpytest(*args)
@@ -306,3 +306,21 @@ def test_task_file_with_missing_gold_id_is_exit_4(pytester, tmp_path):
             "*"
         ]
     )
+
+
+def test_partial_export_runs_the_categories_it_supports_and_refuses_the_others(pytester, tmp_path):
+    path = original_layout(tmp_path / "original.sqlite")
+    corrupt(path, 'ALTER TABLE "Case" DROP COLUMN "IssueId__c"; DROP TABLE "LiveChatTranscript";')
+    result = _run(pytester, f"crmarena.org={path}")
+    assert result.ret == 4
+    assert f"ERROR: crmarena: {path}: the export lacks what the selected CRMArena categories read:" in (
+        result.stderr.lines
+    )
+    assert "  table 'Case' is missing column 'IssueId__c' (needed by NCR, TII)" in result.stderr.lines
+    routing = (ROOT / "routing.yaml").read_text()
+    assert "crmarena: {per_category: 6}" in routing
+    restricted = tmp_path / "routing.yaml"
+    only = "crmarena: {per_category: 2, categories: [BRI, MTA]}"
+    restricted.write_text(routing.replace("crmarena: {per_category: 6}", only))
+    result = _run(pytester, f"crmarena.org={path}", extra=("-n", "2", "--egi-routing", str(restricted)))
+    result.assert_outcomes(passed=4)
