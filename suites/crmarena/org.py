@@ -592,9 +592,20 @@ def _complete_export(connection: sqlite3.Connection, path: Path, categories: tup
                 f'UPDATE "{table}" SET "{columns["name"]}" = TRIM(COALESCE("{columns["firstname"]}", \'\') '
                 f"|| ' ' || COALESCE(\"{columns['lastname']}\", '')) WHERE \"{columns['name']}\" IS NULL"
             )
-        for field, ftype in FIELD_TYPES.get(object_name, {}).items():
-            if ftype in _NON_TEXT_TYPES and field.lower() in columns:
-                _normalise(connection, table, columns[field.lower()], ftype)
+        typed = [
+            (columns[field.lower()], ftype)
+            for field, ftype in FIELD_TYPES.get(object_name, {}).items()
+            if ftype in _NON_TEXT_TYPES and field.lower() in columns
+        ]
+        if typed:  # empty strings (CSV-style exports) are NULL, in one pass over the table
+            connection.execute(
+                f'UPDATE "{table}" SET '
+                + ", ".join(f'"{c}" = NULLIF("{c}", \'\')' for c, _ in typed)
+                + " WHERE "
+                + " OR ".join(f'"{c}" = \'\'' for c, _ in typed)
+            )
+        for column, ftype in typed:
+            _normalise(connection, table, column, ftype)
     connection.commit()
 
 
@@ -602,7 +613,6 @@ def _normalise(connection: sqlite3.Connection, table: str, column: str, ftype: s
     """Bring one column's values into our forms; values that cannot be read are left as they are
     (`Org.check_integrity` names them)."""
     q = f'"{column}"'
-    connection.execute(f"UPDATE \"{table}\" SET {q} = NULL WHERE {q} = ''")
     if ftype == "boolean":
         connection.execute(
             f"UPDATE \"{table}\" SET {q} = CASE lower({q}) WHEN 'true' THEN 1 ELSE 0 END "
