@@ -336,7 +336,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 class _XdistHooks:
     """Hand every worker the controller's run id (so all write into one run directory) and
-    the model gateway's socket, when there is one."""
+    the model gateway's socket, when there is one; collect the workers' data warnings."""
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -348,6 +348,15 @@ class _XdistHooks:
         gateway = node.config.stash.get(_GATEWAY_KEY, None)
         if gateway is not None:
             node.workerinput["egi_gateway"] = gateway.socket_path
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """Gather the data warnings a worker found while loading tasks (``_check_data``)."""
+        found = (getattr(node, "workeroutput", None) or {}).get("egi_data_warnings")
+        if found:
+            from pytest_egi.checks import merge_data_warnings
+
+            merge_data_warnings(node.config.stash[SETTINGS_KEY].data_warnings, found)
 
 
 _WORKSTEAL_KEY = pytest.StashKey[bool]()
@@ -467,6 +476,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     ids = [t.id for t in tasks]
     if len(set(ids)) != len(ids):
         raise pytest.UsageError(f"suite {suite.name}: duplicate task ids in load_tasks()")
+    _check_data(config, settings, suite, tasks, options)
     for name in {suite.name, *(t.category for t in tasks)}:
         config.addinivalue_line("markers", f"{_marker_name(name)}: egi suite or category")
     params = []
@@ -480,6 +490,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             ]
             params.append(pytest.param(case, id=case.id, marks=marks))
     metafunc.parametrize("egi_case", params, indirect=True)
+
+
+def _check_data(config: pytest.Config, settings: RunSettings, suite: Any, tasks: list, options: Any) -> None:
+    """Run the suite's optional ``constant_answer_check`` on the tasks it loaded; keep the
+    warnings in ``settings.data_warnings`` (an xdist worker also hands them to the controller
+    in ``workeroutput``, read back in ``_XdistHooks.pytest_testnodedown``)."""
+    check = getattr(suite, "constant_answer_check", None)
+    if check is None or not settings.model:
+        return
+    from pytest_egi.checks import data_warning_entries, merge_data_warnings
+
+    merge_data_warnings(settings.data_warnings, data_warning_entries(suite.name, check(tasks, options)))
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["egi_data_warnings"] = list(settings.data_warnings)
 
 
 def _check_profile_keys(settings: RunSettings, suite: Any, profile: Any) -> None:

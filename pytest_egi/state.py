@@ -92,6 +92,9 @@ class RunSettings:
     """``-k`` / ``-m`` expressions of the run, recorded so a subset is never mistaken for a run."""
     rescored_from: str | None = None
     """For ``egi-bench report --rescore``: the run directory the records came from."""
+    data_warnings: list[dict[str, str]] = field(default_factory=list)
+    """Warnings about the suites' data (``Suite.constant_answer_check``), as
+    ``{"suite", "category", "warning"}``, once per suite and category (``pytest_egi.checks``)."""
     shared_dir: Path | None = None
     """On an xdist controller: the session's shared directory (see ``pytest_egi.shared``),
     created for the first worker and removed at unconfigure."""

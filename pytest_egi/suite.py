@@ -133,6 +133,20 @@ class Suite(Protocol):
         """
         ...
 
+    def constant_answer_check(self, tasks: list[Task], options: BaseModel) -> dict[str, str]:
+        """Optional: categories of ``tasks`` where one constant answer scores full marks.
+
+        Called where the tasks are loaded (every process that collects them); the result is
+        shown as a data warning in the terminal summary, egi.json (``data_warnings``) and
+        report.html. Implement it with :func:`pytest_egi.checks.constant_answer_warnings`,
+        giving each task's gold answers and the suite's own per-task score; exempt (and
+        document) a category whose gold is constant by design.
+
+        Returns:
+            category -> one line, e.g. ``"PVI: the answer 'None' scores 1.00 on all 6 tasks"``.
+        """
+        ...
+
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
         """Aggregate scored records (status passed/failed) into native sub-metrics.
 

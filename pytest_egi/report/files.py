@@ -66,6 +66,7 @@ def build_egi_json(
             for name, s in agg.suites.items()
         },
         "missing": [m.__dict__ for m in res.missing],
+        "data_warnings": list(getattr(settings, "data_warnings", None) or []),
         "counts": agg.counts,
         "error_rate": agg.error_rate,
         "session": session_info or {},

@@ -91,6 +91,8 @@ def summary_lines(settings: Any, agg: Aggregate, records: list[dict[str, Any]]) 
         )
     lines += _render(buckets)
     lines.append(gate_line(agg))
+    for warning in getattr(settings, "data_warnings", None) or []:
+        lines.append(f"data warning ({warning['suite']}): {warning['warning']}")
     subs = Table(box=None, pad_edge=False, show_edge=False)
     for col in ("suite", "sub-metric", "value", "→ bucket", "note"):
         subs.add_column(col, overflow="fold")

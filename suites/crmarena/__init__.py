@@ -64,10 +64,10 @@ def _generated_org(seed: int, scale: str) -> Any:
 
 
 @functools.cache
-def _user_org(path: Path) -> Any:
+def _user_org(path: Path, categories: tuple[str, ...] | None = None) -> Any:
     from suites.crmarena.org import Org
 
-    return Org.from_sqlite(path)
+    return Org.from_sqlite(path, categories)
 
 
 class CrmArenaSuite:
@@ -82,40 +82,71 @@ class CrmArenaSuite:
     diagnostics = frozenset({"overall", "KQA_em"})
     sub_metrics = frozenset(TASK_TYPES.values()) | diagnostics
 
-    def org(self, options: CrmArenaOptions, seed: int, scale: str = "quick") -> Any:
-        """The org the tasks run on (cached per process)."""
+    def org(
+        self,
+        options: CrmArenaOptions,
+        seed: int,
+        scale: str = "quick",
+        categories: tuple[str, ...] | None = None,
+    ) -> Any:
+        """The org the tasks run on (cached per process).
+
+        Args:
+            categories: For a user's export, the categories it must support (None: all nine);
+                see :meth:`suites.crmarena.org.Org.from_sqlite`.
+        """
         if options.org is not None:
-            return _user_org(options.org.resolve())
+            wanted = set(self.categories if categories is None else categories)
+            return _user_org(options.org.resolve(), tuple(c for c in self.categories if c in wanted))
         return _generated_org(seed, scale)
 
     def load_tasks(self, profile: SuiteProfile, options: CrmArenaOptions) -> list[Task]:
         """Tasks of the profile: ``per_category`` of each selected task type (seeded).
 
+        A user's org export (``crmarena.org``) is loaded for the categories that will run and
+        must pass its integrity check; a user's task file (``crmarena.tasks``) must name gold
+        ids that exist in the org the tasks run on. A selected category the org cannot give a
+        single task of is refused, never silently dropped.
+
         Raises:
-            ValueError: a bad org export or task file (names the file, field and fix).
+            ValueError: a bad org export or task file, or a category left with no task
+                (names the file, the category, the table/field and the fix).
         """
         from suites.crmarena.data import generate_tasks, load_task_file
+        from suites.crmarena.schema import CATEGORY_NEEDS
+        from suites.crmarena.task_file import check_gold
 
         scale = getattr(profile, "org_scale", None) or (
             "deep" if (profile.per_category or 0) > 6 else "quick"
         )
-        if options.tasks is not None:
-            records = load_task_file(options.tasks)
-        else:
-            org = self.org(options, profile.seed, scale)
-            records = generate_tasks(org, seed=profile.seed, per_category=profile.per_category or 130)
         wanted = set(profile.categories or self.categories)
         unknown = wanted - set(self.categories)
         if unknown:
             raise ValueError(
                 f"routing.yaml crmarena categories: unknown {sorted(unknown)}; valid: {list(self.categories)}"
             )
+        records = load_task_file(options.tasks) if options.tasks is not None else None
+        if records is not None:
+            for record in records:
+                if TASK_TYPES.get(record["task"]) is None:
+                    raise ValueError(f"task idx {record.get('idx')}: unknown task type {record['task']!r}")
+            present = {TASK_TYPES[r["task"]] for r in records}
+            run = tuple(c for c in self.categories if c in wanted and c in present)
+        else:
+            run = tuple(c for c in self.categories if c in wanted)
+        org = self.org(options, profile.seed, scale, run)
+        if records is None:
+            task_values = {t for t, c in TASK_TYPES.items() if c in run}
+            records = generate_tasks(
+                org,
+                seed=profile.seed,
+                per_category=profile.per_category or 130,
+                categories=None if options.org is None else task_values,
+            )
         tasks: list[Task] = []
         per_cat: dict[str, int] = {}
         for record in records:
-            category = TASK_TYPES.get(record["task"])
-            if category is None:
-                raise ValueError(f"task idx {record.get('idx')}: unknown task type {record['task']!r}")
+            category = TASK_TYPES[record["task"]]
             if category not in wanted:
                 continue
             if profile.per_category and per_cat.get(category, 0) >= profile.per_category:
@@ -123,7 +154,24 @@ class CrmArenaSuite:
             per_cat[category] = per_cat.get(category, 0) + 1
             data = dict(record)
             data["_org"] = {"seed": profile.seed, "scale": scale}
+            if options.org is not None:  # the export was checked for these categories only
+                data["_org"]["categories"] = list(run)
             tasks.append(Task(id=f"{category}-{record['idx']:04d}", category=category, data=data))
+        if options.tasks is not None:
+            check_gold(options.tasks, [t.data for t in tasks], org, {t.data["idx"]: t.id for t in tasks})
+        for category in run:
+            if not per_cat.get(category):
+                counts = org.manifest()
+                reads = "; ".join(
+                    f"{obj} ({', '.join(fields)}; {counts.get(obj, 0)} rows)"
+                    for obj, fields in CATEGORY_NEEDS[category].items()
+                )
+                raise ValueError(
+                    f"{org.source}: CRMArena category {category} would have no task: the org holds no "
+                    f"record a {category} task can be drawn from. It reads {reads}. Fix: add such "
+                    f"records to the export, or run without {category} "
+                    "(routing.yaml modes.<mode>.suites.crmarena.categories)."
+                )
         if profile.limit:
             tasks = tasks[: profile.limit]
         return tasks
@@ -131,7 +179,10 @@ class CrmArenaSuite:
     def org_for(self, task: Task, options: CrmArenaOptions) -> Any:
         """The org a task was generated on."""
         spec = task.data.get("_org") or {"seed": 42, "scale": "quick"}
-        return self.org(options, spec["seed"], spec["scale"])
+        categories = spec.get("categories")
+        if categories is not None:
+            categories = tuple(categories)
+        return self.org(options, spec["seed"], spec["scale"], categories)
 
     def reference_policy(self, task: Task, options: CrmArenaOptions, noise: Noise) -> Any:
         """Replays the task's reference composition through the active strategy."""
@@ -166,6 +217,21 @@ class CrmArenaSuite:
             got=got,
             details=details,
         )
+
+    def constant_answer_check(self, tasks: list[Task], options: CrmArenaOptions) -> dict[str, str]:
+        """Categories where one constant answer scores reward 1 on every task (see
+        :func:`pytest_egi.checks.constant_answer_warnings`): each task's gold, as the prompt asks
+        for it (comma-separated ids, ``None``; the reference text for KQA), tried on every task
+        of its category with `score`'s rule (``scorer.score_answer``)."""
+        from pytest_egi.checks import constant_answer_warnings
+        from suites.crmarena.agent import format_answer
+        from suites.crmarena.scorer import score_answer
+
+        def answers(task: Task) -> list[str]:
+            gold = task.data["answer"]
+            return [str(gold[0]) if task.data["reward_metric"] == "fuzzy_match" else format_answer(gold)]
+
+        return constant_answer_warnings(tasks, answers, lambda task, a: score_answer(task.data, a)["reward"])
 
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
         """Per task type, the mean reward (0-1): the nine routed sub-metrics; plus

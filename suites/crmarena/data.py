@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import date, timedelta
 
 from .content import CATALOG, FAQ_FACTS, GENERAL_ARTICLES, ISSUES
@@ -171,7 +171,7 @@ def _case_routing(ctx: _Context) -> Iterator[tuple[str, str, str]]:
     rng = ctx.rng
     issues = ctx.org.connection.execute('SELECT "Name" FROM "Issue__c" ORDER BY rowid').fetchall()
     symptoms = dict(ISSUES)
-    while True:
+    while issues and ctx.products:
         issue = rng.choice(issues)[0]
         product = rng.choice(ctx.products)[1]
         symptom = symptoms.get(issue, "it stopped working as expected")
@@ -252,7 +252,7 @@ def _named_entity(ctx: _Context) -> Iterator[tuple[str, str, str]]:
         ("a month ago", None),
         ("last month", None),
     )
-    while True:
+    while items and contacts:
         account, day, _, name = rng.choice(items)
         if account not in contacts:
             continue
@@ -329,7 +329,7 @@ def _knowledge_qa(ctx: _Context) -> Iterator[tuple[str, str, str]]:
 
 def _product_task(ctx: _Context, monthly: bool) -> Iterator[tuple[str, str, str]]:
     rng = ctx.rng
-    while True:
+    while ctx.products:
         product_id, name = rng.choice(ctx.products)
         if monthly:
             unit = rng.choice(("month", "quarter"))
@@ -384,21 +384,28 @@ def _candidates(task: str, ctx: _Context) -> Iterator[tuple[str, str, str]]:
     return generators[task]()
 
 
-def generate_tasks(org, seed: int, per_category: int) -> list[dict]:
+def generate_tasks(
+    org, seed: int, per_category: int, categories: Iterable[str] | None = None
+) -> list[dict]:
     """Generate ``per_category`` tasks for each of the nine categories, gold computed on ``org``.
 
     Args:
         org: The `Org` the tasks refer to (generated or loaded).
         seed: Random seed for the task draw; same org + seed + per_category -> same records.
         per_category: Tasks per category (quick uses 6, deep 130).
+        categories: ``task`` values to generate (None: all nine). Each category's draw does
+            not depend on the others, but ``idx`` numbering does.
 
     Returns:
         Records in the original schema, ``idx`` unique and increasing (category order of
         `CATEGORIES`). A category may hold fewer records if the org cannot support more distinct
-        tasks (for example a loaded org with few knowledge articles).
+        tasks (for example a loaded org with few knowledge articles), or none at all when the
+        org has no record a task of it can be drawn from (the caller refuses that).
     """
     records: list[dict] = []
     for task in CATEGORIES:
+        if categories is not None and task not in categories:
+            continue
         rng = random.Random(f"crmarena-tasks/{seed}/{task}")
         ctx = _Context(org, rng)
         allowed = _ALLOWED_KINDS.get(task, ("unique", "tie", "none"))

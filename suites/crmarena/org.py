@@ -17,17 +17,22 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
 from .errors import SalesforceError
 from .schema import (
+    CATEGORY_NEEDS,
     FIELD_TYPES,
     KEY_PREFIXES,
+    NUMBER_TYPES,
     OBJECTS,
+    ORIGINAL_LAYOUT_DEFAULTS,
+    PICKLIST_VALUES,
     RELATIONSHIPS,
-    REQUIRED_FIELDS,
     field_type,
     relationship_name,
 )
@@ -42,6 +47,7 @@ __all__ = [
     "RELATIONSHIPS",
     "SalesforceError",
     "Org",
+    "OrgProblem",
     "strip_code_fences",
     "OBSERVATION_PREFIX",
 ]
@@ -147,28 +153,40 @@ class Org:
         return cls(connection, source=f"generated(seed={seed}, scale={scale})")
 
     @classmethod
-    def from_sqlite(cls, path: str | Path) -> Org:
+    def from_sqlite(cls, path: str | Path, categories: Iterable[str] | None = None) -> Org:
         """Load a user's SQLite export of an org into memory (the file is never modified).
 
-        Tables and columns must carry the Salesforce API names. Columns in `REQUIRED_FIELDS`
-        must exist; other `OBJECTS` fields that are missing are added as NULL columns (and
-        ``Name`` is filled from FirstName/LastName). Datetime columns are normalised to
-        ``YYYY-MM-DDTHH:MM:SS.000+0000``.
+        Tables and columns must carry the Salesforce API names. The export must hold what the
+        ``categories`` read (`schema.CATEGORY_NEEDS`; all nine when None); every other object
+        and field of `OBJECTS` it lacks is added empty (NULL column, empty table). The original
+        CRMArena layout maps onto ours: ``Name`` is filled from FirstName/LastName, the
+        Knowledge__kav columns the original schema export lacks get the values of
+        `schema.ORIGINAL_LAYOUT_DEFAULTS`, and field names match case-insensitively
+        (``PriceBookEntryId``). Empty strings in non-text columns become NULL, datetimes are
+        normalised to ``YYYY-MM-DDTHH:MM:SS.000+0000``, dates to ``YYYY-MM-DD``, ``true``/``false``
+        to 1/0. The result must then pass `check_integrity`.
 
         Args:
             path: The SQLite file.
+            categories: Paper abbreviations (``NCR``, ``KQA`` …) of the categories to be run.
 
         Returns:
             The loaded Org.
 
         Raises:
             FileNotFoundError: When the file does not exist.
-            ValueError: When the file is not SQLite or a required table/column is missing; the
-                message names the file, the table/column and the fix.
+            ValueError: When the file is not SQLite, lacks a table/column a category needs
+                (names the categories, tables and columns), or fails `check_integrity` (names
+                the table, column, an offending record Id and the fix); the message starts with
+                the file.
         """
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file (expected an SQLite export of the org)")
+        wanted = tuple(CATEGORY_NEEDS) if categories is None else tuple(categories)
+        unknown = [c for c in wanted if c not in CATEGORY_NEEDS]
+        if unknown:
+            raise ValueError(f"unknown CRMArena categories {unknown}; valid: {list(CATEGORY_NEEDS)}")
         connection = sqlite3.connect(":memory:", check_same_thread=False)
         try:
             source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -181,7 +199,10 @@ class Org:
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '\\_fts\\_%' ESCAPE '\\'"
         ).fetchall():
             connection.execute(f'DROP TABLE IF EXISTS "{row[0]}"')
-        _complete_export(connection, path)
+        _complete_export(connection, path, wanted)
+        problems = _integrity_lines(connection, OrgSchema.from_connection(connection))
+        if problems:
+            raise ValueError(f"{path}: the org export fails its integrity check:\n  " + "\n  ".join(problems))
         return cls(connection, source=str(path))
 
     # -- queries -----------------------------------------------------------------------------
@@ -245,64 +266,26 @@ class Org:
             )
         return counts
 
-    def check_integrity(self) -> list[str]:
-        """Foreign-key problems of the org; an empty list means every reference resolves.
+    def check_integrity(self, examples: int = 3) -> list[str]:
+        """Integrity problems of the org; an empty list means it can be trusted.
 
-        Checks every lookup in `RELATIONSHIPS`, the User ids in CaseHistory__c owner
-        assignments, and duplicate Ids. Each problem is one line naming object, record, field
-        and the missing target (at most 5 lines per kind, then a count).
+        Checks, per object table present: every Id is set and unique; every lookup of
+        `RELATIONSHIPS` (and the User ids of CaseHistory__c owner assignments) names an
+        existing record of its parent; datetime, date, number and boolean fields hold values
+        of their type (in the forms `from_sqlite` normalises to); picklists of
+        `PICKLIST_VALUES` hold allowed values. Runs in SQL, a few milliseconds for the deep
+        org.
+
+        Args:
+            examples: Offending records shown per check; the rest are counted.
+
+        Returns:
+            One line per offending record, ``table 'Case', column 'AccountId', record
+            500…: <problem>. Fix: <fix>.`` (see `OrgProblem`), followed for a check with more
+            offenders by a ``... and N more records …`` line.
         """
-        problems: list[str] = []
+        return _integrity_lines(self.connection, self.schema, examples)
 
-        def report(kind: str, rows: list[tuple], describe) -> None:
-            for row in rows[:5]:
-                problems.append(describe(row))
-            if len(rows) > 5:
-                problems.append(f"... and {len(rows) - 5} more {kind} problems")
-
-        objects = self.schema.objects
-        for child, lookups in RELATIONSHIPS.items():
-            child_info = objects.get(child.lower())
-            if child_info is None:
-                continue
-            for field_name, parent in lookups.items():
-                parent_info = objects.get(parent.lower())
-                column = child_info.fields.get(field_name.lower())
-                if parent_info is None or column is None:
-                    continue
-                rows = self.connection.execute(
-                    f'SELECT c."Id", c."{column.column}" FROM "{child_info.table}" AS c '
-                    f'LEFT JOIN "{parent_info.table}" AS p ON p."Id" = c."{column.column}" '
-                    f'WHERE c."{column.column}" IS NOT NULL AND p."Id" IS NULL ORDER BY c.rowid'
-                ).fetchall()
-                report(
-                    f"{child}.{field_name}",
-                    rows,
-                    lambda r, c=child, f=field_name, p=parent: (
-                        f"{c} {r[0]}: {f} = {r[1]} but no {p} has that Id "
-                        f"(relationship {relationship_name(f)})"
-                    ),
-                )
-        history = objects.get("casehistory__c")
-        if history is not None and "user" in objects:
-            for column in ("OldValue__c", "NewValue__c"):
-                rows = self.connection.execute(
-                    f'SELECT h."Id", h."{column}" FROM "{history.table}" AS h '
-                    f'LEFT JOIN "{objects["user"].table}" AS u ON u."Id" = h."{column}" '
-                    f'WHERE h."Field__c" = \'Owner Assignment\' AND h."{column}" IS NOT NULL '
-                    'AND u."Id" IS NULL ORDER BY h.rowid'
-                ).fetchall()
-                report(
-                    f"CaseHistory__c.{column}",
-                    rows,
-                    lambda r, c=column: f"CaseHistory__c {r[0]}: {c} = {r[1]} but no User has that Id",
-                )
-        for info in objects.values():
-            rows = self.connection.execute(
-                f'SELECT "Id", COUNT(*) FROM "{info.table}" GROUP BY "Id" HAVING COUNT(*) > 1'
-            ).fetchall()
-            report(f"{info.name}.Id", rows, lambda r, o=info.name: f"{o}: Id {r[0]} appears {r[1]} times")
-        return problems
 
     def content_hash(self) -> str:
         """SHA-256 over every object table's rows in rowid order (determinism check)."""
@@ -349,59 +332,315 @@ class Org:
         return f"Org(source={self.source!r}, today={self.today.isoformat()})"
 
 
-def _complete_export(connection: sqlite3.Connection, path: Path) -> None:
-    """Validate a loaded export and fill in optional columns; normalise datetimes."""
+@dataclass(frozen=True)
+class OrgProblem:
+    """One integrity problem of an org.
+
+    Attributes:
+        table: The object table (Salesforce API name).
+        column: The field.
+        record: The offending record's Id (``rowid N`` when the Id itself is missing).
+        problem: What is wrong, with the offending value.
+        fix: How to repair the export.
+    """
+
+    table: str
+    column: str
+    record: str
+    problem: str
+    fix: str
+
+    def __str__(self) -> str:
+        return (
+            f"table '{self.table}', column '{self.column}', record {self.record}: {self.problem}. "
+            f"Fix: {self.fix}."
+        )
+
+
+@dataclass(frozen=True)
+class _Check:
+    """One integrity check: a query whose rows (record Id first) are the offenders."""
+
+    table: str
+    column: str
+    sql: str
+    describe: object
+    fix: object
+    keep: object = None
+    """Optional Python filter on the rows (for checks SQL cannot express, e.g. numeric text)."""
+
+    def rows(self, connection: sqlite3.Connection) -> list[tuple]:
+        rows = connection.execute(self.sql).fetchall()
+        return [r for r in rows if self.keep(r)] if self.keep else rows  # type: ignore[operator]
+
+    def problem(self, row: tuple) -> OrgProblem:
+        return OrgProblem(self.table, self.column, str(row[0]), self.describe(row), self.fix(row))  # type: ignore[operator]
+
+
+def _show(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 4] + "...'"
+
+
+_DATETIME_GLOB = (
+    "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]+0000"
+)
+
+
+def _is_number_text(row: tuple) -> bool:
+    """Keep a row whose value is not a finite number written as text."""
+    try:
+        number = float(str(row[1]).strip())
+    except ValueError:
+        return True
+    return number != number or number in (float("inf"), float("-inf"))
+
+
+def _type_check(
+    table: str, object_name: str, column: str, ftype: str, allowed: frozenset | None
+) -> _Check | None:
+    """The check that ``column`` holds values of ``ftype`` (None for plain text fields)."""
+    q = f'"{column}"'
+    select = f'SELECT "Id", {q} FROM "{table}" WHERE {q} IS NOT NULL AND '
+    if allowed is not None:
+        values = ", ".join("'" + v.replace("'", "''") + "'" for v in sorted(allowed))
+        return _Check(
+            object_name, column, select + f"{q} NOT IN ({values}) ORDER BY rowid",
+            lambda r: f"{_show(r[1])} is not one of the picklist values {', '.join(sorted(allowed))}",
+            lambda r: "use the picklist's API values (the task rules filter on them)",
+        )  # fmt: skip
+    if ftype == "datetime":
+        return _Check(
+            object_name, column,
+            select + f"NOT (typeof({q}) = 'text' AND {q} GLOB '{_DATETIME_GLOB}' AND "
+            f"datetime(substr({q}, 1, 19), '+0 days') = replace(substr({q}, 1, 19), 'T', ' ')) "
+            "ORDER BY rowid",
+            lambda r: f"{_show(r[1])} is not a datetime",
+            lambda r: "store datetimes as 'YYYY-MM-DDTHH:MM:SS.000+0000' (UTC; 'Z' and '+00:00' forms are "
+            "converted on load)",
+        )  # fmt: skip
+    if ftype == "date":
+        return _Check(
+            object_name, column,
+            select + f"NOT (typeof({q}) = 'text' AND length({q}) = 10 AND date({q}, '+0 days') = {q}) "
+            "ORDER BY rowid",
+            lambda r: f"{_show(r[1])} is not a date",
+            lambda r: "store dates as 'YYYY-MM-DD'",
+        )  # fmt: skip
+    if ftype in NUMBER_TYPES:
+        return _Check(
+            object_name, column, select + f"typeof({q}) NOT IN ('integer', 'real') ORDER BY rowid",
+            lambda r: f"{_show(r[1])} is not a number ({ftype} field)",
+            lambda r: "store numbers as numbers, without currency signs or thousands separators",
+            keep=_is_number_text,
+        )  # fmt: skip
+    if ftype == "boolean":
+        return _Check(
+            object_name, column, select + f"NOT (typeof({q}) = 'integer' AND {q} IN (0, 1)) ORDER BY rowid",
+            lambda r: f"{_show(r[1])} is not a boolean",
+            lambda r: "store booleans as 1/0 (or 'true'/'false', converted on load)",
+        )  # fmt: skip
+    return None
+
+
+def _integrity_lines(connection: sqlite3.Connection, schema: OrgSchema, examples: int = 3) -> list[str]:
+    """`Org.check_integrity` on a connection and its schema (usable before the Org exists)."""
+    lines: list[str] = []
+    for check in _integrity_checks(schema.objects):
+        found = check.rows(connection)
+        if not found:
+            continue
+        lines += [str(check.problem(row)) for row in found[:examples]]
+        if len(found) > examples:
+            lines.append(
+                f"... and {len(found) - examples} more records with this problem in "
+                f"table '{check.table}', column '{check.column}'"
+            )
+    return lines
+
+
+def _integrity_checks(objects: dict) -> list[_Check]:
+    """Every check of `Org.check_integrity`, for the object tables in ``objects``."""
+    checks: list[_Check] = []
+    for info in objects.values():
+        table = info.table
+        checks.append(
+            _Check(
+                info.name, "Id",
+                f'SELECT \'rowid \' || rowid FROM "{table}" '
+                'WHERE "Id" IS NULL OR "Id" = \'\' ORDER BY rowid',
+                lambda r: "the record has no Id",
+                lambda r: "give every row its Salesforce record Id",
+            )
+        )  # fmt: skip
+        checks.append(
+            _Check(
+                info.name, "Id",
+                f'SELECT "Id", COUNT(*) FROM "{table}" WHERE "Id" IS NOT NULL AND "Id" != \'\' '
+                'GROUP BY "Id" HAVING COUNT(*) > 1 ORDER BY MIN(rowid)',
+                lambda r: f"the Id appears {r[1]} times",
+                lambda r: "export each record once (record Ids are unique)",
+            )
+        )  # fmt: skip
+    for child, lookups in RELATIONSHIPS.items():
+        child_info = objects.get(child.lower())
+        if child_info is None:
+            continue
+        for field_name, parent in lookups.items():
+            parent_info = objects.get(parent.lower())
+            column = child_info.fields.get(field_name.lower())
+            if parent_info is None or column is None:
+                continue
+            checks.append(
+                _Check(
+                    child, column.column,
+                    f'SELECT c."Id", c."{column.column}" FROM "{child_info.table}" AS c '
+                    f'LEFT JOIN "{parent_info.table}" AS p ON p."Id" = c."{column.column}" '
+                    f'WHERE c."{column.column}" IS NOT NULL AND p."Id" IS NULL ORDER BY c.rowid',
+                    lambda r, f=field_name, p=parent: (
+                        f"{_show(r[1])} is not the Id of any {p} record (lookup {relationship_name(f)})"
+                    ),
+                    lambda r, c=child, f=field_name, p=parent: (
+                        f"add {p} {_show(r[1])} to the export, or set {c}.{f} to NULL"
+                    ),
+                )
+            )  # fmt: skip
+    history, user = objects.get("casehistory__c"), objects.get("user")
+    if history is not None and user is not None and "field__c" in history.fields:
+        for name in ("OldValue__c", "NewValue__c"):
+            column = history.fields.get(name.lower())
+            if column is None:
+                continue
+            checks.append(
+                _Check(
+                    "CaseHistory__c", column.column,
+                    f'SELECT h."Id", h."{column.column}" FROM "{history.table}" AS h '
+                    f'LEFT JOIN "{user.table}" AS u ON u."Id" = h."{column.column}" '
+                    f'WHERE h."{history.fields["field__c"].column}" = \'Owner Assignment\' '
+                    f'AND h."{column.column}" IS NOT NULL AND u."Id" IS NULL ORDER BY h.rowid',
+                    lambda r: f"owner assignment to {_show(r[1])}, not the Id of any User record",
+                    lambda r: f"add User {_show(r[1])} to the export",
+                )
+            )  # fmt: skip
+    for info in objects.values():
+        picklists = PICKLIST_VALUES.get(info.name, {})
+        for fld in info.fields.values():
+            check = _type_check(info.table, info.name, fld.column, fld.type, picklists.get(fld.name))
+            if check is not None:
+                checks.append(check)
+    return checks
+
+
+_NON_TEXT_TYPES = frozenset({"reference", "datetime", "date", "boolean"}) | NUMBER_TYPES
+
+
+def _complete_export(connection: sqlite3.Connection, path: Path, categories: tuple[str, ...]) -> None:
+    """Check an export holds what ``categories`` need, map it onto our layout, normalise values.
+
+    Raises:
+        ValueError: A table or column a category needs is missing (all of them are named).
+    """
     tables = {
         row[0].lower(): row[0]
         for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
     }
-    for object_name, required in REQUIRED_FIELDS.items():
+    columns_of = {
+        name: {row[1].lower(): row[1] for row in connection.execute(f'PRAGMA table_info("{table}")')}
+        for name, table in tables.items()
+    }
+    needed_by: dict[tuple[str, str], list[str]] = {}
+    for category in categories:
+        for object_name, fields in CATEGORY_NEEDS[category].items():
+            for name in fields:
+                needed_by.setdefault((object_name, name), []).append(category)
+    missing_tables: dict[str, set[str]] = {}
+    missing_columns: dict[tuple[str, str], list[str]] = {}
+    for (object_name, name), cats in needed_by.items():
+        if object_name.lower() not in tables:
+            missing_tables.setdefault(object_name, set()).update(cats)
+        elif (object_name, name) not in ORIGINAL_LAYOUT_DEFAULTS and name.lower() not in columns_of[
+            object_name.lower()
+        ]:
+            missing_columns[(object_name, name)] = cats
+    if missing_tables or missing_columns:
+        order = list(CATEGORY_NEEDS)
+        lines = [
+            f"table '{t}' is missing (needed by {', '.join(sorted(c, key=order.index))})"
+            for t, c in sorted(missing_tables.items())
+        ] + [
+            f"table '{t}' is missing column '{f}' (needed by {', '.join(c)})"
+            for (t, f), c in sorted(missing_columns.items())
+        ]
+        raise ValueError(
+            f"{path}: the export lacks what the selected CRMArena categories read:\n  "
+            + "\n  ".join(lines)
+            + "\nFix: export these objects and fields under their Salesforce API names, or run without "
+            "the categories named (routing.yaml modes.<mode>.suites.crmarena.categories)."
+        )
+    for object_name, fields in OBJECTS.items():
         table = tables.get(object_name.lower())
         if table is None:
-            raise ValueError(
-                f"{path}: table '{object_name}' is missing. Fix: export the {object_name} object "
-                f"to a table named '{object_name}' (Salesforce API names), or use "
-                "Org.generate(seed) for a synthetic org."
+            connection.execute(
+                f'CREATE TABLE "{object_name}" ('
+                + ", ".join(f'"{f}" {_sql_type(field_type(object_name, f))}' for f in fields)
+                + ")"
             )
-        columns = {row[1].lower(): row[1] for row in connection.execute(f'PRAGMA table_info("{table}")')}
-        for field in required:
-            if field.lower() not in columns:
-                raise ValueError(
-                    f"{path}: table '{object_name}' is missing column '{field}', which the CRMArena "
-                    f"tasks need. Fix: export the {object_name}.{field} field under its Salesforce "
-                    "API name as a column of that table."
-                )
-        for field in OBJECTS[object_name]:
+            continue
+        columns = columns_of[object_name.lower()]
+        for field in fields:
             if field.lower() not in columns:
                 sql_type = _sql_type(field_type(object_name, field))
                 connection.execute(f'ALTER TABLE "{table}" ADD COLUMN "{field}" {sql_type}')
                 columns[field.lower()] = field
+                default = ORIGINAL_LAYOUT_DEFAULTS.get((object_name, field))
+                if default is not None:
+                    connection.execute(f'UPDATE "{table}" SET "{field}" = ?', (default,))
         if "name" in columns and "firstname" in columns and "lastname" in columns:
             connection.execute(
                 f'UPDATE "{table}" SET "{columns["name"]}" = TRIM(COALESCE("{columns["firstname"]}", \'\') '
                 f"|| ' ' || COALESCE(\"{columns['lastname']}\", '')) WHERE \"{columns['name']}\" IS NULL"
             )
-        for field, ftype in FIELD_TYPES.get(object_name, {}).items():
-            if ftype != "datetime":
-                continue
-            column = columns[field.lower()]
-            values = connection.execute(
-                f'SELECT rowid, "{column}" FROM "{table}" WHERE "{column}" IS NOT NULL'
-            ).fetchall()
-            updates = []
-            for rowid, value in values:
-                if isinstance(value, str) and _API_DATETIME_RE.match(value):
-                    continue
-                try:
-                    normalised = format_datetime(parse_datetime(str(value)))
-                except ValueError:
-                    try:
-                        normalised = format_datetime(datetime.fromisoformat(str(value)))
-                    except ValueError as exc:
-                        raise ValueError(
-                            f"{path}: {object_name}.{field} value {value!r} (rowid {rowid}) is not a "
-                            "datetime. Fix: store datetimes as 'YYYY-MM-DDTHH:MM:SS.000+0000'."
-                        ) from exc
-                updates.append((normalised, rowid))
-            connection.executemany(f'UPDATE "{table}" SET "{column}" = ? WHERE rowid = ?', updates)
+        typed = [
+            (columns[field.lower()], ftype)
+            for field, ftype in FIELD_TYPES.get(object_name, {}).items()
+            if ftype in _NON_TEXT_TYPES and field.lower() in columns
+        ]
+        if typed:  # empty strings (CSV-style exports) are NULL, in one pass over the table
+            connection.execute(
+                f'UPDATE "{table}" SET '
+                + ", ".join(f'"{c}" = NULLIF("{c}", \'\')' for c, _ in typed)
+                + " WHERE "
+                + " OR ".join(f'"{c}" = \'\'' for c, _ in typed)
+            )
+        for column, ftype in typed:
+            _normalise(connection, table, column, ftype)
     connection.commit()
+
+
+def _normalise(connection: sqlite3.Connection, table: str, column: str, ftype: str) -> None:
+    """Bring one column's values into our forms; values that cannot be read are left as they are
+    (`Org.check_integrity` names them)."""
+    q = f'"{column}"'
+    if ftype == "boolean":
+        connection.execute(
+            f"UPDATE \"{table}\" SET {q} = CASE lower({q}) WHEN 'true' THEN 1 ELSE 0 END "
+            f"WHERE typeof({q}) = 'text' AND lower({q}) IN ('true', 'false')"
+        )
+        return
+    if ftype not in ("datetime", "date"):
+        return
+    values = connection.execute(
+        f'SELECT rowid, {q} FROM "{table}" WHERE {q} IS NOT NULL AND NOT (typeof({q}) = \'text\' AND '
+        + (f"{q} GLOB '{_DATETIME_GLOB}')" if ftype == "datetime" else f"length({q}) = 10)")
+    ).fetchall()
+    updates = []
+    for rowid, value in values:
+        try:
+            moment = parse_datetime(str(value))
+        except ValueError:
+            try:
+                moment = datetime.fromisoformat(str(value))
+            except ValueError:
+                continue
+        updates.append((format_datetime(moment) if ftype == "datetime" else moment.date().isoformat(), rowid))
+    connection.executemany(f'UPDATE "{table}" SET {q} = ? WHERE rowid = ?', updates)

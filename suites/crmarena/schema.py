@@ -36,6 +36,9 @@ __all__ = [
     "EMAIL_FIELDS",
     "PHONE_FIELDS",
     "AUXILIARY_PREFIXES",
+    "CATEGORY_NEEDS",
+    "ORIGINAL_LAYOUT_DEFAULTS",
+    "PICKLIST_VALUES",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -424,36 +427,97 @@ NAME_FIELDS: dict[str, tuple[str, ...]] = {
 EMAIL_FIELDS: dict[str, tuple[str, ...]] = {"Account": ("PersonEmail",), "Contact": ("Email",)}
 PHONE_FIELDS: dict[str, tuple[str, ...]] = {"Account": ("Phone",)}
 
-REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
-    "User": ("Id",),
-    "Account": ("Id", "ShippingState"),
-    "Contact": ("Id", "AccountId"),
-    "Case": (
-        "Id",
-        "AccountId",
-        "OwnerId",
-        "Status",
-        "Subject",
-        "Description",
-        "CreatedDate",
-        "ClosedDate",
-        "IssueId__c",
-        "OrderItemId__c",
-    ),
-    "Knowledge__kav": ("Id", "Title", "FAQ_Answer__c"),
-    "ProductCategory": ("Id",),
-    "Product2": ("Id", "Name"),
-    "ProductCategoryProduct": ("Id",),
-    "Pricebook2": ("Id",),
-    "PricebookEntry": ("Id",),
-    "Order": ("Id", "AccountId", "EffectiveDate", "Status"),
-    "OrderItem": ("Id", "OrderId", "Product2Id"),
-    "EmailMessage": ("Id", "ParentId", "TextBody"),
-    "LiveChatTranscript": ("Id", "CaseId", "Body"),
-    "Issue__c": ("Id", "Name"),
-    "CaseHistory__c": ("Id", "CaseId__c", "Field__c", "OldValue__c", "NewValue__c", "CreatedDate"),
+CATEGORY_NEEDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "NCR": {
+        "Issue__c": ("Id", "Name"),
+        "Product2": ("Id", "Name"),
+        "Case": ("Id", "OwnerId", "Status", "IssueId__c", "OrderItemId__c"),
+        "OrderItem": ("Id", "Product2Id"),
+        "User": ("Id",),
+    },
+    "HTU": {
+        "CaseHistory__c": ("Id", "CaseId__c", "Field__c", "NewValue__c", "CreatedDate"),
+        "Case": ("Id", "OwnerId", "Status", "CreatedDate", "ClosedDate"),
+        "User": ("Id",),
+    },
+    "TCU": {
+        "CaseHistory__c": ("Id", "CaseId__c", "Field__c", "OldValue__c", "NewValue__c", "CreatedDate"),
+        "Case": ("Id", "CreatedDate"),
+        "User": ("Id",),
+    },
+    "NED": {
+        "Product2": ("Id", "Name"),
+        "Contact": ("Id", "AccountId"),
+        "Order": ("Id", "AccountId", "EffectiveDate", "Status"),
+        "OrderItem": ("Id", "OrderId", "Product2Id"),
+        "Account": ("Id",),
+    },
+    "PVI": {
+        "Case": ("Id",),
+        "LiveChatTranscript": ("Id", "CaseId", "Body"),
+        "EmailMessage": ("Id", "ParentId", "Subject", "TextBody"),
+        "Knowledge__kav": ("Id", "Title", "FAQ_Answer__c", "PublishStatus", "Language"),
+    },
+    "KQA": {"Knowledge__kav": ("Id", "Title", "FAQ_Answer__c", "PublishStatus", "Language")},
+    "TII": {
+        "Product2": ("Id", "Name"),
+        "OrderItem": ("Id", "Product2Id"),
+        "Case": ("Id", "IssueId__c", "OrderItemId__c", "CreatedDate"),
+        "Issue__c": ("Id",),
+    },
+    "MTA": {
+        "Product2": ("Id", "Name"),
+        "OrderItem": ("Id", "Product2Id"),
+        "Case": ("Id", "OrderItemId__c", "CreatedDate"),
+    },
+    "BRI": {
+        "Case": ("Id", "AccountId", "Status", "CreatedDate", "ClosedDate"),
+        "Account": ("Id", "ShippingState"),
+    },
 }
-"""Columns a user's SQLite export must have: the ones the nine task types depend on.
+"""Per category (paper abbreviation): object -> the fields its task generation and reference
+solution read (`data.py`, `reference.py`). A user's export that lacks one of them cannot run
+that category: loading it for the category is a usage error naming the table and columns."""
+
+ORIGINAL_LAYOUT_DEFAULTS: dict[tuple[str, str], str] = {
+    ("Knowledge__kav", "PublishStatus"): "Online",
+    ("Knowledge__kav", "Language"): "en_US",
+}
+"""Columns of our layout that the original org's schema export lacks, and the value an export
+without them maps to. Salesforce only lets a Knowledge__kav query without an Id filter through
+with a ``PublishStatus`` filter, and the original org is English-only, so an export of it holds
+the published ``en_US`` versions the original tools query for."""
+
+PICKLIST_VALUES: dict[str, dict[str, frozenset[str]]] = {
+    "Case": {
+        "Status": frozenset({"New", "Working", "Escalated", "Closed"}),
+        "Priority": frozenset({"Low", "Medium", "High", "Critical"}),
+    },
+    "Order": {"Status": frozenset({"Draft", "Activated"})},
+    "CaseHistory__c": {"Field__c": frozenset({"Case Creation", "Owner Assignment", "Case Closed"})},
+    "Knowledge__kav": {"PublishStatus": frozenset({"Online", "Draft", "Archived"})},
+}
+"""Allowed values of the picklists the tasks filter on (Salesforce's defaults for Case and
+Order, the original org's for CaseHistory__c). A value outside them would silently fall out of
+every filter (a 'closed' case that is not ``Closed``), so an export holding one is refused."""
+
+
+def _required_fields() -> dict[str, tuple[str, ...]]:
+    required: dict[str, tuple[str, ...]] = {}
+    for object_name in OBJECTS:
+        fields = {"Id": None}
+        for needs in CATEGORY_NEEDS.values():
+            fields.update(dict.fromkeys(needs.get(object_name, ())))
+        for (obj, name) in ORIGINAL_LAYOUT_DEFAULTS:
+            if obj == object_name:
+                fields.pop(name, None)
+        required[object_name] = tuple(f for f in OBJECTS[object_name] if f in fields)
+    return required
+
+
+REQUIRED_FIELDS: dict[str, tuple[str, ...]] = _required_fields()
+"""Columns a user's SQLite export must have for all nine categories: the union of
+`CATEGORY_NEEDS`, less the columns `ORIGINAL_LAYOUT_DEFAULTS` fills in.
 
 Other fields of `OBJECTS` that an export lacks are added as empty (NULL) columns on load."""
 

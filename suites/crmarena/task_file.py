@@ -10,11 +10,22 @@ import json
 from pathlib import Path
 
 from .reference import TASK_TYPES
+from .sftime import MONTH_NAMES
 
-__all__ = ["CATEGORIES", "load_task_file"]
+__all__ = ["CATEGORIES", "GOLD_OBJECTS", "check_gold", "load_task_file"]
 
 CATEGORIES: tuple[str, ...] = tuple(TASK_TYPES.values())
 """The nine ``task`` values of the original org, in paper order."""
+
+GOLD_OBJECTS: dict[str, str] = {
+    "case_routing": "User",
+    "handle_time": "User",
+    "transfer_count": "User",
+    "named_entity_disambiguation": "Product2",
+    "policy_violation_identification": "Knowledge__kav",
+    "top_issue_identification": "Issue__c",
+}
+"""``task`` value -> the object whose record Ids its gold answers are (reference §1.1)."""
 
 
 def load_task_file(path: str | Path) -> list[dict]:
@@ -129,3 +140,53 @@ def _validate(path: Path, where: str, item: object, seen: dict[int, str]) -> dic
             "metadata.optional", f"must be a string, got {type(optional).__name__}", "use a string or omit it"
         )
     return {**item, "metadata": {**metadata, "required": metadata["required"], "optional": optional}}
+
+
+def check_gold(path: str | Path, records: list[dict], org, ids: dict[int, str] | None = None) -> None:
+    """Refuse gold answers that cannot be right on ``org``.
+
+    A non-null gold of an id-answer category (`GOLD_OBJECTS`) must be the Id of a record of
+    that object; an MTA gold must be a month name; a BRI gold must be a ShippingState some
+    Account of the org has. KQA (free text) and null golds (``"None"``) are not checked.
+
+    Args:
+        path: The task file (named in the error).
+        records: Validated records (`load_task_file`).
+        org: The `Org` the tasks will run on.
+        ids: Optional ``idx`` -> task id (``NCR-0012``) to name in the error.
+
+    Raises:
+        ValueError: ``<path>: task idx 12 (NCR-0012), field 'answer': '005…' is not the Id of any
+            User record in the org (<source>). Fix: …``.
+    """
+    known: dict[str, set[str]] = {}
+
+    def values(sql: str) -> set[str]:
+        if sql not in known:
+            known[sql] = {str(row[0]) for row in org.connection.execute(sql) if row[0] is not None}
+        return known[sql]
+
+    for record in records:
+        task = record["task"]
+        obj = GOLD_OBJECTS.get(task)
+        for gold in record["answer"]:
+            if gold is None:
+                continue
+            if obj is not None:
+                ok = gold in values(f'SELECT "Id" FROM "{obj}"')
+                problem = f"is not the Id of any {obj} record in the org ({org.source})"
+            elif task == "monthly_trend_analysis":
+                ok = gold in MONTH_NAMES
+                problem = f"is not a month name ({', '.join(MONTH_NAMES[:2])}, …)"
+            elif task == "best_region_identification":
+                ok = gold in values('SELECT DISTINCT "ShippingState" FROM "Account"')
+                problem = f"is not the ShippingState of any Account in the org ({org.source})"
+            else:
+                continue
+            if not ok:
+                name = f"task idx {record['idx']}" + (f" ({ids[record['idx']]})" if ids else "")
+                raise ValueError(
+                    f"{path}: {name}, field 'answer': {gold!r} {problem}. Fix: correct the gold "
+                    "answer, or run the tasks on the org they were written for "
+                    "(--egi-opt crmarena.org=PATH)."
+                )

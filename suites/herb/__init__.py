@@ -163,6 +163,40 @@ class HerbSuite:
         return score_task(task.data, trajectory.get("final_answer"), companies=companies,
                           judge=judge, no_answer=no_answer_reason(trajectory))  # fmt: skip
 
+    constant_by_design = frozenset({"unanswerable"})
+    """Categories the constant-answer check leaves out: every unanswerable question has the
+    same right answer, an abstention, by design. The check would flag it on every run (noise);
+    what keeps a constant abstention from scoring is the answerable categories, where it scores
+    0 (``egi/null`` shows that floor)."""
+
+    def constant_answer_check(self, tasks: list[Task], options: Any) -> dict[str, str]:
+        """Answerable categories where one constant answer scores full marks on every task.
+
+        Each task's gold is submitted as the reference agent would (entities as a structured
+        ``submit``, the reference text for content) to every task of its category and scored
+        with `score` (F1 = 1, or content 100); see
+        :func:`pytest_egi.checks.constant_answer_warnings`. ``unanswerable`` is exempt
+        (`constant_by_design`).
+        """
+        from pytest_egi.checks import constant_answer_warnings
+
+        def answers(task: Task) -> list[Any]:
+            gold = task.data.get("ground_truth")
+            if task.category == "content":
+                return [str(gold)]
+            entities = list(gold or [])
+            return [{"answer": ", ".join(entities), "entities": entities, "answerable": True}]
+
+        def value(task: Task, answer: Any) -> float:
+            values = self.score(task, {"final_answer": answer}, options).values
+            return (values["content"] or 0.0) / 100 if task.category == "content" else values["f1"] or 0.0
+
+        def render(answer: Any) -> str:
+            text = answer["answer"] if isinstance(answer, dict) else answer
+            return repr(text if len(text) <= 60 else text[:59] + "…")
+
+        return constant_answer_warnings(tasks, answers, value, exempt=self.constant_by_design, render=render)
+
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
         """Native sub-metrics from scored records.
 

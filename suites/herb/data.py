@@ -127,7 +127,10 @@ class PullRequestRecord(_Record):
 
 
 class AnswerableQuestion(_Record):
-    """``{question, ground_truth, citations, type}``; extra keys (``facts``...) are kept."""
+    """``{question, ground_truth, citations, type}``; extra keys (``facts``...) are kept.
+
+    The shape alone lets a string through where a list of entities is expected; `load_corpus`
+    then checks each gold against its type (``_check_gold``)."""
 
     question: str
     ground_truth: str | list[str]
@@ -302,6 +305,7 @@ def load_corpus(path: Path | str) -> World:
 
     products: dict[str, dict[str, Any]] = {}
     questions: list[dict[str, Any]] = []
+    numbers: dict[str, int] = {}  # per answer type, to name a question by its task id
     for file in files:
         raw = _read_json(file)
         if not isinstance(raw, dict):
@@ -309,8 +313,10 @@ def load_corpus(path: Path | str) -> World:
         parsed = _validate(ProductFile, raw, file)
         product = file.stem
         products[product] = parsed.model_dump(mode="json")
-        for q in parsed.answerable_questions:
+        for index, q in enumerate(parsed.answerable_questions):
             rec = q.model_dump(mode="json")
+            numbers[rec["type"]] = numbers.get(rec["type"], 0) + 1
+            _check_gold(file, index, f"herb-{rec['type']}-{numbers[rec['type']]:03d}", rec)
             questions.append({**rec, "answerable": True, "product": product, "recipe": rec.get("recipe")})
         for text in parsed.unanswerable_questions:
             questions.append(
@@ -325,6 +331,57 @@ def load_corpus(path: Path | str) -> World:
                 }
             )
     return World(employees, customers, products, questions, {"corpus": str(root.resolve())})
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, str):
+        return f"a string {value[:40]!r}" + ("…" if len(value) > 40 else "")
+    if isinstance(value, list):
+        return "an empty list" if not value else f"a list holding {type(value[0]).__name__}"
+    return {bool: "a boolean", type(None): "null"}.get(type(value), f"a {type(value).__name__}")
+
+
+def _check_gold(file: Path, index: int, task_id: str, rec: dict[str, Any]) -> None:
+    """Refuse an answerable question whose gold the scorer cannot compare (after the shape check).
+
+    ``ground_truth`` is a non-empty string for ``content`` and a non-empty list of non-empty
+    strings (the entities) for the other types; ``answerable``, when given, is ``true``;
+    ``facts``, when given, is a list of strings.
+
+    Raises:
+        ValueError: naming the file, the question (position and task id), the field, the
+            expected and the actual type, and the fix.
+    """
+    kind = rec["type"]
+    gold = rec.get("ground_truth")
+    where = f"{file}: answerable_questions[{index}] (task {task_id}, {rec['question'][:50]!r})"
+    fix_tail = "and pass the corrected corpus with --egi-opt herb.corpus=PATH"
+
+    def fail(field: str, expected: str, got: Any, fix: str) -> ValueError:
+        return ValueError(
+            f"{where}: field '{field}' must be {expected}, got {_kind(got)}. Fix: {fix}, {fix_tail}."
+        )
+
+    if kind == "content":
+        if not isinstance(gold, str) or not gold.strip():
+            raise fail("ground_truth", "a non-empty string (the reference answer) for a 'content' "
+                       "question", gold, "write the reference answer as one JSON string")  # fmt: skip
+    elif not (isinstance(gold, list) and gold and all(isinstance(x, str) and x.strip() for x in gold)):
+        example = gold if isinstance(gold, str) else "…"
+        raise fail(
+            "ground_truth", f"a non-empty list of strings (the entities) for a '{kind}' question", gold,
+            f"write the entities as a JSON list, e.g. [{json.dumps(example)}]",
+        )  # fmt: skip
+    if "answerable" in rec and rec["answerable"] is not True:
+        raise fail(
+            "answerable", "true (a boolean) in answerable_questions", rec["answerable"],
+            "drop the key or set it to true; unanswerable questions go in unanswerable_questions "
+            "as plain strings",
+        )  # fmt: skip
+    facts = rec.get("facts")
+    if facts is not None and not (isinstance(facts, list) and all(isinstance(f, str) for f in facts)):
+        raise fail("facts", "a list of strings (key facts of the answer)", facts,
+                   "write the key facts as a JSON list of strings, or drop the key")  # fmt: skip
 
 
 def dump_world(world: World, root: Path | str) -> Path:

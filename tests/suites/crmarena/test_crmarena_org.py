@@ -171,8 +171,14 @@ def test_integrity_catches_dangling_foreign_keys():
     )
     problems = org.check_integrity()
     assert len(problems) == 2
-    assert problems[0].startswith(f"Case {K[3]}: AccountId = 001000000000099AAA but no Account has that Id")
-    assert "NewValue__c = 005000000000099AAA" in problems[1]
+    assert problems == [
+        f"table 'Case', column 'AccountId', record {K[3]}: '001000000000099AAA' is not the Id of any "
+        "Account record (lookup Account). Fix: add Account '001000000000099AAA' to the export, or set "
+        "Case.AccountId to NULL.",
+        "table 'CaseHistory__c', column 'NewValue__c', record a1N000000000002AAA: owner assignment to "
+        "'005000000000099AAA', not the Id of any User record. Fix: add User '005000000000099AAA' to the "
+        "export.",
+    ]
 
 
 def test_generate_to_path_and_refuse_overwrite(tmp_path):
@@ -200,6 +206,8 @@ def _write_minimal_export(path, drop: tuple[str, str] | None = None, skip_table:
         columns = [f for f in fields if (table, f) != drop]
         if table in ("User", "Account"):
             columns += ["FirstName", "LastName"]
+        if table == "Case":
+            columns += ["Subject", "Description"]
         connection.execute(f'CREATE TABLE "{table}" ({", ".join(chr(34) + c + chr(34) for c in columns)})')
     connection.execute(
         """INSERT INTO "User" ("Id", "FirstName", "LastName") VALUES ('005000000000001AAA', 'Ann', 'Lee')"""
