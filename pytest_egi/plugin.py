@@ -261,6 +261,8 @@ def pytest_configure(config: pytest.Config) -> None:
         _start_gateway(config, settings)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(), "egi-xdist")
+    if getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_JunitXmlJson(), "egi-junitxml")
     # one-time builds (load_tasks, suite worlds) are shared through the controller's
     # directory on a worker, and not at all otherwise; the previous setting is restored at
     # unconfigure, so an in-process nested session never uses the outer session's directory
@@ -349,6 +351,26 @@ class _XdistHooks:
         gateway = node.config.stash.get(_GATEWAY_KEY, None)
         if gateway is not None:
             node.workerinput["egi_gateway"] = gateway.socket_path
+
+
+class _JunitXmlJson:
+    """With ``--junitxml``, the ``egi`` property of each test case is the record as JSON.
+
+    pytest's junitxml writes a user property as ``str(value)``, a Python repr for a dict.
+    Before it sees a report (``tryfirst``), each ``egi`` record is wrapped in a
+    :class:`~pytest_egi.records.JsonRecord` (still a dict for every other reader). Only on
+    the controller: records cross xdist as plain dicts.
+    """
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        from pytest_egi.records import JsonRecord
+
+        if any(name == "egi" for name, _ in report.user_properties):
+            report.user_properties = [
+                (name, JsonRecord(value) if name == "egi" and isinstance(value, dict) else value)
+                for name, value in report.user_properties
+            ]
 
 
 _WORKSTEAL_KEY = pytest.StashKey[bool]()
