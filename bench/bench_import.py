@@ -3,8 +3,8 @@ nothing.
 
     python bench/bench_import.py [--repeat 9]
 
-Figures (median of ``--repeat`` runs, each in a fresh interpreter; the repository's
-``pytest_egi`` first on ``PYTHONPATH``):
+Figures (median of ``--repeat`` runs, each in a fresh interpreter; this checkout's
+``pytest_egi`` first on ``sys.path``):
 
 - import: ``pytest_egi.plugin``'s cumulative import time from ``python -X importtime`` with
   pytest imported first (so only what the plugin adds is counted), and the modules it pulls in
@@ -42,7 +42,7 @@ def _env() -> dict[str, str]:
 def import_ms() -> float:
     """Cumulative import time of ``pytest_egi.plugin`` (ms) after ``import pytest``."""
     proc = subprocess.run([sys.executable, "-X", "importtime", "-c", "import pytest, pytest_egi.plugin"],
-                          env=_env(), capture_output=True, text=True, check=True)  # fmt: skip
+                          env=_env(), cwd=ROOT, capture_output=True, text=True, check=True)  # fmt: skip
     for line in proc.stderr.splitlines():
         m = re.match(r"import time:\s+\d+ \|\s+(\d+) \| pytest_egi\.plugin$", line)
         if m:
@@ -53,8 +53,8 @@ def import_ms() -> float:
 def heavy_modules() -> list[str]:
     """The modules of ``HEAVY`` that importing the plugin loads."""
     code = f"import sys, pytest_egi.plugin; print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True,
-                         check=True).stdout  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], env=_env(), cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout  # fmt: skip
     return out.split()
 
 
