@@ -15,6 +15,7 @@ import pytest
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from pytest_egi.options import BUCKETS, parse_bucket_values, parse_fraction, parse_mode, parse_suite_option
 from pytest_egi.suite import SuiteProfile
 
 __all__ = [
@@ -30,9 +31,6 @@ __all__ = [
     "parse_mode",
     "parse_suite_option",
 ]
-
-BUCKETS = ("M1", "M2", "M3", "M4", "M5", "M6")
-"""The six EGI buckets, in report order."""
 
 TRANSFORMS = ("fraction", "percent", "invert_fraction", "clip_invert", "gap")
 """Closed set of transforms to [0, 100] (DESIGN §4); implemented in ``scoring.transform``."""
@@ -196,68 +194,6 @@ def load_routing(path: Path) -> tuple[RoutingConfig, str]:
     except ValidationError as exc:
         raise pytest.UsageError(_format_error(path, exc)) from None
     return config, hashlib.sha256(raw).hexdigest()
-
-
-# ----------------------------------------------------------------------------- option parsers
-
-
-def parse_mode(text: str) -> str:
-    """``--egi-mode``: ``quick`` or ``deep``."""
-    if text not in ("quick", "deep"):
-        raise pytest.UsageError(f"--egi-mode: expected quick or deep, got {text!r}")
-    return text
-
-
-def parse_fraction(flag: str, text: str) -> float:
-    """A number in [0, 1] for ``flag`` (e.g. ``--egi-max-error-rate 0.05``)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise pytest.UsageError(f"{flag}: expected a number between 0 and 1, got {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise pytest.UsageError(f"{flag}: expected a number between 0 and 1, got {text!r}")
-    return value
-
-
-def parse_bucket_values(flag: str, text: str, *, lo: float, hi: float) -> dict[str, float]:
-    """``M1=0.2,M5=0.3`` -> ``{"M1": 0.2, "M5": 0.3}``; each value in [lo, hi].
-
-    Raises:
-        pytest.UsageError: naming ``flag`` and the bad token.
-    """
-    values: dict[str, float] = {}
-    for token in filter(None, (t.strip() for t in text.split(","))):
-        name, sep, num = token.partition("=")
-        name = name.strip().upper()
-        if not sep or name not in BUCKETS:
-            raise pytest.UsageError(
-                f"{flag}: bad entry {token!r}; expected BUCKET=NUMBER with BUCKET in M1-M6, "
-                f"e.g. {flag} M2=75,M5=80"
-            )
-        try:
-            value = float(num)
-        except ValueError:
-            raise pytest.UsageError(f"{flag}: bad number in {token!r}") from None
-        if name in values:
-            raise pytest.UsageError(f"{flag}: {name} given twice")
-        if not lo <= value <= hi or math.isnan(value):
-            raise pytest.UsageError(f"{flag}: {token!r} is outside [{lo:g}, {hi:g}]")
-        values[name] = value
-    if not values:
-        raise pytest.UsageError(f"{flag}: empty; expected e.g. {flag} M2=75,M5=80")
-    return values
-
-
-def parse_suite_option(text: str) -> tuple[str, str, str]:
-    """``--egi-opt crmarena.strategy=tool_call`` -> ``("crmarena", "strategy", "tool_call")``."""
-    key, sep, value = text.partition("=")
-    suite, dot, name = key.partition(".")
-    if not sep or not dot or not suite or not name:
-        raise pytest.UsageError(
-            f"--egi-opt: bad entry {text!r}; expected SUITE.KEY=VALUE, "
-            "e.g. --egi-opt crmarena.strategy=tool_call"
-        )
-    return suite.strip(), name.strip(), value.strip()
 
 
 def apply_weights(config: RoutingConfig, weights: dict[str, float]) -> dict[str, float]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import os
-import re
 import sys
 import tempfile
 import time
@@ -21,16 +20,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
 from pytest_egi.models.secrets import load_env_file, present_provider_keys, redact
 
-__all__ = ["KNOWN_BAD_LITELLM", "check_litellm_version", "check_python", "run_doctor"]
+__all__ = ["KNOWN_BAD_LITELLM", "check_litellm_version", "check_python", "in_release_series", "run_doctor",
+           "same_version"]
 
 KNOWN_BAD_LITELLM = ("1.82.7", "1.82.8", "1.107.x")
-"""LiteLLM releases known to break pytest-egi (``x`` matches any patch release)."""
+"""LiteLLM releases known to break pytest-egi. Each entry is a release series, compared by
+PEP 440 release segments (``packaging.version``), so ``1.82.7`` also matches its pre-, post-,
+dev- and local builds (``1.82.7rc1``, ``1.82.7.post1``, ``1.82.7+cu1``, ``1.82.7.1``) and
+``1.107.x`` matches every ``1.107`` release."""
 
 MIN_PYTHON = (3, 11)
 CORE_PACKAGES = ("pytest", "pytest-xdist", "pytest-timeout", "pyyaml", "pydantic", "rich",
-                 "jinja2", "filelock", "litellm")
+                 "jinja2", "filelock", "litellm", "packaging")
 """Checked by name when pytest-egi's own metadata (with its pins) is not installed."""
 
 
@@ -43,12 +49,40 @@ def check_python(version: tuple[int, int, int] | None = None) -> str | None:
     return None
 
 
+def in_release_series(version: str, series: str) -> bool:
+    """Whether ``version`` belongs to the release ``series`` (``1.82.7`` or ``1.107.x``).
+
+    PEP 440 (``packaging.version``): the epoch is 0 and the release segments start with the
+    series' numbers; pre-, post-, dev- and local parts are ignored.
+
+    Raises:
+        packaging.version.InvalidVersion: ``version`` is not a PEP 440 version.
+    """
+    v = Version(version)
+    prefix = tuple(int(p) for p in series.removesuffix(".x").split("."))
+    return v.epoch == 0 and v.release[: len(prefix)] == prefix
+
+
+def same_version(installed: str, pin: str) -> bool:
+    """Whether ``installed`` is the pinned version (PEP 440 equality: ``1.0`` == ``1.0.0``;
+    ``1.0.post1`` and ``1.0+local`` are not ``1.0``); plain text comparison when either is
+    not a PEP 440 version."""
+    try:
+        return Version(installed) == Version(pin)
+    except InvalidVersion:
+        return installed == pin
+
+
 def check_litellm_version(version: str) -> str | None:
-    """None when ``version`` is not on :data:`KNOWN_BAD_LITELLM`, else the problem."""
-    for bad in KNOWN_BAD_LITELLM:
-        if bad.endswith(".x") and version.startswith(bad[:-1]) or version == bad:
-            return (f"litellm {version} is on the known-bad list ({', '.join(KNOWN_BAD_LITELLM)});"
-                    f" install the pinned release: pip install 'litellm=={_pin('litellm') or '1.110.2'}'")
+    """None when ``version`` is in no series of :data:`KNOWN_BAD_LITELLM`, else the problem
+    (also when ``version`` is not a PEP 440 version, which cannot be checked)."""
+    fix = f"install the pinned release: pip install 'litellm=={_pin('litellm') or '1.110.2'}'"
+    try:
+        bad = [s for s in KNOWN_BAD_LITELLM if in_release_series(version, s)]
+    except InvalidVersion:
+        return f"litellm {version!r} is not a PEP 440 version and cannot be checked; {fix}"
+    if bad:
+        return f"litellm {version} is on the known-bad list ({', '.join(KNOWN_BAD_LITELLM)}); {fix}"
     return None
 
 
@@ -67,11 +101,13 @@ def _pins() -> dict[str, str | None]:
         return {name: None for name in CORE_PACKAGES}
     pins: dict[str, str | None] = {}
     for req in reqs:
-        if "extra ==" in req:
+        try:
+            parsed = Requirement(req)
+        except InvalidRequirement:
             continue
-        m = re.match(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:==\s*([^\s;,]+))?", req)
-        if m:
-            pins[m.group(1)] = m.group(2)
+        if parsed.marker is not None and "extra" in str(parsed.marker):
+            continue
+        pins[parsed.name] = next((s.version for s in parsed.specifier if s.operator == "=="), None)
     return pins
 
 
@@ -198,7 +234,7 @@ def run_doctor(api_base: str | None, suites_dir: Path, *, model: str | None = No
         if version is None:
             rep.line("FAIL", f"package {name} is not installed: pip install '{name}"
                              f"{'==' + pin if pin else ''}'")
-        elif pin and version != pin:
+        elif pin and not same_version(version, pin):
             rep.line("warn", f"package {name} {version} (pinned {pin})")
         else:
             rep.line("ok", f"package {name} {version}")

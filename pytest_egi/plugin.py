@@ -13,28 +13,20 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_egi.config import (
-    apply_floors,
-    apply_weights,
-    load_routing,
-    parse_bucket_values,
-    parse_fraction,
-    parse_mode,
-    parse_suite_option,
-    validate_suite_options,
-)
-from pytest_egi.models import ProviderError, make_client, parse_offline_model
-from pytest_egi.models.secrets import redact
-from pytest_egi.recorder import EgiRecorder, base_record, render, store_record, trajectory_fields, write_raw
-from pytest_egi.records import make_run_id
+# Only light modules at import time: an installed plugin must cost next to nothing in a pytest
+# run that does not use it. Configuration models (pydantic), the routing file, model clients,
+# the recorder and the reports are imported inside the hooks and fixtures of a configured run.
+from pytest_egi.options import parse_bucket_values, parse_fraction, parse_mode, parse_suite_option
 from pytest_egi.shared import build_once, stop_requested
 from pytest_egi.shared import configure as configure_shared
 from pytest_egi.state import CASE_KEY, CLIENT_KEY, RECORD_KEY, SESSION_KEY, SETTINGS_KEY, Case, RunSettings
-from pytest_egi.suite import load_suite
+
+if TYPE_CHECKING:
+    from pytest_egi.recorder import EgiRecorder
 
 __all__ = ["egi", "egi_case", "egi_model", "egi_task"]
 
@@ -56,6 +48,8 @@ def _parse_int(flag: str, minimum: int, text: str) -> int:
 
 
 def _parse_model(text: str) -> str:
+    from pytest_egi.models.offline import parse_offline_model
+
     try:
         parse_offline_model(text)
     except ValueError as exc:
@@ -170,10 +164,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("egi_report_dir", "Parent folder of run directories", default=None)
     parser.addini("egi_max_error_rate", "Errored share that fails the session", default="0.05")
     parser.addini("egi_options", "Suite options, one SUITE.KEY=VALUE per line", type="linelist", default=[])
-    try:
-        from pytest_egi.models.settings import add_provider_options
-    except ImportError:
-        return
+    from pytest_egi.options import add_provider_options
+
     add_provider_options(group, parser)
 
 
@@ -198,6 +190,8 @@ def _settings(config: pytest.Config) -> RunSettings:
     for entry in [parse_suite_option(x) for x in config.getini("egi_options")] + list(opt.egi_opt):
         suite, key, value = entry
         suite_options.setdefault(suite, {})[key] = value
+    from pytest_egi.records import make_run_id
+
     workerinput = getattr(config, "workerinput", None)
     run_id = workerinput["egi_run_id"] if workerinput else make_run_id(model or "none", mode)
     settings = RunSettings(
@@ -224,6 +218,8 @@ def _settings(config: pytest.Config) -> RunSettings:
     )
     if model:
         _load_routing(config, settings)
+    else:  # a run without a model needs no provider settings (nor pydantic)
+        return settings
     try:
         from pytest_egi.models.settings import settings_from_config
     except ImportError:
@@ -234,6 +230,8 @@ def _settings(config: pytest.Config) -> RunSettings:
 
 
 def _load_routing(config: pytest.Config, settings: RunSettings) -> None:
+    from pytest_egi.config import apply_floors, apply_weights, load_routing
+
     routing, digest = load_routing(settings.routing_path)
     settings.routing, settings.routing_hash = routing, digest
     settings.weights = apply_weights(routing, config.option.egi_weights or {})
@@ -251,6 +249,7 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = _settings(config)
     config.stash[SETTINGS_KEY] = settings
     if settings.model and not hasattr(config, "workerinput"):
+        from pytest_egi.models.offline import parse_offline_model
         from pytest_egi.session import EgiSession
 
         if settings.api_base and parse_offline_model(settings.model) is None:
@@ -262,6 +261,8 @@ def pytest_configure(config: pytest.Config) -> None:
         _start_gateway(config, settings)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(), "egi-xdist")
+    if getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_JunitXmlJson(), "egi-junitxml")
     # one-time builds (load_tasks, suite worlds) are shared through the controller's
     # directory on a worker, and not at all otherwise; the previous setting is restored at
     # unconfigure, so an in-process nested session never uses the outer session's directory
@@ -283,6 +284,8 @@ def _start_gateway(config: pytest.Config, settings: RunSettings) -> None:
         return
     if not getattr(config.option, "numprocesses", None) or getattr(config.option, "dist", "no") == "no":
         return
+    from pytest_egi.models.offline import parse_offline_model
+
     provider = settings.provider
     models = [m for m in (settings.model, getattr(provider, "judge_model", None),
                           getattr(provider, "simulator_model", None))
@@ -359,6 +362,26 @@ class _XdistHooks:
             merge_data_warnings(node.config.stash[SETTINGS_KEY].data_warnings, found)
 
 
+class _JunitXmlJson:
+    """With ``--junitxml``, the ``egi`` property of each test case is the record as JSON.
+
+    pytest's junitxml writes a user property as ``str(value)``, a Python repr for a dict.
+    Before it sees a report (``tryfirst``), each ``egi`` record is wrapped in a
+    :class:`~pytest_egi.records.JsonRecord` (still a dict for every other reader). Only on
+    the controller: records cross xdist as plain dicts.
+    """
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        from pytest_egi.records import JsonRecord
+
+        if any(name == "egi" for name, _ in report.user_properties):
+            report.user_properties = [
+                (name, JsonRecord(value) if name == "egi" and isinstance(value, dict) else value)
+                for name, value in report.user_properties
+            ]
+
+
 _WORKSTEAL_KEY = pytest.StashKey[bool]()
 
 
@@ -432,6 +455,8 @@ def _marker_name(text: str) -> str:
 
 @functools.cache
 def _suite_for_module(package: str) -> Any:
+    from pytest_egi.suite import load_suite
+
     return load_suite(package)
 
 
@@ -439,6 +464,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize ``egi_case`` with the suite's tasks for the active profile."""
     if "egi_case" not in metafunc.fixturenames:
         return
+    from pytest_egi.config import validate_suite_options
+
     config = metafunc.config
     settings = config.stash[SETTINGS_KEY]
     package = metafunc.module.__package__ or ""
@@ -570,6 +597,8 @@ def _client(
     config: pytest.Config, settings: RunSettings, model: str, case: Case | None, role: str = "model"
 ) -> Any:
     """The client for a trial (model under test) or for the run's judge / simulator."""
+    from pytest_egi.models import make_client
+
     shared = config.stash.setdefault(_CLIENTS_KEY, {})
     key = f"{case.seed}|{case.suite.name}|{case.task.id}|{case.trial}" if case else ""
     return make_client(
@@ -592,6 +621,8 @@ _CLIENTS_KEY = pytest.StashKey[dict]()
 @pytest.fixture
 def egi(egi_case: Case, request: pytest.FixtureRequest) -> EgiRecorder:
     """The recorder: ``egi.record(score, trajectory)``; also ``egi.options``, ``egi.judge``."""
+    from pytest_egi.recorder import EgiRecorder
+
     settings = request.config.stash[SETTINGS_KEY]
     judge = simulator = None
     if settings.judge_model:
@@ -619,6 +650,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     settings = item.config.stash.get(SETTINGS_KEY, None)
     if case is None or settings is None or not settings.model:
         return report
+    from pytest_egi.recorder import base_record, store_record, trajectory_fields, write_raw
+
     existing = item.stash.get(RECORD_KEY, None)
     excinfo = call.excinfo
     if existing is not None and report.when == "call":
@@ -664,6 +697,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def _error_text(excinfo: Any) -> str:
+    from pytest_egi.models.secrets import redact
+    from pytest_egi.recorder import render
+
     if excinfo is None:
         return "unknown error"
     return redact(render(f"{excinfo.type.__name__}: {excinfo.value}"))
@@ -672,6 +708,9 @@ def _error_text(excinfo: Any) -> str:
 def _shorten_error(report: pytest.TestReport, item: pytest.Item, excinfo: Any, text: str) -> None:
     """Provider failures get a one-line report (a traceback through the provider SDK shows
     call arguments, API keys among them); any other traceback is kept but redacted."""
+    from pytest_egi.models.base import ProviderError
+    from pytest_egi.models.secrets import redact
+
     if excinfo is not None and excinfo.errisinstance(ProviderError):
         report.longrepr = f"{item.nodeid}: {text}"
     elif report.longrepr is not None:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "JsonRecord",
     "RECORD_SCHEMA",
     "RunDir",
     "atomic_write_text",
@@ -51,6 +52,19 @@ VOLATILE_USAGE_KEYS = ("latency_s", "latencies_s", "wait_s", "retries", "cached_
 """Usage keys whose values differ run to run (timing, retries, cache hits and so what was paid);
 moved to timings.jsonl so records.jsonl is byte-identical for one seed, model and profile.
 ``uncached_cost_usd`` (the price at list rates) stays in the record."""
+
+
+class JsonRecord(dict):
+    """A record whose ``str()`` is its JSON text (sorted keys), for pytest's junitxml.
+
+    pytest writes each user property as ``<property name=... value="str(value)">``; the
+    controller wraps every ``egi`` record it receives in this class so that value parses
+    with ``json.loads`` (a plain dict would give its Python repr). A record travels between
+    processes as a plain dict; only the controller wraps it.
+    """
+
+    def __str__(self) -> str:
+        return json.dumps(self, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def make_run_id(model: str, mode: str, now: datetime | None = None) -> str:

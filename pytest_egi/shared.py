@@ -34,9 +34,6 @@ from collections.abc import Callable
 from pathlib import Path, PurePath
 from typing import Any, TypeVar
 
-from filelock import FileLock
-from pydantic import BaseModel
-
 __all__ = ["build_once", "canonical_key", "configure", "request_stop", "shared_dir", "stop_requested"]
 
 T = TypeVar("T")
@@ -71,6 +68,8 @@ def _canonical(value: Any, where: str, name: str) -> Any:
     if isinstance(value, enum.Enum):
         kind = type(value)
         return ["enum", f"{kind.__module__}.{kind.__qualname__}", _canonical(value.value, where, name)]
+    from pydantic import BaseModel  # not at module level: the plugin imports this module
+
     if isinstance(value, BaseModel):
         kind = type(value)
         dumped = value.model_dump(mode="json")
@@ -191,6 +190,8 @@ def build_once(name: str, key: object, build: Callable[[], T]) -> T:
     found, value = _load(path, text)  # fast path: already built (files appear atomically)
     if found:
         return value
+    from filelock import FileLock  # not at module level: the plugin imports this module
+
     lock = FileLock(f"{path}.lock")
     try:
         lock.acquire()

@@ -8,11 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_egi.config import RoutingConfig
-from pytest_egi.suite import Suite, Task
-
-if TYPE_CHECKING:
-    pass
+if TYPE_CHECKING:  # annotations only: importing this module must stay light (no pydantic)
+    from pytest_egi.config import RoutingConfig
+    from pytest_egi.suite import Suite, Task
 
 __all__ = ["CASE_KEY", "CLIENT_KEY", "Case", "RECORD_KEY", "RunSettings", "SESSION_KEY", "SETTINGS_KEY"]
 

@@ -95,6 +95,13 @@ class Suite(Protocol):
     diagnostics: frozenset[str]
     """The subset of ``sub_metrics`` reported but not meant for routing (counts, overall
     means, alternative formulas). Every other key of ``sub_metrics`` must be routed."""
+    null_floor: dict[str, float]
+    """Optional: routed sub-metric -> the value ``egi/null`` scores on it by design, in the
+    sub-metric's native unit, where that is not the bottom of its route's scale (HERB's
+    ``null_rate`` is 1.0: abstaining is the right answer to an unanswerable question). The
+    conformance tests hold ``egi/null`` to this value instead of the floor (0 after the
+    route's transform); every sub-metric not listed must be at the floor. Say why in
+    ``sub_metric_notes``."""
 
     def load_tasks(self, profile: SuiteProfile, options: BaseModel) -> list[Task]:
         """Return the tasks for ``profile``, deterministically for its seed.

@@ -9,7 +9,6 @@ Option values are plain strings and numbers so that they survive pytest-xdist.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pytest_egi.models.secrets import load_env_file
+from pytest_egi.options import RULES, add_provider_options
 
 __all__ = [
     "DEFAULT_CACHE_SUBDIR",
@@ -28,8 +28,6 @@ __all__ = [
 
 DEFAULT_CACHE_SUBDIR = Path(".egi_cache") / "responses"
 """The response cache lives in ``<rootdir>/.egi_cache/responses`` unless ``--egi-cache DIR``."""
-
-RULES = "egi/rules"
 
 
 class ProviderSettings(BaseModel):
@@ -101,137 +99,6 @@ class ProviderSettings(BaseModel):
         """The base URL for ``role`` (``model``, ``judge`` or ``simulator``)."""
         return {"model": self.api_base, "judge": self.judge_api_base,
                 "simulator": self.simulator_api_base}.get(role, self.api_base)
-
-
-# ----------------------------------------------------------------------------- option parsers
-
-
-def _positive_int(flag: str) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise pytest.UsageError(f"{flag}: expected a positive integer, got {text!r}") from None
-        if value <= 0:
-            raise pytest.UsageError(f"{flag}: expected a positive integer, got {text!r}")
-        return value
-
-    return parse
-
-
-def _non_negative_int(flag: str) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = -1
-        if value < 0:
-            raise pytest.UsageError(f"{flag}: expected an integer >= 0, got {text!r}")
-        return value
-
-    return parse
-
-
-def _seconds(flag: str) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = -1.0
-        if not value > 0 or value == float("inf"):
-            raise pytest.UsageError(f"{flag}: expected a number of seconds > 0, got {text!r}")
-        return value
-
-    return parse
-
-
-def _text(flag: str, what: str) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        if not text.strip():
-            raise pytest.UsageError(f"{flag}: expected {what}, got an empty string")
-        return text.strip()
-
-    return parse
-
-
-def _model(flag: str) -> Callable[[str], str | None]:
-    def parse(text: str) -> str | None:
-        text = _text(flag, "a LiteLLM model string")(text)
-        if text == RULES:
-            return None
-        if text.startswith("egi/"):
-            raise pytest.UsageError(
-                f"{flag}: {text!r} is not a judge; give a LiteLLM model string "
-                f"(e.g. {flag} gpt-4o-mini) or {RULES} for the deterministic rules"
-            )
-        return text
-
-    return parse
-
-
-def _url(flag: str) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        text = text.strip().rstrip("/")
-        if not text.startswith(("http://", "https://")):
-            raise pytest.UsageError(f"{flag}: expected an http(s) URL, got {text!r}")
-        return text
-
-    return parse
-
-
-def add_provider_options(group: Any, parser: Any) -> None:
-    """Register the real-model options on ``group`` (the plugin's ``egi`` option group).
-
-    Registers ``--egi-cache DIR``, ``--egi-no-cache``, ``--egi-rpm N``, ``--egi-tpm N``,
-    ``--egi-timeout S``, ``--egi-max-retries N``, ``--egi-price-file PATH``,
-    ``--egi-judge-model M``, ``--egi-judge-api-base URL``, ``--egi-simulator-model M``,
-    ``--egi-simulator-api-base URL``, ``--egi-env-file PATH`` and ``--egi-gateway
-    {auto,off}``; ``dest`` is the flag with
-    ``egi_`` and underscores (``egi_rpm``). Not ``--egi-model`` / ``--egi-api-base``.
-
-    Args:
-        group: ``parser.getgroup("egi")``.
-        parser: the pytest parser (unused today; kept for ini options).
-    """
-    del parser
-    group.addoption("--egi-cache", dest="egi_cache", metavar="DIR", default=None,
-                    type=_text("--egi-cache", "a directory"),
-                    help="response cache directory (default <rootdir>/.egi_cache/responses)")
-    group.addoption("--egi-no-cache", dest="egi_no_cache", action="store_true", default=False,
-                    help="do not read or write the response cache")
-    group.addoption("--egi-rpm", dest="egi_rpm", metavar="N", default=None,
-                    type=_positive_int("--egi-rpm"),
-                    help="requests per minute per model, shared by all xdist workers")
-    group.addoption("--egi-tpm", dest="egi_tpm", metavar="N", default=None,
-                    type=_positive_int("--egi-tpm"),
-                    help="tokens per minute per model, shared by all xdist workers")
-    group.addoption("--egi-timeout", dest="egi_timeout", metavar="S", default=None,
-                    type=_seconds("--egi-timeout"),
-                    help="timeout of one model call in seconds (default 120)")
-    group.addoption("--egi-max-retries", dest="egi_max_retries", metavar="N", default=None,
-                    type=_non_negative_int("--egi-max-retries"),
-                    help="retries for rate limits, 5xx, timeouts, dropped connections (default 6)")
-    group.addoption("--egi-price-file", dest="egi_price_file", metavar="PATH", default=None,
-                    type=_text("--egi-price-file", "a file path"),
-                    help="JSON/YAML {model: {input_cost_per_token, output_cost_per_token}} in USD")
-    group.addoption("--egi-judge-model", dest="egi_judge_model", metavar="M", default=None,
-                    type=_model("--egi-judge-model"),
-                    help="LiteLLM model that grades free text (default egi/rules)")
-    group.addoption("--egi-judge-api-base", dest="egi_judge_api_base", metavar="URL",
-                    default=None, type=_url("--egi-judge-api-base"),
-                    help="OpenAI-compatible base URL for the judge model")
-    group.addoption("--egi-simulator-model", dest="egi_simulator_model", metavar="M",
-                    default=None, type=_model("--egi-simulator-model"),
-                    help="LiteLLM model that plays the user (default egi/rules)")
-    group.addoption("--egi-simulator-api-base", dest="egi_simulator_api_base", metavar="URL",
-                    default=None, type=_url("--egi-simulator-api-base"),
-                    help="OpenAI-compatible base URL for the simulator model")
-    group.addoption("--egi-env-file", dest="egi_env_file", metavar="PATH", default=None,
-                    type=_text("--egi-env-file", "a file path"),
-                    help="load provider keys from this .env file (default <rootdir>/.env if present)")
-    group.addoption("--egi-gateway", dest="egi_gateway", choices=("auto", "off"), default="auto",
-                    help="auto (default): with xdist workers, one gateway process makes every "
-                         "LiteLLM call; off: each worker imports LiteLLM and calls itself")
 
 
 def load_price_file(path: Path) -> dict[str, dict[str, float]]:

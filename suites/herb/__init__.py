@@ -92,6 +92,8 @@ class HerbSuite:
         "judge graded (see 'judge')",
     }
     """Notes shown beside these sub-metrics in every report."""
+    null_floor = {"null_rate": 1.0}
+    """``egi/null`` abstains on every question, which is right on the unanswerable ones."""
     options_model = HerbOptions
     diagnostics = frozenset({"answerable_overall", "url_pr_f1", "n_answerable", "n_unanswerable"})
     sub_metrics = frozenset({f"{c}_f1" for c in ENTITY_TYPES} | {"content", "null_rate"}) | diagnostics

@@ -1,0 +1,1 @@
+"""Conformance tests: the contract every suite under ``suites/`` follows (DESIGN §9.2)."""

@@ -1,0 +1,448 @@
+"""The contract every suite follows (DESIGN §9.2), as checker functions.
+
+Each checker takes what one or more runs of a suite produced and returns a list of problems,
+one sentence each naming the suite, the policy and the sub-metric; an empty list means the
+check holds. The same functions judge the repository's suites (``test_conformance.py``) and a
+deliberately broken toy suite (``test_checks.py``), which shows that each check can fail.
+
+The criteria, exactly:
+
+- **declarations**: ``Suite.diagnostics`` is a subset of ``Suite.sub_metrics``; every route of
+  the suite (and every ``gap`` baseline) names a declared sub-metric that is not a
+  diagnostic; every declared sub-metric that is not a diagnostic is routed; every key of the
+  optional ``Suite.null_floor`` is a routed sub-metric.
+- **summarize keys**: on the oracle run over every category, every key ``summarize`` returns
+  is in ``Suite.sub_metrics``, every routed sub-metric comes back as a finite number, every
+  key not routed is in ``Suite.diagnostics``, and every value is a finite number or None.
+- **complete runs**: under each offline policy, every item is scored (passed or failed);
+  none errored or was skipped (an errored item would leave the denominator and could hide a
+  scorer that is off the ceiling).
+- **oracle at the ceiling**: ``egi/oracle`` scores exactly 100 (to 1e-9) on every route after
+  the route's transform (native 1.0 for ``fraction``, 100 for ``percent``, 0 for
+  ``invert_fraction`` and ``clip_invert``, the baseline's value for ``gap``).
+- **null at the floor**: ``egi/null`` scores 0 (to 1e-9) on every route after its transform,
+  except a sub-metric listed in ``Suite.null_floor``, which must equal that native value.
+- **noisy between**: with ``T_p(r)`` the 0-100 value of route ``r`` under policy ``p`` and
+  ``mean_p`` its unweighted mean over the suite's routes: ``mean_null < mean_noisy-0.2 <
+  mean_oracle`` (strictly), and for every route ``T_noisy-0.5(r) <= T_noisy-0.2(r)``.
+- **serial = -n 2**: for one seed and policy (``egi/noisy-0.2``), ``records.jsonl`` and every
+  ``raw/`` trajectory file are byte-identical between a serial run and ``-n 2``.
+- **JSON-safe records**: every record, as the controller received it in memory, holds only
+  dict (string keys), list, str, int, finite float, bool and None, and equals itself after
+  ``json.loads(json.dumps(...))``; every line of ``records.jsonl`` parses as strict JSON (no
+  ``NaN`` or ``Infinity``).
+- **rescore reproduces**: ``egi-bench report --rescore`` of a run gives exactly (``==``) the
+  same sub-metrics, bucket values and EGI as the run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import pickle
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pytest_egi.config import Route, RoutingConfig
+from pytest_egi.scoring import transform
+
+ROOT = Path(__file__).resolve().parents[2]
+"""The repository (its ``suites/`` folder and ``routing.yaml``)."""
+POLICIES = ("egi/oracle", "egi/null", "egi/noisy-0.2", "egi/noisy-0.5")
+"""The offline policies every suite is run under."""
+DIST_POLICY = "egi/noisy-0.2"
+"""The policy run both serially and with ``-n 2`` (it passes some items and fails others)."""
+PER_CATEGORY = 3
+"""Tasks per category in the conformance profile."""
+TOL = 1e-9
+CAPTURE_ENV = "EGI_CONFORMANCE_CAPTURE"
+"""Set for a run: the file ``tests.conformance.capture`` pickles the received records into."""
+
+
+def discover_suites(root: Path = ROOT) -> list[str]:
+    """Names of the suites under ``root/suites``: every ``suites/<name>/__init__.py`` (name
+    not starting with ``_``) whose module exposes ``SUITE``. Imports each candidate."""
+    import importlib
+
+    names = []
+    for init in sorted((root / "suites").glob("*/__init__.py")):
+        name = init.parent.name
+        if name.startswith("_"):
+            continue
+        if getattr(importlib.import_module(f"suites.{name}"), "SUITE", None) is not None:
+            names.append(name)
+    return names
+
+
+def conformance_routing(routing_text: str, suite: str, per_category: int = PER_CATEGORY) -> str:
+    """The routing file for a conformance run of ``suite``, as YAML text.
+
+    Buckets, routes and suites are kept; ``modes.quick.suites.<suite>`` becomes the suite's
+    ``deep`` profile (the whole benchmark: its own keys and seed kept) with every category
+    and ``per_category`` tasks of each (``categories`` and ``limit`` dropped), so every routed
+    sub-metric can be produced by a small run.
+    """
+    data = yaml.safe_load(routing_text)
+    deep = dict((data["modes"].get("deep") or {}).get("suites", {}).get(suite) or {})
+    for key in ("categories", "limit"):
+        deep.pop(key, None)
+    deep["per_category"] = per_category
+    data["modes"]["quick"]["suites"][suite] = deep
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+@dataclass
+class Run:
+    """One pytest run of a suite under an offline policy.
+
+    Attributes:
+        policy: the model under test (``egi/oracle`` ...).
+        run_dir: the run directory (``reports/<run_id>``).
+        exit_code: pytest's exit status.
+        output: pytest's stdout and stderr.
+        captured: every record as the controller received it (unpickled, before any JSON).
+    """
+
+    policy: str
+    run_dir: Path
+    exit_code: int
+    output: str
+    captured: list[Any] = field(default_factory=list)
+
+    @property
+    def egi(self) -> dict[str, Any]:
+        """The run's ``egi.json``."""
+        return json.loads((self.run_dir / "egi.json").read_text(encoding="utf-8"))
+
+    @property
+    def records_text(self) -> str:
+        """The run's ``records.jsonl`` as written."""
+        return (self.run_dir / "records.jsonl").read_text(encoding="utf-8")
+
+    def sub_metrics(self, suite: str) -> dict[str, Any]:
+        """The suite's sub-metrics as reported in ``egi.json``."""
+        return self.egi["suites"][suite]["sub_metrics"]
+
+
+def _env(capture: Path | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    env.pop("PYTEST_XDIST_WORKER", None)
+    env.pop("PYTEST_ADDOPTS", None)
+    if capture is not None:
+        env[CAPTURE_ENV] = str(capture)
+    return env
+
+
+def run_suite(target: Path, rootdir: Path, routing: Path, policy: str, out: Path,
+              *extra: str, timeout_s: float = 600) -> Run:  # fmt: skip
+    """Run ``pytest target`` in a fresh process under ``policy`` (mode quick of ``routing``).
+
+    The repository comes first on ``PYTHONPATH`` (its ``pytest_egi`` and the capture plugin);
+    the run directory is the only one under ``out/reports``.
+
+    Raises:
+        RuntimeError: pytest exited other than 0 or 1, or wrote no run directory (the
+            output is in the message).
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    capture = out / "captured.pickle"
+    cmd = [sys.executable, "-m", "pytest", str(target), "--rootdir", str(rootdir),
+           "-p", "no:cacheprovider", "-p", "tests.conformance.capture",
+           "--egi-model", policy, "--egi-mode", "quick", "--egi-routing", str(routing),
+           "--egi-report-dir", str(out / "reports"), "--egi-bootstrap", "0", "-q", *extra]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=rootdir, env=_env(capture), capture_output=True, text=True,
+                          timeout=timeout_s)  # fmt: skip
+    output = proc.stdout + proc.stderr
+    runs = sorted((out / "reports").glob("*/egi.json"))
+    if proc.returncode not in (0, 1) or len(runs) != 1:
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{output[-4000:]}")
+    captured = pickle.loads(capture.read_bytes()) if capture.exists() else []
+    return Run(policy, runs[0].parent, proc.returncode, output, captured)
+
+
+def rescore(run_dirs: list[Path], rootdir: Path) -> list[dict[str, Any]]:
+    """``egi-bench report --rescore`` of each run (one fresh process for all); returns each
+    rescored run's ``egi.json``.
+
+    Raises:
+        RuntimeError: the command failed (its output is in the message).
+    """
+    code = ("import sys\nfrom pytest_egi.cli import main\n"
+            "sys.exit(max(main(['report', '--rescore', r]) for r in sys.argv[1:]))")  # fmt: skip
+    proc = subprocess.run([sys.executable, "-c", code, *map(str, run_dirs)], cwd=rootdir, env=_env(),
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    if proc.returncode != 0:
+        raise RuntimeError(f"egi-bench report --rescore exited {proc.returncode}:\n"
+                           f"{(proc.stdout + proc.stderr)[-4000:]}")  # fmt: skip
+    out = []
+    for run in run_dirs:
+        (new,) = sorted(run.glob("rescore-*/egi.json"))[-1:]
+        out.append(json.loads(new.read_text(encoding="utf-8")))
+    return out
+
+
+def routes_of(routing: RoutingConfig, suite: str) -> list[Route]:
+    """The suite's routes, in file order."""
+    return [r for r in routing.routes if r.suite == suite]
+
+
+def _fmt(x: Any) -> str:
+    return repr(round(x, 6)) if isinstance(x, float) else repr(x)
+
+
+def _native_ceiling(route: Route) -> str:
+    return {"fraction": "1.0", "percent": "100", "invert_fraction": "0.0", "clip_invert": "0.0",
+            "gap": f"equal to {route.baseline}"}[route.transform]  # fmt: skip
+
+
+def _native_floor(route: Route) -> str:
+    return {"fraction": "0.0", "percent": "0", "invert_fraction": "1.0",
+            "clip_invert": f"{route.ceiling} or more",
+            "gap": f"{route.baseline} + 1.0"}[route.transform]  # fmt: skip
+
+
+def check_declarations(suite: Any, routes: list[Route]) -> list[str]:
+    """``sub_metrics``, ``diagnostics`` and ``null_floor`` agree with each other and the routes."""
+    name = suite.name
+    declared = set(getattr(suite, "sub_metrics", None) or ())
+    diagnostics = set(getattr(suite, "diagnostics", None) or ())
+    problems = []
+    if not declared:
+        problems.append(f"{name}: Suite.sub_metrics is missing or empty; declare every key summarize returns")
+    for key in sorted(diagnostics - declared):
+        problems.append(f"{name}: diagnostic {key!r} is not in Suite.sub_metrics")
+    used = set()
+    for route in routes:
+        for key in filter(None, (route.sub_metric, route.baseline)):
+            used.add(key)
+            if key not in declared:
+                problems.append(f"{name}: route {key} -> {route.bucket} names a sub-metric not in "
+                                f"Suite.sub_metrics")  # fmt: skip
+            elif key in diagnostics:
+                problems.append(f"{name}: route {key} -> {route.bucket} names a declared diagnostic")
+    for key in sorted(declared - diagnostics - used):
+        problems.append(f"{name}: sub-metric {key!r} is neither routed nor in Suite.diagnostics")
+    routed = {r.sub_metric for r in routes}
+    for key in sorted(set(getattr(suite, "null_floor", None) or {}) - routed):
+        problems.append(f"{name}: Suite.null_floor names {key!r}, which is not a routed sub-metric")
+    return problems
+
+
+def check_summarize_keys(suite: Any, routes: list[Route], summary: dict[str, Any]) -> list[str]:
+    """What ``summarize`` returned on a run over every category, against the declarations."""
+    name = suite.name
+    declared = set(getattr(suite, "sub_metrics", None) or ())
+    diagnostics = set(getattr(suite, "diagnostics", None) or ())
+    routed = {k for r in routes for k in (r.sub_metric, r.baseline) if k}
+    problems = []
+    for key in sorted(set(summary) - declared):
+        problems.append(f"{name}: summarize returned {key!r}, which is not in Suite.sub_metrics")
+    for key in sorted(routed):
+        value = summary.get(key)
+        if not isinstance(value, (int, float)) or not math.isfinite(value):
+            problems.append(f"{name}: routed sub-metric {key!r} was not produced by summarize "
+                            f"(got {_fmt(value)}) on a run over every category")  # fmt: skip
+    for key in sorted(set(summary) - routed - diagnostics):
+        problems.append(f"{name}: summarize returned {key!r}, which is neither routed nor in "
+                        f"Suite.diagnostics")  # fmt: skip
+    for key, value in sorted(summary.items()):
+        if key not in routed and value is not None and (
+            isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+        ):
+            problems.append(f"{name}: summarize returned {key!r} = {_fmt(value)}; expected a finite "
+                            f"number or None")  # fmt: skip
+    return problems
+
+
+def check_complete(suite: str, policy: str, records: list[dict[str, Any]]) -> list[str]:
+    """Every item of an offline-policy run was scored (passed or failed)."""
+    if not records:
+        return [f"{suite}: {policy} recorded no item"]
+    problems = []
+    for status in sorted({str(r.get("status")) for r in records} - {"passed", "failed"}):
+        bad = [r for r in records if str(r.get("status")) == status]
+        problems.append(f"{suite}: {policy}: {len(bad)} of {len(records)} items ended {status} "
+                        f"(first: {bad[0].get('nodeid')}: {bad[0].get('error')}); an offline "
+                        f"policy is always scored")  # fmt: skip
+    return problems
+
+
+def check_ceiling(suite: str, routes: list[Route], values: dict[str, Any],
+                  policy: str = "egi/oracle") -> list[str]:  # fmt: skip
+    """Every route at 100 after its transform."""
+    problems = []
+    for route in routes:
+        y = transform(route, values)
+        native = values.get(route.sub_metric)
+        if y is None:
+            problems.append(f"{suite}: {policy} produced no value for {route.sub_metric} "
+                            f"(got {_fmt(native)})")  # fmt: skip
+        elif abs(y - 100.0) > TOL:
+            problems.append(f"{suite}: {policy} scores {route.sub_metric} = {_fmt(native)} ({y:.3f} "
+                            f"after {route.transform}); the ceiling is {_native_ceiling(route)}")  # fmt: skip
+    return problems
+
+
+def check_floor(suite: Any, routes: list[Route], values: dict[str, Any],
+                policy: str = "egi/null") -> list[str]:  # fmt: skip
+    """Every route at 0 after its transform, or at the suite's documented ``null_floor``."""
+    documented = dict(getattr(suite, "null_floor", None) or {})
+    problems = []
+    for route in routes:
+        native = values.get(route.sub_metric)
+        if route.sub_metric in documented:
+            want = documented[route.sub_metric]
+            if not isinstance(native, (int, float)) or abs(native - want) > TOL:
+                problems.append(f"{suite.name}: {policy} scores {route.sub_metric} = {_fmt(native)}; "
+                                f"its documented floor (Suite.null_floor) is {_fmt(want)}")  # fmt: skip
+            continue
+        y = transform(route, values)
+        if y is None:
+            problems.append(f"{suite.name}: {policy} produced no value for {route.sub_metric} "
+                            f"(got {_fmt(native)})")  # fmt: skip
+        elif abs(y) > TOL:
+            problems.append(f"{suite.name}: {policy} scores {route.sub_metric} = {_fmt(native)} ({y:.3f} "
+                            f"after {route.transform}); the floor is {_native_floor(route)}, or a "
+                            f"value documented in Suite.null_floor")  # fmt: skip
+    return problems
+
+
+def check_noisy(suite: str, routes: list[Route], by_policy: dict[str, dict[str, Any]]) -> list[str]:
+    """``mean_null < mean_noisy-0.2 < mean_oracle`` over the routes (0-100), and
+    ``noisy-0.5 <= noisy-0.2`` on every route."""
+    scaled = {p: [transform(r, by_policy[p]) for r in routes] for p in POLICIES}
+    problems = []
+    present = []
+    for i, route in enumerate(routes):
+        missing = [p for p in POLICIES if scaled[p][i] is None]
+        if missing:
+            problems.append(f"{suite}: {route.sub_metric} has no value under {', '.join(missing)}")
+        else:
+            present.append(i)
+    if not present:
+        return problems or [f"{suite}: no routed sub-metric"]
+    mean = {p: sum(scaled[p][i] for i in present) / len(present) for p in POLICIES}  # type: ignore[misc]
+    lo, mid, hi = mean["egi/null"], mean["egi/noisy-0.2"], mean["egi/oracle"]
+    if not lo < mid:
+        problems.append(f"{suite}: egi/noisy-0.2 is not above egi/null: mean routed score {mid:.3f} vs "
+                        f"{lo:.3f} (0-100 after each route's transform)")  # fmt: skip
+    if not mid < hi:
+        problems.append(f"{suite}: egi/noisy-0.2 is not below egi/oracle: mean routed score {mid:.3f} vs "
+                        f"{hi:.3f} (0-100 after each route's transform)")  # fmt: skip
+    for i in present:
+        a, b = scaled["egi/noisy-0.5"][i], scaled["egi/noisy-0.2"][i]
+        if a > b + TOL:  # type: ignore[operator]
+            problems.append(f"{suite}: egi/noisy-0.5 scores {routes[i].sub_metric} above egi/noisy-0.2 "
+                            f"({a:.3f} > {b:.3f}); scores must not rise with the mistake rate")  # fmt: skip
+    return problems
+
+
+def _unsafe(obj: Any, path: str) -> list[str]:
+    """Where ``obj`` holds something JSON cannot carry unchanged, as ``path: reason``."""
+    if obj is None or isinstance(obj, (str, bool, int)):
+        return []
+    if isinstance(obj, float):
+        return [] if math.isfinite(obj) else [f"{path or '<record>'} is {obj} (JSON has no NaN or "
+                                              f"infinity; use None for a missing value)"]  # fmt: skip
+    if isinstance(obj, dict):
+        out = []
+        for key, value in obj.items():
+            if not isinstance(key, str):
+                out.append(f"{path or '<record>'} has the non-string key {key!r}")
+            out += _unsafe(value, f"{path}.{key}" if path else str(key))
+        return out
+    if isinstance(obj, list):
+        return [p for i, v in enumerate(obj) for p in _unsafe(v, f"{path}[{i}]")]
+    return [f"{path or '<record>'} is a {type(obj).__name__} ({obj!r:.60}), not a JSON type"]
+
+
+def check_json_safe(suite: str, records: list[Any], records_text: str) -> list[str]:
+    """Records as received and as written are strict JSON."""
+    problems = []
+    for rec in records:
+        where = rec.get("nodeid") if isinstance(rec, dict) else repr(rec)[:80]
+        found = _unsafe(rec, "")
+        if not found:
+            try:
+                if json.loads(json.dumps(rec, allow_nan=False)) != rec:
+                    found = ["it changes on a JSON round trip"]
+            except (TypeError, ValueError) as exc:
+                found = [str(exc)]
+        problems += [f"{suite}: record {where}: {p}" for p in found]
+
+    def refuse(token: str) -> Any:
+        raise ValueError(f"{token} is not JSON")
+
+    for n, line in enumerate(records_text.splitlines(), 1):
+        try:
+            json.loads(line, parse_constant=refuse)
+        except ValueError as exc:
+            problems.append(f"{suite}: records.jsonl line {n}: {exc}")
+    return problems
+
+
+def _first_difference(a: Any, b: Any, path: str = "") -> str:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            if a.get(key) != b.get(key):
+                return _first_difference(a.get(key), b.get(key), f"{path}.{key}" if path else key)
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                return _first_difference(x, y, f"{path}[{i}]")
+    return f"{path or '<whole>'}: {_fmt(a)} vs {_fmt(b)}"
+
+
+def check_identical(suite: str, serial: Path, dist: Path) -> list[str]:
+    """``records.jsonl`` and ``raw/`` byte-identical between two run directories (serial, -n 2)."""
+    problems = []
+    a = (serial / "records.jsonl").read_bytes()
+    b = (dist / "records.jsonl").read_bytes()
+    if a != b:
+        la, lb = a.decode().splitlines(), b.decode().splitlines()
+        if len(la) != len(lb):
+            problems.append(f"{suite}: records.jsonl has {len(la)} lines serially, {len(lb)} with -n 2")
+        for n, (x, y) in enumerate(zip(la, lb, strict=False), 1):
+            if x != y:
+                try:
+                    what = _first_difference(json.loads(x), json.loads(y))
+                except ValueError:
+                    what = f"{x[:80]!r} vs {y[:80]!r}"
+                problems.append(f"{suite}: records.jsonl differs at line {n} (serial vs -n 2), {what}")
+                break
+    raw_a = {p.relative_to(serial): p for p in sorted((serial / "raw").rglob("*")) if p.is_file()}
+    raw_b = {p.relative_to(dist): p for p in sorted((dist / "raw").rglob("*")) if p.is_file()}
+    if set(raw_a) != set(raw_b):
+        only = sorted(str(p) for p in set(raw_a) ^ set(raw_b))
+        problems.append(f"{suite}: raw files differ in name (serial vs -n 2): {only[:3]}")
+    differ = [str(p) for p in sorted(set(raw_a) & set(raw_b))
+              if raw_a[p].read_bytes() != raw_b[p].read_bytes()]  # fmt: skip
+    if differ:
+        problems.append(f"{suite}: {len(differ)} raw trajectory files differ (serial vs -n 2), "
+                        f"first {differ[0]}")  # fmt: skip
+    return problems
+
+
+def check_rescore(suite: str, run: dict[str, Any], rescored: dict[str, Any]) -> list[str]:
+    """Rescoring gives exactly the run's sub-metrics, bucket values and EGI."""
+    problems = []
+    a, b = run["suites"][suite]["sub_metrics"], rescored["suites"][suite]["sub_metrics"]
+    for key in sorted(set(a) | set(b)):
+        if a.get(key) != b.get(key):
+            problems.append(f"{suite}: rescoring {run['model']} changes {key}: {_fmt(a.get(key))} -> "
+                            f"{_fmt(b.get(key))}")  # fmt: skip
+    for bucket in run["buckets"]:
+        x, y = run["buckets"][bucket]["value"], rescored["buckets"][bucket]["value"]
+        if x != y:
+            problems.append(f"{suite}: rescoring {run['model']} changes {bucket}: {_fmt(x)} -> {_fmt(y)}")
+    if run["egi"]["value"] != rescored["egi"]["value"]:
+        problems.append(f"{suite}: rescoring {run['model']} changes EGI: {_fmt(run['egi']['value'])} -> "
+                        f"{_fmt(rescored['egi']['value'])}")  # fmt: skip
+    return problems
