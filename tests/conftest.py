@@ -13,6 +13,11 @@ import bm25s  # noqa: F401, E402
 # backport here makes its finder part of every snapshot.
 import importlib_metadata  # noqa: F401, E402
 import numpy  # noqa: F401, E402
+
+# The plugin imports pydantic only for a configured run, so the first in-process run would
+# import it and pytester would drop it afterwards, while the plugin's cached suite objects
+# keep models of the old pydantic: a later run's isinstance(x, BaseModel) would be False.
+import pydantic  # noqa: F401, E402
 import pytest
 
 from tests.toy_project import make_toy_project
