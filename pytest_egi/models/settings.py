@@ -60,6 +60,11 @@ class ProviderSettings(BaseModel):
         simulator_api_base: base URL for the simulator (None: the provider's default).
         gateway: Unix socket of the session's model gateway (set on xdist workers when
             ``--egi-gateway`` is ``auto``); None calls LiteLLM in this process.
+        model_params: generation parameters for the model under test
+            (``--egi-model-params``), applied over each suite's defaults; a None value
+            removes that default.
+        judge_params: the same for the judge (``--egi-judge-params``).
+        simulator_params: the same for the user simulator (``--egi-simulator-params``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -82,6 +87,9 @@ class ProviderSettings(BaseModel):
     simulator_model: str | None = None
     simulator_api_base: str | None = None
     gateway: str | None = None
+    model_params: dict[str, Any] = Field(default_factory=dict)
+    judge_params: dict[str, Any] = Field(default_factory=dict)
+    simulator_params: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _backoff(self) -> ProviderSettings:
@@ -96,6 +104,12 @@ class ProviderSettings(BaseModel):
     def simulator_identity(self) -> str:
         """Who plays the user: the simulator model string, or ``egi/rules``."""
         return self.simulator_model or RULES
+
+    def params_for(self, role: str) -> dict[str, Any]:
+        """The user's generation parameters for ``role`` (``model``, ``judge``, ``simulator``);
+        None values mean "do not send" (see :func:`~pytest_egi.models.params.merge_params`)."""
+        return dict({"model": self.model_params, "judge": self.judge_params,
+                     "simulator": self.simulator_params}.get(role, self.model_params))
 
     def api_base_for(self, role: str) -> str | None:
         """The base URL for ``role`` (``model``, ``judge`` or ``simulator``)."""
@@ -179,14 +193,27 @@ def _url(flag: str) -> Callable[[str], str]:
     return parse
 
 
+def _params(flag: str) -> Callable[[str], dict[str, Any]]:
+    def parse(text: str) -> dict[str, Any]:
+        from pytest_egi.models.params import parse_params
+
+        try:
+            return parse_params(flag, text)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+    return parse
+
+
 def add_provider_options(group: Any, parser: Any) -> None:
     """Register the real-model options on ``group`` (the plugin's ``egi`` option group).
 
     Registers ``--egi-cache DIR``, ``--egi-no-cache``, ``--egi-rpm N``, ``--egi-tpm N``,
     ``--egi-timeout S``, ``--egi-max-retries N``, ``--egi-price-file PATH``,
     ``--egi-judge-model M``, ``--egi-judge-api-base URL``, ``--egi-simulator-model M``,
-    ``--egi-simulator-api-base URL``, ``--egi-env-file PATH`` and ``--egi-gateway
-    {auto,off}``; ``dest`` is the flag with
+    ``--egi-simulator-api-base URL``, ``--egi-env-file PATH``, ``--egi-gateway
+    {auto,off}`` and ``--egi-model-params``, ``--egi-judge-params``,
+    ``--egi-simulator-params`` (``KEY=VALUE,...``); ``dest`` is the flag with
     ``egi_`` and underscores (``egi_rpm``). Not ``--egi-model`` / ``--egi-api-base``.
 
     Args:
@@ -232,6 +259,14 @@ def add_provider_options(group: Any, parser: Any) -> None:
     group.addoption("--egi-gateway", dest="egi_gateway", choices=("auto", "off"), default="auto",
                     help="auto (default): with xdist workers, one gateway process makes every "
                          "LiteLLM call; off: each worker imports LiteLLM and calls itself")
+    for role, flag in (("model under test", "--egi-model-params"),
+                       ("judge", "--egi-judge-params"),
+                       ("user simulator", "--egi-simulator-params")):
+        group.addoption(flag, dest=flag[2:].replace("-", "_"), metavar="KEY=VALUE,...",
+                        default=None, type=_params(flag),
+                        help=f"generation parameters for the {role} over the suites' defaults "
+                             "(values as JSON scalars, KEY=null removes a default), e.g. "
+                             "temperature=0,max_tokens=1024; ones the model refuses are dropped")
 
 
 def load_price_file(path: Path) -> dict[str, dict[str, float]]:
@@ -331,6 +366,8 @@ def settings_from_config(config: Any, *, load_env: bool = True) -> ProviderSetti
         "simulator_api_base": opt("egi_simulator_api_base", None),
         "gateway": (getattr(config, "workerinput", None) or {}).get("egi_gateway"),
     }
+    for role in ("model", "judge", "simulator"):
+        values[f"{role}_params"] = opt(f"egi_{role}_params", None) or {}
     if opt("egi_timeout", None) is not None:
         values["timeout_s"] = opt("egi_timeout")
     if opt("egi_max_retries", None) is not None:
