@@ -9,7 +9,7 @@ import time
 import pytest
 
 from pytest_egi.records import load_records
-from tests.helpers.openai_server import OpenAIServer, Reply, chat_reply
+from tests.helpers.openai_server import OpenAIServer, Reply
 from tests.models.test_e2e_provider import latest_run, toy_agent
 
 MODEL = "openai/test-model"
