@@ -243,3 +243,16 @@ def test_a_refused_parameter_error_says_how_to_stop_sending_it(make_settings, pl
             client.generate(HI, temperature=0.0)
     assert "(to stop sending temperature, pass --egi-model-params temperature=null)" in str(
         info.value)
+
+
+def test_a_tokens_per_minute_429_that_mentions_billing_is_still_a_rate_limit(server,
+                                                                             make_settings):
+    client = make_client(MODEL, provider=make_settings(server, cache_dir=None))
+    server.enqueue(error_reply(429, "Rate limit reached for gpt-4o in organization org-x on tokens "
+                                    "per min (TPM): Limit 30000, Used 30000. You can increase your "
+                                    "rate limit by adding a payment method to your account at "
+                                    "https://platform.openai.com/account/billing.",
+                               code="rate_limit_exceeded"),
+                   chat_reply("after the backoff"))
+    assert client.generate(HI).message["content"] == "after the backoff"
+    assert client.usage_dict()["retries"] == 1
