@@ -290,9 +290,15 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         from pytest_egi.doctor import run_doctor
     except ImportError as exc:  # pragma: no cover - shipped with the package
         raise CliError(f"doctor is unavailable: {exc}") from None
+    from pytest_egi.models.params import parse_params
+
+    try:
+        params = parse_params("--egi-model-params", args.egi_model_params or "")
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     return run_doctor(
         args.egi_api_base, Path(args.suites), model=args.egi_model,
-        cache_dir=Path(".egi_cache/responses"),
+        cache_dir=Path(".egi_cache/responses"), model_params=params,
     )
 
 
@@ -303,7 +309,9 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument("--egi-api-base", default=None, metavar="URL")
     doctor.add_argument("--suites", default="suites", metavar="DIR")
     doctor.add_argument("--egi-model", default=None, metavar="MODEL",
-                        help="also check that this model's provider key is present")
+                        help="also check this model's provider key and make one tiny call")
+    doctor.add_argument("--egi-model-params", default=None, metavar="KEY=VALUE,...",
+                        help="generation parameters over the suites' defaults for that call")
     doctor.set_defaults(func=_cmd_doctor)
     report = sub.add_parser("report", help="print a run's EGI summary, or rescore it")
     report.add_argument("run", nargs="?", help="run directory (default: the latest under --reports)")

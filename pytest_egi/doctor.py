@@ -3,12 +3,16 @@
 Checks, in order: the Python version; the installed packages against the project's pins;
 the LiteLLM version against the known-bad list; which provider keys are present (names
 only); that every suite folder imports, exposes ``SUITE`` and builds its quick-profile tasks;
-that the cache directory is writable; and that ``--egi-api-base`` answers ``GET /models``.
+that the cache directory is writable; that ``--egi-api-base`` answers ``GET /models``; and,
+for a LiteLLM ``--egi-model``, one tiny real call per suite with the generation parameters
+that suite will send (its defaults under ``--egi-model-params``), so a provider that refuses
+a parameter fails here rather than on every item.
 Prints one line per check and, when something failed, a numbered list of the problems.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata as md
 import os
 import sys
@@ -16,9 +20,10 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
@@ -126,7 +131,63 @@ class _Report:
             self.problems.append(redact(text))
 
 
-def _check_suites(rep: _Report, suites_dir: Path, routing: Path) -> None:
+def suite_generation_params(package: str) -> Callable[[Any], dict[str, Any]] | None:
+    """How a suite's scaffold picks its generation parameters: ``generation_params(client)``
+    of its ``agent`` module (or a constant ``GENERATION_PARAMS`` there), or None."""
+    try:
+        agent = importlib.import_module(f"{package}.agent")
+    except ImportError:
+        return None
+    fn = getattr(agent, "generation_params", None)
+    if callable(fn):
+        return fn
+    const = getattr(agent, "GENERATION_PARAMS", None)
+    return (lambda client: dict(const)) if isinstance(const, dict) else None
+
+
+def _check_call(rep: _Report, model: str, api_base: str | None, suites: dict[str, Any],
+                user_params: dict[str, Any], timeout_s: float) -> None:
+    """One tiny real call per distinct parameter set the suites will send (or one with the
+    user's parameters alone); a refused parameter or an unreachable provider is a FAIL."""
+    from pytest_egi.models.base import ContextWindowExceeded, ProviderError
+    from pytest_egi.models.litellm_client import LiteLLMClient
+    from pytest_egi.models.settings import ProviderSettings
+
+    settings = ProviderSettings(api_base=api_base, timeout_s=timeout_s, max_retries=0,
+                                model_params=user_params)
+    client = LiteLLMClient(model, settings=settings)
+    trial = client.for_trial(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plans: dict[str, tuple[dict[str, Any], list[str]]] = {}
+        for name, pick in (suites or {"(no suite defaults)": None}).items():
+            defaults = pick(trial) if pick is not None else {}
+            sent = client.check_params(defaults)["sent"]
+            plans.setdefault(params_text(sent), (sent, []))[1].append(name)
+        for reason_name, reason in client.dropped_params.items():
+            rep.line("warn", f"model {model}: not sending {reason_name} ({reason})")
+        messages = [{"role": "user", "content": "Reply with the single word OK."}]
+        for sent_text, (params, names) in plans.items():
+            try:
+                response = trial.generate(messages, None, **params)
+            except (ProviderError, ContextWindowExceeded) as exc:
+                rep.line("FAIL", f"model {model}: a call with {sent_text} for "
+                                 f"{', '.join(names)} failed: {exc}")
+                continue
+            rep.line("ok", f"model {model}: a call with {sent_text} for {', '.join(names)} "
+                           f"answered (finish_reason {response.finish_reason}, "
+                           f"{response.usage.prompt_tokens}+{response.usage.completion_tokens} tokens)")
+
+
+def params_text(params: dict[str, Any]) -> str:
+    """``KEY=VALUE,...`` as the command line takes it (``no parameters`` when empty)."""
+    import json
+
+    return ",".join(f"{k}={json.dumps(v)}" for k, v in sorted(params.items())) or "no parameters"
+
+
+def _check_suites(rep: _Report, suites_dir: Path, routing: Path,
+                  found: dict[str, Any] | None = None) -> None:
     from pytest_egi.config import load_routing
     from pytest_egi.suite import load_suite
 
@@ -168,6 +229,8 @@ def _check_suites(rep: _Report, suites_dir: Path, routing: Path) -> None:
                                  f"suite {name!r} (its sub-metrics will not be routed)")
             else:
                 rep.line("ok", f"suite {name}: world built, {len(tasks)} quick tasks ({took:.2f}s)")
+            if found is not None:
+                found[name] = suite_generation_params(f"{suites_dir.name}.{name}")
     finally:
         if added:
             sys.path.remove(parent)
@@ -203,7 +266,8 @@ def run_doctor(api_base: str | None, suites_dir: Path, *, model: str | None = No
                routing: Path | None = None, cache_dir: Path | None = None,
                env_file: Path | None = None, out: IO[str] | None = None,
                timeout_s: float = 5.0,
-               package_version: Callable[[str], str | None] = installed_version) -> int:
+               package_version: Callable[[str], str | None] = installed_version,
+               model_params: dict[str, Any] | None = None, call_timeout_s: float = 60.0) -> int:
     """Print the readiness checklist; return the process exit status.
 
     Args:
@@ -217,6 +281,8 @@ def run_doctor(api_base: str | None, suites_dir: Path, *, model: str | None = No
         out: where to print (default stdout).
         timeout_s: seconds allowed for the reachability probe.
         package_version: ``name -> installed version or None`` (tests replace it).
+        model_params: ``--egi-model-params`` for the tiny real call (None: none).
+        call_timeout_s: timeout of that call, seconds.
 
     Returns:
         0 when every check passed (warnings allowed), 1 otherwise.
@@ -270,7 +336,8 @@ def run_doctor(api_base: str | None, suites_dir: Path, *, model: str | None = No
         else:
             rep.line("ok", f"model {model}: the keys LiteLLM needs are present")
 
-    _check_suites(rep, suites_dir, routing or suites_dir.parent / "routing.yaml")
+    found: dict[str, Any] = {}
+    _check_suites(rep, suites_dir, routing or suites_dir.parent / "routing.yaml", found)
 
     if cache_dir is not None:
         try:
@@ -284,6 +351,12 @@ def run_doctor(api_base: str | None, suites_dir: Path, *, model: str | None = No
 
     if api_base:
         _check_api_base(rep, api_base, timeout_s)
+
+    if model and not model.startswith("egi/") and not rep.problems:
+        _check_call(rep, model, api_base, {k: v for k, v in found.items() if v is not None},
+                    model_params or {}, call_timeout_s)
+    elif model and not model.startswith("egi/"):
+        rep.line("info", f"model {model}: no test call (fix the problems above first)")
 
     if rep.problems:
         stream.write(f"\n{len(rep.problems)} problem{'s' if len(rep.problems) != 1 else ''}:\n")

@@ -4,6 +4,13 @@ By default every suite grades with deterministic rules (``egi/rules``: exact mat
 key-fact recall, abstention phrases). With ``--egi-judge-model`` the suites that grade free
 text call an :class:`LLMJudge` through the same model client as the model under test (cache,
 retries and usage apply; usage is counted separately).
+
+The judge asks for ``temperature=0`` (:data:`JUDGE_PARAMS`, as the benchmarks' own judges
+do); like every default it goes through the client, so ``--egi-judge-params`` overrides it
+(``temperature=null`` stops sending it) and a model LiteLLM knows to refuse it (reasoning
+models) does not get it. A reply that gives no usable verdict is removed from the response
+cache before the judge asks again, so the retry goes to the network and a rerun never replays
+it.
 """
 
 from __future__ import annotations
@@ -12,9 +19,12 @@ import json
 import re
 from typing import Any
 
-from pytest_egi.models.base import ModelClient, ProviderError, Usage
+from pytest_egi.models.base import ContextWindowExceeded, ModelClient, ProviderError, Usage
 
-__all__ = ["JudgeError", "LLMJudge", "RULES_JUDGE"]
+__all__ = ["JUDGE_PARAMS", "JudgeError", "LLMJudge", "RULES_JUDGE"]
+
+JUDGE_PARAMS: dict[str, Any] = {"temperature": 0.0}
+"""The judge's default generation parameters (overridable with ``--egi-judge-params``)."""
 
 RULES_JUDGE = "egi/rules"
 """Name recorded when deterministic rules graded (no LLM)."""
@@ -30,41 +40,59 @@ class LLMJudge:
     """An LLM that returns a 0-100 score or a yes/no verdict as JSON.
 
     Args:
-        client: the judge model client (pinned for the run; temperature 0).
+        client: the judge model client (pinned for the run).
         max_attempts: calls before giving up on an unparsable verdict.
+        params: generation parameters of every judge call (default :data:`JUDGE_PARAMS`);
+            the client overlays the user's ``--egi-judge-params`` and drops refused ones.
 
     Attributes:
         usage: summed usage of all judge calls (kept apart from the model under test).
     """
 
-    def __init__(self, client: ModelClient, *, max_attempts: int = 3) -> None:
+    def __init__(self, client: ModelClient, *, max_attempts: int = 3,
+                 params: dict[str, Any] | None = None) -> None:
         self.client = client
         self.name = client.name
         self.max_attempts = max_attempts
+        self.params = dict(JUDGE_PARAMS if params is None else params)
         self.usage = Usage()
 
     def _ask(self, system: str, prompt: str, key: str, check: Any) -> tuple[Any, str]:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
         last = ""
         for _ in range(self.max_attempts):
-            response = self.client.generate(messages, None, temperature=0.0)
+            try:
+                response = self.client.generate(messages, None, **self.params)
+            except ContextWindowExceeded as exc:  # the grading prompt, not the model's turn
+                raise JudgeError(f"judge {self.name}: {exc}") from None
             self.usage.add(response.usage)
             last = response.message.get("content") or ""
-            match = _JSON_OBJECT.search(last)
-            if not match:
-                continue
-            try:
-                data = json.loads(match.group(0))
-            except json.JSONDecodeError:
-                continue
-            if isinstance(data, dict) and key in data:
-                value = check(data[key])
-                if value is not None:
-                    return value, str(data.get("reason", ""))
+            parsed = self._parse(last, key, check)
+            if parsed is not None:
+                return parsed
+            invalidate = getattr(self.client, "invalidate_last", None)
+            if invalidate is not None:  # never keep (or replay) a reply with no verdict
+                invalidate()
         raise JudgeError(
             f"judge {self.name} gave no usable {key!r} in {self.max_attempts} attempts; "
             f"last reply: {last[:200]!r}"
         )
+
+    @staticmethod
+    def _parse(text: str, key: str, check: Any) -> tuple[Any, str] | None:
+        """(value, reason) from the first JSON object in ``text``, or None when unusable."""
+        match = _JSON_OBJECT.search(text)
+        if not match:
+            return None
+        try:
+            data = json.loads(match.group(0))
+        except json.JSONDecodeError:
+            return None
+        if isinstance(data, dict) and key in data:
+            value = check(data[key])
+            if value is not None:
+                return value, str(data.get("reason", ""))
+        return None
 
     def score(self, prompt: str) -> tuple[int, str]:
         """Ask for ``{"score": 0-100, "reason": str}``.

@@ -171,14 +171,27 @@ def _url(flag: str) -> Callable[[str], str]:
     return parse
 
 
+def _params(flag: str) -> Callable[[str], dict[str, Any]]:
+    def parse(text: str) -> dict[str, Any]:
+        from pytest_egi.models.params import parse_params
+
+        try:
+            return parse_params(flag, text)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+    return parse
+
+
 def add_provider_options(group: Any, parser: Any) -> None:
     """Register the real-model options on ``group`` (the plugin's ``egi`` option group).
 
     Registers ``--egi-cache DIR``, ``--egi-no-cache``, ``--egi-rpm N``, ``--egi-tpm N``,
     ``--egi-timeout S``, ``--egi-max-retries N``, ``--egi-price-file PATH``,
     ``--egi-judge-model M``, ``--egi-judge-api-base URL``, ``--egi-simulator-model M``,
-    ``--egi-simulator-api-base URL``, ``--egi-env-file PATH`` and ``--egi-gateway
-    {auto,off}``; ``dest`` is the flag with
+    ``--egi-simulator-api-base URL``, ``--egi-env-file PATH``, ``--egi-gateway
+    {auto,off}`` and ``--egi-model-params``, ``--egi-judge-params``,
+    ``--egi-simulator-params`` (``KEY=VALUE,...``); ``dest`` is the flag with
     ``egi_`` and underscores (``egi_rpm``). Not ``--egi-model`` / ``--egi-api-base``.
 
     Args:
@@ -224,3 +237,11 @@ def add_provider_options(group: Any, parser: Any) -> None:
     group.addoption("--egi-gateway", dest="egi_gateway", choices=("auto", "off"), default="auto",
                     help="auto (default): with xdist workers, one gateway process makes every "
                          "LiteLLM call; off: each worker imports LiteLLM and calls itself")
+    for role, flag in (("model under test", "--egi-model-params"),
+                       ("judge", "--egi-judge-params"),
+                       ("user simulator", "--egi-simulator-params")):
+        group.addoption(flag, dest=flag[2:].replace("-", "_"), metavar="KEY=VALUE,...",
+                        default=None, type=_params(flag),
+                        help=f"generation parameters for the {role} over the suites' defaults "
+                             "(values as JSON scalars, KEY=null removes a default), e.g. "
+                             "temperature=0,max_tokens=1024; ones the model refuses are dropped")

@@ -254,6 +254,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
         if settings.api_base and parse_offline_model(settings.model) is None:
             _check_reachable("--egi-api-base", settings.api_base)
+        provider = settings.provider  # a judge / simulator server is checked the same way
+        for role, flag in (("judge", "--egi-judge-api-base"),
+                           ("simulator", "--egi-simulator-api-base")):
+            if getattr(provider, f"{role}_model", None) and getattr(provider, f"{role}_api_base", None):
+                _check_reachable(flag, getattr(provider, f"{role}_api_base"))
 
         session = EgiSession(settings, config)
         config.stash[SESSION_KEY] = session
@@ -559,10 +564,64 @@ def _data_error(suite: str, settings: RunSettings, exc: Exception) -> pytest.Usa
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Raise the first usage error found while parametrizing suites (exit status 4)."""
+    """Raise the first usage error found while parametrizing suites (exit status 4); then
+    do the one-time start-up (:func:`_start_up`) before the first item."""
     errors = session.config.stash.get(_USAGE_ERRORS_KEY, [])
     if errors:
         raise errors[0]
+    _start_up(session)
+
+
+# --- one-time start-up, outside every item's (pytest-timeout) budget -------------------------
+
+
+def _start_up(session: pytest.Session) -> None:
+    """Everything slow that happens once per process, done before the first item runs.
+
+    In each process that runs items (the serial session, or each xdist worker after it
+    collected): every LiteLLM client of the run (model under test, judge, simulator) imports
+    LiteLLM here, or waits until the model gateway has, and checks its generation
+    parameters; then each suite with collected items that defines the optional hook
+    ``prepare(tasks, options)`` builds its world for those tasks. Inside an item, a
+    pytest-timeout budget would count this work, and a timeout firing during an import would
+    leave the module half imported for every later item.
+
+    Raises:
+        pytest.UsageError: a suite's ``prepare`` refused its data (ValueError, OSError).
+    """
+    config = session.config
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if settings is None or not settings.model or not session.items:
+        return
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        return  # an xdist controller runs no item
+    cases = [c for c in (_case_of(item) for item in session.items) if c is not None]
+    if not cases:
+        return
+    from pytest_egi.models import parse_offline_model
+
+    provider = settings.provider
+    for role, model in (("model", settings.model),
+                        ("judge", getattr(provider, "judge_model", None)),
+                        ("simulator", getattr(provider, "simulator_model", None))):
+        if model and parse_offline_model(model) is None:
+            client = _client(config, settings, model, None, role)
+            core = getattr(client, "core", None)
+            if core is not None:
+                core.warm()
+                core.check_params({})
+    by_suite: dict[str, list[Case]] = {}
+    for case in cases:
+        by_suite.setdefault(case.suite.name, []).append(case)
+    for name, group in by_suite.items():
+        prepare = getattr(group[0].suite, "prepare", None)
+        if prepare is None:
+            continue
+        tasks = list({c.task.id: c.task for c in group}.values())
+        try:
+            prepare(tasks, group[0].options)
+        except (ValueError, OSError) as exc:
+            raise _data_error(name, settings, exc) from None
 
 
 @pytest.fixture
@@ -631,7 +690,12 @@ def egi(egi_case: Case, request: pytest.FixtureRequest) -> EgiRecorder:
         judge = LLMJudge(_client(request.config, settings, settings.judge_model, egi_case, "judge"))
     if settings.simulator_model:
         simulator = _client(request.config, settings, settings.simulator_model, egi_case, "simulator")
-    return EgiRecorder(request.node, settings, judge, simulator)
+    recorder = EgiRecorder(request.node, settings, judge, simulator)
+    request.node.stash[_RECORDER_KEY] = recorder  # an errored item's judge/simulator usage
+    return recorder
+
+
+_RECORDER_KEY = pytest.StashKey[Any]()
 
 
 def _case_of(item: pytest.Item) -> Case | None:
@@ -650,7 +714,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     settings = item.config.stash.get(SETTINGS_KEY, None)
     if case is None or settings is None or not settings.model:
         return report
-    from pytest_egi.recorder import base_record, store_record, trajectory_fields, write_raw
+    from pytest_egi.recorder import base_record, store_record, trajectory_fields, trial_usage, write_raw
 
     existing = item.stash.get(RECORD_KEY, None)
     excinfo = call.excinfo
@@ -675,6 +739,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     elif report.failed:
         record = base_record(item, case, settings)
         record.update(status="error", error=_error_text(excinfo))
+        record.update(trial_usage(item.stash.get(CLIENT_KEY, None), item.stash.get(_RECORDER_KEY, None)))
         _shorten_error(report, item, excinfo, record["error"])
         partial = getattr(excinfo.value, "partial_trajectory", None) if excinfo else None
         record.update(trajectory_fields(partial, errored=True))

@@ -14,7 +14,7 @@ from pytest_egi.records import RECORD_SCHEMA, RunDir, atomic_write_text, dump_js
 from pytest_egi.state import CASE_KEY, CLIENT_KEY, RECORD_KEY, Case, RunSettings
 from pytest_egi.suite import TaskScore
 
-__all__ = ["EgiRecorder", "base_record", "render", "store_record", "trajectory_fields"]
+__all__ = ["EgiRecorder", "base_record", "render", "store_record", "trajectory_fields", "trial_usage"]
 
 MAX_RENDER = 300
 
@@ -81,6 +81,39 @@ def trajectory_fields(trajectory: Mapping[str, Any] | None, *, errored: bool = F
         "turns": traj.get("turns"),
         "no_answer": None if errored else no_answer_reason(traj) is not None,
     }
+
+
+def trial_usage(client: Any, recorder: Any) -> dict[str, Any]:
+    """The record fields describing one trial's model calls, for a scored or an errored item.
+
+    Args:
+        client: the model under test's client (``item.stash[CLIENT_KEY]``), or None.
+        recorder: the item's :class:`EgiRecorder` (judge and simulator), or None.
+
+    Returns:
+        Some of ``usage`` (LiteLLM: ``TrialClient.usage_dict()``: tokens, per-call
+        latencies, retries, cache hits, failed calls), ``judge_usage``, ``simulator_usage``
+        and ``params`` (``{role: {"sent": {...}, "dropped": {name: reason}}}``, the
+        generation parameters the LiteLLM clients sent); offline policies give none of them
+        (their usage comes from the trajectory).
+    """
+    out: dict[str, Any] = {}
+    params: dict[str, Any] = {}
+    judge = getattr(recorder, "judge", None)
+    judge_client = getattr(judge, "client", None)
+    simulator = getattr(recorder, "simulator", None)
+    for role, field, who in (("model", "usage", client), ("judge", "judge_usage", judge_client),
+                             ("simulator", "simulator_usage", simulator)):
+        if hasattr(who, "usage_dict"):  # LiteLLM: per-call latencies, retries, cache hits
+            out[field] = who.usage_dict()
+        sent = who.params_record() if hasattr(who, "params_record") else None
+        if sent is not None:
+            params[role] = sent
+    if "judge_usage" not in out and getattr(judge, "usage", None) is not None:
+        out["judge_usage"] = judge.usage.to_dict()
+    if params:
+        out["params"] = params
+    return out
 
 
 def store_record(item: pytest.Item, record: dict[str, Any]) -> None:
@@ -167,16 +200,7 @@ class EgiRecorder:
             raw_path=rel,
             **trajectory_fields(traj),
         )
-        client = self._item.stash.get(CLIENT_KEY, None)
-        if hasattr(client, "usage_dict"):  # LiteLLM: per-call latencies, retries, cache hits
-            record["usage"] = client.usage_dict()
-        judge_client = getattr(self.judge, "client", None)
-        if hasattr(judge_client, "usage_dict"):
-            record["judge_usage"] = judge_client.usage_dict()
-        elif getattr(self.judge, "usage", None) is not None:
-            record["judge_usage"] = self.judge.usage.to_dict()
-        if hasattr(self.simulator, "usage_dict"):
-            record["simulator_usage"] = self.simulator.usage_dict()
+        record.update(trial_usage(self._item.stash.get(CLIENT_KEY, None), self))
         store_record(self._item, record)
         if not score.success:
             pytest.fail(

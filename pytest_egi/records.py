@@ -16,6 +16,8 @@ builtins only, so it survives pytest-xdist). Its fields:
 ``details``             scorer extras (e.g. which judge graded)
 ``model`` ``judge``     identities of the model under test and of the grader
 ``usage``               token/cost counters of the model under test (``judge_usage`` likewise)
+``params``              LiteLLM roles only: ``{role: {"sent": {...}, "dropped": {name: reason}}}``,
+                        the generation parameters sent after the user's and the model check
 ``raw_path``            trajectory file, relative to the run directory
 ``error``               the error message for ``error``/``skipped``, else None
 ``timing``              volatile figures (durations, latencies): kept out of records.jsonl
@@ -48,10 +50,12 @@ __all__ = [
 RECORD_SCHEMA = 1
 USAGE_KEYS = ("usage", "judge_usage", "simulator_usage")
 """Record fields holding a Usage dict: model under test, judge, user simulator."""
-VOLATILE_USAGE_KEYS = ("latency_s", "latencies_s", "wait_s", "retries", "cached_calls", "cost_usd")
-"""Usage keys whose values differ run to run (timing, retries, cache hits and so what was paid);
-moved to timings.jsonl so records.jsonl is byte-identical for one seed, model and profile.
-``uncached_cost_usd`` (the price at list rates) stays in the record."""
+VOLATILE_USAGE_KEYS = ("latency_s", "latencies_s", "wait_s", "retries", "cached_calls", "cost_usd",
+                       "unpriced_network_calls")
+"""Usage keys whose values differ run to run (timing, retries, cache hits and so what was paid,
+and how many paid calls had no price); moved to timings.jsonl so records.jsonl is
+byte-identical for one seed, model and profile, cold cache or warm. ``uncached_cost_usd`` (the
+price at list rates), token counts and ``unpriced_calls`` stay in the record."""
 
 
 class JsonRecord(dict):

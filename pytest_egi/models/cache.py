@@ -3,8 +3,10 @@
 The key is a SHA-256 over the model, the API base, the messages, the tool schemas, the
 sampling parameters, the trial index and a namespace (:func:`cache_key`), so a second
 identical run answers from disk with zero network calls while trials stay independent.
-Only the response is stored (assistant message and token counts), never a request or a key.
-Failed calls are never cached.
+Only the response is stored (assistant message, token counts, ``finish_reason``), never a
+request or a key. Failed calls and replies without choices are never stored, and a caller that
+finds a stored reply unusable (a judge verdict that does not parse) deletes it
+(:meth:`ResponseCache.delete`), so the next identical call goes to the network.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pytest_egi.models._sqlite import init_wal_database
 
 __all__ = ["CACHE_FORMAT", "ResponseCache", "cache_key"]
 
-CACHE_FORMAT = "egi-response-cache/1"
+CACHE_FORMAT = "egi-response-cache/2"
 """Bumped when the stored value's shape changes (old entries then simply miss)."""
 
 _SCHEMA = """
@@ -128,6 +130,13 @@ class ResponseCache:
                 "INSERT OR REPLACE INTO responses (key, model, created, value) VALUES (?, ?, ?, ?)",
                 (key, model, time.time(), text),
             )
+        except sqlite3.Error as exc:
+            self._warn(exc)
+
+    def delete(self, key: str) -> None:
+        """Remove the entry for ``key`` (no error when absent or the cache is unusable)."""
+        try:
+            self._conn().execute("DELETE FROM responses WHERE key = ?", (key,))
         except sqlite3.Error as exc:
             self._warn(exc)
 

@@ -14,7 +14,8 @@ without it. It inherits the controller's environment (provider keys, the loaded 
 never logs a request, and exits when its parent does.
 
 Wire format: one JSON object per line each way. Requests: ``{"op": "complete", "kwargs":
-{...}}`` (answer: an ``Attempt`` as dict) and ``{"op": "ping"}``, optionally with
+{...}}`` (answer: an ``Attempt`` as dict), ``{"op": "params", "model": M, "params": {...}}``
+(answer: :func:`~pytest_egi.models.params.check_params`'s dict) and ``{"op": "ping"}``, optionally with
 ``"wait_s"`` to wait that long for LiteLLM's import (answer: ``{"ok": true, "pid": ...,
 "litellm_ready": bool}``).
 
@@ -56,6 +57,9 @@ class _Handler(socketserver.StreamRequestHandler):
                 op = request.get("op")
                 if op == "complete":
                     answer = transport.attempt(request["kwargs"]).to_wire()
+                elif op == "params":
+                    answer = transport.check_params(str(request["model"]),
+                                                    dict(request.get("params") or {}))
                 elif op == "ping":
                     if request.get("wait_s"):
                         self.server.ready.wait(float(request["wait_s"]))  # type: ignore[attr-defined]

@@ -58,6 +58,11 @@ class ProviderSettings(BaseModel):
         simulator_api_base: base URL for the simulator (None: the provider's default).
         gateway: Unix socket of the session's model gateway (set on xdist workers when
             ``--egi-gateway`` is ``auto``); None calls LiteLLM in this process.
+        model_params: generation parameters for the model under test
+            (``--egi-model-params``), applied over each suite's defaults; a None value
+            removes that default.
+        judge_params: the same for the judge (``--egi-judge-params``).
+        simulator_params: the same for the user simulator (``--egi-simulator-params``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -80,6 +85,9 @@ class ProviderSettings(BaseModel):
     simulator_model: str | None = None
     simulator_api_base: str | None = None
     gateway: str | None = None
+    model_params: dict[str, Any] = Field(default_factory=dict)
+    judge_params: dict[str, Any] = Field(default_factory=dict)
+    simulator_params: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _backoff(self) -> ProviderSettings:
@@ -94,6 +102,12 @@ class ProviderSettings(BaseModel):
     def simulator_identity(self) -> str:
         """Who plays the user: the simulator model string, or ``egi/rules``."""
         return self.simulator_model or RULES
+
+    def params_for(self, role: str) -> dict[str, Any]:
+        """The user's generation parameters for ``role`` (``model``, ``judge``, ``simulator``);
+        None values mean "do not send" (see :func:`~pytest_egi.models.params.merge_params`)."""
+        return dict({"model": self.model_params, "judge": self.judge_params,
+                     "simulator": self.simulator_params}.get(role, self.model_params))
 
     def api_base_for(self, role: str) -> str | None:
         """The base URL for ``role`` (``model``, ``judge`` or ``simulator``)."""
@@ -198,6 +212,8 @@ def settings_from_config(config: Any, *, load_env: bool = True) -> ProviderSetti
         "simulator_api_base": opt("egi_simulator_api_base", None),
         "gateway": (getattr(config, "workerinput", None) or {}).get("egi_gateway"),
     }
+    for role in ("model", "judge", "simulator"):
+        values[f"{role}_params"] = opt(f"egi_{role}_params", None) or {}
     if opt("egi_timeout", None) is not None:
         values["timeout_s"] = opt("egi_timeout")
     if opt("egi_max_retries", None) is not None:

@@ -24,8 +24,8 @@ from pytest_egi.models.base import ProviderError, assistant_message
 from pytest_egi.models.retry import Failure, classify
 from pytest_egi.models.secrets import redact
 
-__all__ = ["Attempt", "GatewayTransport", "InProcessTransport", "Transport", "import_litellm",
-           "to_message"]
+__all__ = ["Attempt", "GatewayTransport", "InProcessTransport", "Transport", "finish_reason_of",
+           "import_litellm", "to_message"]
 
 _IMPORT_LOCK = threading.Lock()
 _WARMED = False
@@ -84,6 +84,14 @@ def to_message(response: Any) -> dict[str, Any]:
     return assistant_message(content if content is None else str(content), tool_calls or None)
 
 
+def finish_reason_of(response: Any) -> str | None:
+    """The first choice's ``finish_reason`` (``stop``, ``length``, ``tool_calls``, ...), or
+    None when the response has no choices or the provider gave none."""
+    choices = getattr(response, "choices", None) or []
+    reason = getattr(choices[0], "finish_reason", None) if choices else None
+    return str(reason) if reason else None
+
+
 @dataclass
 class Attempt:
     """The outcome of one request to the provider.
@@ -95,6 +103,11 @@ class Attempt:
             the model is not in it.
         failure: how the attempt failed (None on success).
         error_text: ``ExceptionType: message`` with every secret redacted ("" on success).
+        finish_reason: the provider's ``finish_reason`` of the first choice, or None.
+        usable: the reply had at least one choice (False: an empty ``choices`` list; the
+            message is then ``content=None`` and the reply must not be cached).
+        usage_reported: the provider reported token usage (False: no or all-zero usage, so
+            tokens and cost of this call are unknown).
     """
 
     message: dict[str, Any] | None = None
@@ -104,6 +117,9 @@ class Attempt:
     litellm_cost_usd: float | None = None
     failure: Failure | None = None
     error_text: str = ""
+    finish_reason: str | None = None
+    usable: bool = True
+    usage_reported: bool = True
 
     def to_wire(self) -> dict[str, Any]:
         """This attempt as JSON-ready builtins (the gateway's answer)."""
@@ -130,6 +146,10 @@ class Transport(Protocol):
         first attempt's measured latency is the provider's alone."""
         ...
 
+    def check_params(self, model: str, params: dict[str, Any]) -> dict[str, Any]:
+        """:func:`pytest_egi.models.params.check_params` where LiteLLM lives."""
+        ...
+
 
 class InProcessTransport:
     """Calls ``litellm.completion`` in this process (imported on first use)."""
@@ -140,6 +160,12 @@ class InProcessTransport:
     def warm(self) -> None:
         """Import LiteLLM now (see :func:`import_litellm`)."""
         import_litellm()
+
+    def check_params(self, model: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Which ``params`` the model accepts (:func:`pytest_egi.models.params.check_params`)."""
+        from pytest_egi.models.params import check_params
+
+        return check_params(import_litellm(), model, params)
 
     def attempt(self, kwargs: dict[str, Any]) -> Attempt:
         """One request; provider exceptions become a failed :class:`Attempt`.
@@ -153,14 +179,22 @@ class InProcessTransport:
         except Exception as exc:  # litellm maps provider errors to its own types
             # keep only a redacted text: the exception (whose message may hold a key) must
             # not outlive this block, where a traceback would show it
-            return Attempt(failure=classify(exc), error_text=redact(f"{type(exc).__name__}: {exc}"))
+            failure = classify(exc)
+            text = f"{type(exc).__name__}: {exc}"
+            if failure.kind == "connect":
+                text = f"connection failed: {failure.detail}"
+            return Attempt(failure=failure, error_text=redact(text))
         usage = getattr(response, "usage", None)
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        reported = usage is not None and (prompt > 0 or completion > 0)
         return Attempt(
             message=to_message(response), prompt_tokens=prompt, completion_tokens=completion,
             total_tokens=int(getattr(usage, "total_tokens", 0) or 0),
-            litellm_cost_usd=self._price(litellm, kwargs["model"], prompt, completion))
+            litellm_cost_usd=(self._price(litellm, kwargs["model"], prompt, completion)
+                              if reported else None),
+            finish_reason=finish_reason_of(response),
+            usable=bool(getattr(response, "choices", None)), usage_reported=reported)
 
     def _price(self, litellm: Any, model: str, prompt: int, completion: int) -> float | None:
         if model in self._unpriced:
@@ -204,6 +238,18 @@ class GatewayTransport:
     def warm(self) -> None:
         """Wait until the gateway has imported LiteLLM (at most the call timeout)."""
         self.request({"op": "ping", "wait_s": self.timeout_s})
+
+    def check_params(self, model: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Ask the gateway which ``params`` the model accepts (LiteLLM lives there).
+
+        Raises:
+            ProviderError: the gateway cannot be reached or answered nonsense.
+        """
+        answer = self.request({"op": "params", "model": model, "params": params})
+        if not isinstance(answer, dict) or "sent" not in answer:
+            raise ProviderError(f"model gateway at {self.socket_path}: bad answer to a "
+                                f"parameter check: {str(answer)[:200]}")
+        return answer
 
     def request(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Send any gateway request (e.g. ``{"op": "ping"}``); returns its JSON answer."""

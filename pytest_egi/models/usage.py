@@ -9,7 +9,8 @@ Record fields read (all optional except ``suite``):
   :meth:`Usage.to_dict() <pytest_egi.models.base.Usage.to_dict>` keys (``calls``,
   ``prompt_tokens``, ``completion_tokens``, ``cost_usd``, ``latency_s``, ``cached_calls``)
   plus ``latencies_s`` (list of per-call seconds, network calls only) and optionally
-  ``retries``, ``wait_s``, ``unpriced_calls``. ``TrialClient.usage_dict()`` has this shape;
+  ``retries``, ``wait_s``, ``unpriced_calls``, ``unpriced_network_calls``, ``no_usage_calls``
+  and ``failed_calls``. ``TrialClient.usage_dict()`` has this shape;
   for an offline policy use ``usage_record(trajectory.usage)``.
 * ``record["judge_usage"]`` and ``record["simulator_usage"]``: the same shape for the judge
   and the user simulator (absent or None when rules graded / simulated).
@@ -23,13 +24,14 @@ from typing import Any
 
 from pytest_egi.models.base import Usage
 
-__all__ = ["ROLES", "format_usage_lines", "percentile", "summarize_usage", "usage_record"]
+__all__ = ["ROLES", "format_cost", "format_usage_lines", "percentile", "summarize_usage", "usage_record"]
 
 ROLES = {"model": "usage", "judge": "judge_usage", "simulator": "simulator_usage"}
 """Role name in the summary -> record field it is read from."""
 
 _SUMS = ("calls", "cached_calls", "prompt_tokens", "completion_tokens", "cost_usd",
-         "uncached_cost_usd", "latency_s", "retries", "wait_s", "unpriced_calls")
+         "uncached_cost_usd", "latency_s", "retries", "wait_s", "unpriced_calls",
+         "unpriced_network_calls", "no_usage_calls", "failed_calls")
 _FLOATS = ("cost_usd", "uncached_cost_usd", "latency_s", "wait_s")
 
 
@@ -69,6 +71,12 @@ def _totals(usages: list[dict[str, Any]]) -> dict[str, Any]:
         out[k] = total if k in _FLOATS else int(total)
     out["network_calls"] = out["calls"] - out["cached_calls"]
     out["total_tokens"] = out["prompt_tokens"] + out["completion_tokens"]
+    # a cost that cannot be known is unknown (None), never $0; the priced part stays visible
+    out["priced_cost_usd"] = out["cost_usd"]
+    if out["unpriced_network_calls"]:
+        out["cost_usd"] = None
+    if out["unpriced_calls"]:
+        out["uncached_cost_usd"] = None
     lat = [float(x) for u in usages for x in (u.get("latencies_s") or [])]
     out["latency_p50_s"] = percentile(lat, 50)
     out["latency_p95_s"] = percentile(lat, 95)
@@ -86,11 +94,16 @@ def summarize_usage(records: list[dict[str, Any]]) -> dict[str, Any]:
         ``{"model": T, "judge": T, "simulator": T, "suites": {suite: {"model": T,
         "judge": T, "simulator": T}}}`` where each ``T`` has ``items`` (records with that
         role's usage), ``calls``, ``cached_calls``, ``network_calls``, ``prompt_tokens``,
-        ``completion_tokens``, ``total_tokens``, ``cost_usd`` (USD paid),
-        ``uncached_cost_usd`` (USD with cache hits at their original price), ``latency_s`` (summed
-        seconds), ``latency_p50_s``, ``latency_p95_s``, ``latency_max_s`` (seconds over the
-        per-call latencies, None when there are none), ``retries``, ``wait_s`` and
-        ``unpriced_calls``. A role no record used has ``items == 0``.
+        ``completion_tokens``, ``total_tokens``, ``cost_usd`` (USD paid; None when a call that
+        went to the network has no known price or reported no usage: the cost is unknown),
+        ``priced_cost_usd`` (USD paid for the calls whose cost is known),
+        ``uncached_cost_usd`` (USD with cache hits at their original price; None when any call
+        is unpriced), ``latency_s`` (summed seconds), ``latency_p50_s``, ``latency_p95_s``,
+        ``latency_max_s`` (seconds over the per-call latencies, None when there are none),
+        ``retries``, ``wait_s``, ``unpriced_calls`` (cost unknown), ``unpriced_network_calls``
+        (of those, sent to the network), ``no_usage_calls`` (no token usage reported) and
+        ``failed_calls`` (calls that raised; their retries count). A role no record used has
+        ``items == 0``.
     """
     by_role: dict[str, list[dict[str, Any]]] = {r: [] for r in ROLES}
     by_suite: dict[str, dict[str, list[dict[str, Any]]]] = {}
@@ -114,6 +127,18 @@ def _fmt_s(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}s"
 
 
+def format_cost(t: dict[str, Any]) -> str:
+    """The paid cost of one :func:`summarize_usage` group for people: ``$0.0123``, or
+    ``cost unknown (12 calls unpriced)`` / ``cost unknown ($0.0100 priced + 3 calls
+    unpriced)`` when a call's cost could not be known (never shown as $0)."""
+    if t.get("cost_usd") is not None:
+        return f"${t['cost_usd']:.4f}"
+    n = int(t.get("unpriced_network_calls") or 0)
+    calls = f"{n} call{'s' if n != 1 else ''} unpriced"
+    priced = float(t.get("priced_cost_usd") or 0.0)
+    return f"cost unknown (${priced:.4f} priced + {calls})" if priced else f"cost unknown ({calls})"
+
+
 def format_usage_lines(summary: dict[str, Any], identities: dict[str, str] | None = None
                        ) -> list[str]:
     """Terminal-summary lines for :func:`summarize_usage`'s result (one per active role,
@@ -133,18 +158,19 @@ def format_usage_lines(summary: dict[str, Any], identities: dict[str, str] | Non
                 lines.append(f"{role} {names[role]}: no calls")
             continue
         who = f" {names[role]}" if names.get(role) else ""
-        cost = f"${t['cost_usd']:.4f}" + (f" ({t['unpriced_calls']} calls unpriced)"
-                                         if t.get("unpriced_calls") else "")
+        extra = "".join(f", {t[k]} {label}" for k, label in (
+            ("failed_calls", "failed"), ("no_usage_calls", "without usage")) if t.get(k))
         lines.append(
-            f"{role}{who}: {t['calls']} calls ({t['cached_calls']} cached, {t['retries']} retries),"
-            f" {t['prompt_tokens']} prompt + {t['completion_tokens']} completion tokens, {cost},"
-            f" latency p50 {_fmt_s(t['latency_p50_s'])} p95 {_fmt_s(t['latency_p95_s'])}"
+            f"{role}{who}: {t['calls']} calls ({t['cached_calls']} cached, {t['retries']} retries"
+            f"{extra}), {t['prompt_tokens']} prompt + {t['completion_tokens']} completion tokens,"
+            f" {format_cost(t)}, latency p50 {_fmt_s(t['latency_p50_s'])}"
+            f" p95 {_fmt_s(t['latency_p95_s'])}"
         )
     for suite, roles in (summary.get("suites") or {}).items():
         t = roles.get("model") or {}
         if t.get("calls"):
             lines.append(
-                f"  {suite}: {t['calls']} calls, {t['total_tokens']} tokens, ${t['cost_usd']:.4f},"
+                f"  {suite}: {t['calls']} calls, {t['total_tokens']} tokens, {format_cost(t)},"
                 f" p50 {_fmt_s(t['latency_p50_s'])} p95 {_fmt_s(t['latency_p95_s'])}"
             )
     return lines

@@ -94,6 +94,7 @@ def build_egi_json(
             "api_base": settings.api_base,
             "suite_options": settings.suite_options,
             "bootstrap_resamples": settings.bootstrap,
+            "params": _params_config(settings, records),
         },
         "versions": {
             "python": platform.python_version(),
@@ -105,6 +106,28 @@ def build_egi_json(
             "suites": {name: s.version for name, s in agg.suites.items()},
         },
     }
+
+
+def _params_config(settings: Any, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """What generation parameters each role was given and what went out, per suite.
+
+    Returns:
+        ``{"given": {role: {...}}, "sent": {role: {suite: {...}}}, "dropped": {role: {name:
+        reason}}}``: ``given`` is ``--egi-model-params`` / ``--egi-judge-params`` /
+        ``--egi-simulator-params`` (a null value removes a suite default); ``sent`` and
+        ``dropped`` come from the records of LiteLLM calls (empty for offline policies).
+    """
+    provider = getattr(settings, "provider", None)
+    given = {role: provider.params_for(role) for role in ("model", "judge", "simulator")
+             } if hasattr(provider, "params_for") else {}
+    sent: dict[str, dict[str, Any]] = {}
+    dropped: dict[str, dict[str, str]] = {}
+    for rec in records:
+        for role, entry in (rec.get("params") or {}).items():
+            sent.setdefault(role, {}).setdefault(rec["suite"], entry.get("sent") or {})
+            dropped.setdefault(role, {}).update(entry.get("dropped") or {})
+    return {"given": {r: v for r, v in given.items() if v}, "sent": sent,
+            "dropped": {r: v for r, v in dropped.items() if v}}
 
 
 CSV_FIELDS = (

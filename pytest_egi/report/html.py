@@ -6,6 +6,8 @@ from typing import Any
 
 import jinja2
 
+from pytest_egi.models.usage import format_cost
+
 __all__ = ["render_html"]
 
 _ENV = jinja2.Environment(
@@ -15,6 +17,7 @@ _ENV = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+_ENV.filters["cost"] = format_cost  # "$0.0123", or "cost unknown (...)": never $0 for unknown
 
 
 def render_html(egi: dict[str, Any], records: list[dict[str, Any]]) -> str:

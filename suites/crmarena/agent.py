@@ -2,7 +2,8 @@
 reference policy that replays a task's reference composition through them.
 
 Source: CRMArena ``chat_agent.py`` / ``tool_call_agent.py`` (reference §1.4-§1.5):
-20 agent turns, temperature 0, one thought plus one action per turn, ``<execute>`` wins when
+20 agent turns, temperature 0 and max_tokens 2000 (50k for reasoning models) by default
+(:data:`GENERATION_PARAMS`), one thought plus one action per turn, ``<execute>`` wins when
 both tags appear, an invalid action costs its turn and earns the invalid-format reminder,
 the first ``<respond>`` (or the ``respond`` tool) ends the episode, observations are
 ``Salesforce instance output: <rows>`` with no truncation unless ``max_observation_chars``
@@ -31,7 +32,8 @@ from suites.crmarena.reference import (
 )
 from suites.crmarena.schema import OBJECTS
 
-__all__ = ["CrmReferencePolicy", "build_messages", "format_answer", "run_trial"]
+__all__ = ["GENERATION_PARAMS", "CrmReferencePolicy", "build_messages", "format_answer",
+           "generation_params", "run_trial"]
 
 OUTPUT_PREFIX = "Salesforce instance output: "
 INVALID_FORMAT = (
@@ -40,6 +42,23 @@ INVALID_FORMAT = (
 )
 EXTERNAL_TASKS = ("knowledge_qa", "named_entity_disambiguation")
 """Task types whose user is a customer (external-facing prompt), reference §1.1."""
+
+GENERATION_PARAMS: dict[str, Any] = {"temperature": 0.0, "max_tokens": 2000}
+"""Upstream's generation parameters (reference §1.5). Defaults only: ``--egi-model-params``
+overrides them (``KEY=null`` removes one) and the client drops what the model refuses
+(``temperature=0`` for OpenAI's reasoning models)."""
+REASONING_MAX_TOKENS = 50_000
+"""Upstream's ``max_tokens`` for reasoning models (their hidden reasoning counts against it)."""
+
+
+def generation_params(client: Any) -> dict[str, Any]:
+    """The parameters this scaffold sends with every call to ``client``: upstream's, with
+    the reasoning-model limit when LiteLLM marks the model as one (``client.reasoning``)."""
+    params = dict(GENERATION_PARAMS)
+    if getattr(client, "reasoning", False):
+        params["max_tokens"] = REASONING_MAX_TOKENS
+    return params
+
 
 _TAG = {tag: re.compile(rf"<{tag}>(.*?)</{tag}>", re.DOTALL) for tag in ("execute", "respond")}
 
@@ -171,7 +190,7 @@ def run_trial(task: Task, client: ModelClient, org: Any, options: Any) -> Trajec
     """
     record = task.data
     messages = build_messages(record, strategy=options.strategy, aided=options.aided)
-    params = {"temperature": 0.0, "max_tokens": 2000}
+    params = generation_params(client)
     cap = options.max_observation_chars
     today = _task_today(record)
     if options.strategy == "tool_call":

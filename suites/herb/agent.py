@@ -18,7 +18,25 @@ from pytest_egi.models.base import ModelClient
 from pytest_egi.suite import Task
 from suites.herb.env import get_env
 
-__all__ = ["SYSTEM_PROMPT", "build_messages", "run_trial"]
+__all__ = ["GENERATION_PARAMS", "SYSTEM_PROMPT", "build_messages", "generation_params", "run_trial"]
+
+GENERATION_PARAMS: dict[str, Any] = {"temperature": 0.1, "max_tokens": 4096}
+"""Upstream's temperature (0.1, reference §2.4) and a bound on one reply's length. Upstream
+sets no ``max_tokens`` (the provider's default); without one a local server may generate
+until its context is full (minutes per call), so 4096 tokens bound one turn, far above what a
+tool call or an answer needs. Defaults only: ``--egi-model-params`` overrides them
+(``KEY=null`` removes one) and the client drops what the model refuses."""
+REASONING_MAX_TOKENS = 32_768
+"""The bound for reasoning models, whose hidden reasoning counts against ``max_tokens``."""
+
+
+def generation_params(client: Any) -> dict[str, Any]:
+    """The parameters this scaffold sends with every call to ``client`` (the reasoning
+    bound when LiteLLM marks the model as a reasoning model, ``client.reasoning``)."""
+    params = dict(GENERATION_PARAMS)
+    if getattr(client, "reasoning", False):
+        params["max_tokens"] = REASONING_MAX_TOKENS
+    return params
 
 SYSTEM_PROMPT = """You answer questions about a company's products from its internal data.
 
@@ -87,7 +105,7 @@ def run_trial(task: Task, client: ModelClient, options: Any = None, judge: Any =
     env = get_env(task.data["world"], opts)
     toolkit = env.toolkit(top_k=opts.top_k, faithful_tool_bugs=opts.faithful_tool_bugs)
     trajectory = run_tool_loop(client, build_messages(task), toolkit, max_turns=opts.max_steps,
-                               text_is_final=True)  # fmt: skip
+                               text_is_final=True, params=generation_params(client))  # fmt: skip
     trajectory.info["herb"] = {
         "retriever": opts.retriever, "top_k": opts.top_k, "max_steps": opts.max_steps,
         "index_links": opts.index_links, "faithful_tool_bugs": opts.faithful_tool_bugs,

@@ -10,8 +10,11 @@ be scripted to misbehave:
   message, deterministically;
 * ``latency`` seconds of delay before every answer;
 * ``error_rate``: that share of completion requests (seeded) answers 429 or 500 instead;
-* :func:`error_reply` (any status, optional ``Retry-After``), :func:`drop` (close the
-  connection without a response) and :func:`hang` (answer nothing for a while);
+* :func:`error_reply` (any status, optional ``Retry-After`` and error ``code``),
+  :func:`quota_reply` (429 ``insufficient_quota``), :func:`context_window_reply` (400
+  ``context_length_exceeded``), :func:`error_body_reply` (200 with an error body),
+  :func:`drop` (close the connection without a response) and :func:`hang` (answer nothing
+  for a while); :func:`chat_reply` can set ``finish_reason`` or leave ``usage`` out;
 * a request log (:attr:`OpenAIServer.requests`: path, headers, JSON body, monotonic time),
   so a test can assert zero requests on a cache hit or that a key never leaked.
 
@@ -47,10 +50,13 @@ __all__ = [
     "RecordedRequest",
     "Reply",
     "chat_reply",
+    "context_window_reply",
     "drop",
     "echo_reply",
+    "error_body_reply",
     "error_reply",
     "hang",
+    "quota_reply",
     "tool_reply",
 ]
 
@@ -90,8 +96,9 @@ class RecordedRequest:
 
 
 def _completion(message: dict[str, Any], model: str, prompt_tokens: int, completion_tokens: int,
-                finish_reason: str = "stop", choices: list | None = None) -> dict[str, Any]:
-    return {
+                finish_reason: str = "stop", choices: list | None = None,
+                usage: bool = True) -> dict[str, Any]:
+    body = {
         "id": "chatcmpl-" + hashlib.sha1(json.dumps(message, sort_keys=True).encode()).hexdigest()[:12],
         "object": "chat.completion",
         "created": 1700000000,
@@ -105,21 +112,27 @@ def _completion(message: dict[str, Any], model: str, prompt_tokens: int, complet
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
+    if not usage:
+        del body["usage"]
+    return body
 
 
 def chat_reply(content: str | None = "ok", *, tool_calls: list[dict[str, Any]] | None = None,
                model: str = "test-model", prompt_tokens: int = 10, completion_tokens: int = 5,
-               empty_choices: bool = False) -> Reply:
+               empty_choices: bool = False, finish_reason: str | None = None,
+               usage: bool = True) -> Reply:
     """A 200 chat completion with ``content`` and/or ``tool_calls`` (OpenAI wire format).
 
-    ``empty_choices=True`` answers ``"choices": []`` (a malformed but well-formed-JSON reply).
+    ``empty_choices=True`` answers ``"choices": []`` (a malformed but well-formed-JSON reply);
+    ``finish_reason`` overrides the default (``tool_calls`` or ``stop``), e.g. ``"length"``;
+    ``usage=False`` leaves the ``usage`` object out (a provider that reports none).
     """
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
         message["tool_calls"] = tool_calls
-    finish = "tool_calls" if tool_calls else "stop"
+    finish = finish_reason or ("tool_calls" if tool_calls else "stop")
     body = _completion(message, model, prompt_tokens, completion_tokens, finish,
-                       [] if empty_choices else None)
+                       [] if empty_choices else None, usage)
     return Reply(200, body)
 
 
@@ -130,7 +143,7 @@ def tool_reply(name: str, arguments: str, *, call_id: str = "call_1", **kw: Any)
 
 
 def error_reply(status: int, message: str = "", *, retry_after: float | str | None = None,
-                err_type: str | None = None) -> Reply:
+                err_type: str | None = None, code: str | None = None) -> Reply:
     """An OpenAI-style error body ``{"error": {"message", "type", "code"}}`` with ``status``.
 
     Args:
@@ -138,14 +151,34 @@ def error_reply(status: int, message: str = "", *, retry_after: float | str | No
         message: the provider's message (default: a stock one per status).
         retry_after: value of the ``Retry-After`` header (seconds or an HTTP date), if any.
         err_type: the error ``type`` field.
+        code: the error ``code`` field (default: the status as text), e.g.
+            ``insufficient_quota`` or ``context_length_exceeded``.
     """
     message = message or {429: "Rate limit reached for test-model", 500: "Internal server error",
                           503: "Service unavailable"}.get(status, f"HTTP {status}")
     headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
     body = {"error": {"message": message, "type": err_type or ("rate_limit_error" if status == 429
                                                                 else "server_error"),
-                      "param": None, "code": str(status)}}
+                      "param": None, "code": code or str(status)}}
     return Reply(status, body, headers)
+
+
+def quota_reply() -> Reply:
+    """OpenAI's out-of-quota answer: a 429 whose ``code`` is ``insufficient_quota``."""
+    return error_reply(429, "You exceeded your current quota, please check your plan and "
+                            "billing details.", err_type="insufficient_quota",
+                       code="insufficient_quota")
+
+
+def context_window_reply(message: str = "Input too long for this deployment.") -> Reply:
+    """A 400 whose ``code`` is ``context_length_exceeded`` (the message need not say so)."""
+    return error_reply(400, message, err_type="invalid_request_error",
+                       code="context_length_exceeded")
+
+
+def error_body_reply(message: str = "upstream failed") -> Reply:
+    """A 200 whose body is an error object and no completion (some proxies answer so)."""
+    return Reply(200, {"error": {"message": message, "type": "server_error", "code": 500}})
 
 
 def drop() -> Reply:

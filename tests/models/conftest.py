@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 from collections.abc import Callable, Iterator
@@ -30,6 +31,17 @@ def _litellm_imported() -> None:
     from pytest_egi.models.transport import import_litellm
 
     import_litellm()
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _subprocesses_import_this_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``runpytest_subprocess`` (and the gateway it starts) import ``pytest_egi`` from this
+    checkout, not from wherever the package happens to be installed."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p))
 
 
 @pytest.fixture

@@ -50,9 +50,12 @@ def test_doctor_good_setup(project, monkeypatch):
     with OpenAIServer() as server:
         status = run_doctor(server.url, project, model="openai/test-model",
                             cache_dir=project.parent / "cache", out=out)
-        assert [r.path for r in server.requests] == ["/v1/models"]
+        # GET /models, then one tiny real call (no suite here declares parameters)
+        assert [r.path for r in server.requests] == ["/v1/models", "/v1/chat/completions"]
     text = out.getvalue()
     assert status == 0, text
+    assert ("  ok    model openai/test-model: a call with no parameters for (no suite "
+            "defaults) answered (finish_reason stop, ") in text
     assert "  ok    suite toy: world built, 6 quick tasks" in text
     assert f"  ok    api base {server.url}: reachable, GET /models -> 200 (models: test-model)" in text
     assert "  ok    env file " in text and "1 new variable (OPENAI_API_KEY)" in text
@@ -90,3 +93,35 @@ def test_doctor_bad_setup_lists_every_problem(project, monkeypatch):
     assert "bad.env:1: expected KEY=VALUE" in problems
     assert text.count("\n  FAIL  ") == 7
     assert "  warn  package pytest 0.0.0 (pinned 9.2.0)" in text
+
+
+def test_doctor_makes_one_tiny_call_with_the_parameters_the_suites_will_send(project, monkeypatch):
+    """A provider that refuses a suite's default parameter fails in doctor, naming it and the
+    way out, instead of on every item of the run."""
+    from tests.helpers.openai_server import Reply, chat_reply, error_reply
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-egi-doctor-0123456789abcdef")
+    (project / "toy" / "agent.py").write_text(
+        "GENERATION_PARAMS = {'temperature': 0.0, 'max_tokens': 50}\n")
+
+    def no_temperature(request: dict) -> Reply:
+        if "temperature" in request:
+            return error_reply(400, "Unsupported parameter: 'temperature' is not supported "
+                                    "with this model.", err_type="invalid_request_error")
+        return chat_reply("OK")
+
+    with OpenAIServer(reply_fn=no_temperature) as server:
+        out = io.StringIO()
+        status = run_doctor(server.url, project, model="openai/test-model", out=out)
+        assert status == 1
+        assert server.completions[0].body["max_tokens"] == 50
+        text = out.getvalue()
+        assert ("model openai/test-model: a call with max_tokens=50,temperature=0.0 for toy "
+                "failed: ") in text.split("1 problem:\n")[1]
+        assert "pass --egi-model-params temperature=null" in text
+        # the way out works
+        out = io.StringIO()
+        status = run_doctor(server.url, project, model="openai/test-model", out=out,
+                            model_params={"temperature": None})
+        assert status == 0, out.getvalue()
+        assert "a call with max_tokens=50 for toy answered (finish_reason stop" in out.getvalue()

@@ -114,8 +114,9 @@ import sys
 from pathlib import Path
 
 
-def pytest_unconfigure(config):
-    workerinput = getattr(config, "workerinput", None)
+def pytest_sessionfinish(session):
+    # before the worker reports "finished": the controller may exit right after that
+    workerinput = getattr(session.config, "workerinput", None)
     if workerinput is not None:
         Path(f"probe-{workerinput['workerid']}.txt").write_text(
             f"{'litellm' in sys.modules} {workerinput.get('egi_gateway')}")
