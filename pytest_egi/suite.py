@@ -154,6 +154,20 @@ class Suite(Protocol):
         """
         ...
 
+    def prepare(self, tasks: list[Task], options: BaseModel) -> None:
+        """Optional: build, once per process, what the collected ``tasks`` need (a world, a
+        search index, a database, a server), before the first item runs.
+
+        Called in each process that runs items (the serial session, or each xdist worker),
+        outside every item's pytest-timeout budget, so a slow build never times an item out
+        and never leaves a module half imported. Cache what it builds (per process, or with
+        :func:`pytest_egi.shared.build_once` across workers); the items then find it ready.
+
+        Raises:
+            ValueError, OSError: bad data (a usage error naming the file, field and fix).
+        """
+        ...
+
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
         """Aggregate scored records (status passed/failed) into native sub-metrics.
 

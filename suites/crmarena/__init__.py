@@ -176,6 +176,12 @@ class CrmArenaSuite:
             tasks = tasks[: profile.limit]
         return tasks
 
+    def prepare(self, tasks: list[Task], options: CrmArenaOptions) -> None:
+        """Open (or generate) every org the collected tasks run on before the first item, so
+        no item's time budget pays for it (see ``Suite.prepare``)."""
+        for task in tasks:
+            self.org_for(task, options)
+
     def org_for(self, task: Task, options: CrmArenaOptions) -> Any:
         """The org a task was generated on."""
         spec = task.data.get("_org") or {"seed": 42, "scale": "quick"}

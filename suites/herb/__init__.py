@@ -13,6 +13,7 @@ an original-format corpus with ``--egi-opt herb.corpus=PATH``. See README.md in 
 
 from __future__ import annotations
 
+import json
 import random
 from collections import defaultdict
 from pathlib import Path
@@ -24,6 +25,7 @@ from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
 from pytest_egi.suite import SuiteProfile, Task, TaskScore
 from suites.herb.data import World, get_world, world_spec
+from suites.herb.env import get_env
 from suites.herb.generator import MAX_PRODUCTS
 from suites.herb.policy import HerbPolicy
 from suites.herb.scorer import score_task
@@ -101,6 +103,13 @@ class HerbSuite:
     def world(self, seed: int, options: Any = None) -> World:
         """The (cached) world tasks are drawn from for ``seed`` and ``options``."""
         return get_world(world_spec(seed, _options(options)))
+
+    def prepare(self, tasks: list[Task], options: Any) -> None:
+        """Build each world's retrieval environment (index and look-up tables) before the
+        first item, so no item's time budget pays for it (see ``Suite.prepare``)."""
+        opts = _options(options)
+        for spec_json in sorted({json.dumps(t.data["world"], sort_keys=True) for t in tasks}):
+            get_env(json.loads(spec_json), opts)
 
     def load_tasks(self, profile: SuiteProfile, options: Any) -> list[Task]:
         """All questions of the world, or the profile's share of them.

@@ -194,3 +194,18 @@ def test_gold_survives_replay_through_observation_strings(quick_org, quick_tasks
                 query = program.send(ast.literal_eval(observation[len("Salesforce instance output: ") :]))
         except StopIteration as stop:
             assert stop.value == record["answer"], record["idx"]
+
+
+def test_prepare_opens_the_org_before_any_item():
+    """``SUITE.prepare`` (called before the first item) generates the tasks' org once; every
+    item's ``org_for`` then gets that same org from the per-process cache."""
+    from pytest_egi.suite import SuiteProfile
+    from suites.crmarena import SUITE, CrmArenaOptions, _generated_org
+
+    options = CrmArenaOptions()
+    tasks = SUITE.load_tasks(SuiteProfile(seed=7, per_category=1), options)
+    _generated_org.cache_clear()
+    SUITE.prepare(tasks, options)
+    assert _generated_org.cache_info().misses == 1
+    assert all(SUITE.org_for(t, options) is SUITE.org_for(tasks[0], options) for t in tasks)
+    assert _generated_org.cache_info().misses == 1

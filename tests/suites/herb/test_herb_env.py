@@ -143,3 +143,22 @@ def test_dense_encoder_plugin() -> None:
     assert load_encoder(None).encode(["x y z"]).shape == (1, 1024)
     with pytest.raises(ValueError, match="cannot be loaded.*Fix: give 'package.module:factory'"):
         load_encoder("no_such_module_xyz:factory")
+
+
+def test_prepare_builds_the_environment_before_any_item(quick_tasks: list, opts: Any) -> None:
+    """``SUITE.prepare`` (called before the first item) leaves the environment built: the
+    first trial then finds it in the per-process cache instead of building it in its own
+    time budget."""
+    from pytest_egi.models import make_client
+    from suites.herb import SUITE
+    from suites.herb.agent import run_trial
+    from suites.herb.env import _cached_env
+
+    _cached_env.cache_clear()
+    SUITE.prepare(quick_tasks[:3], opts)
+    built = _cached_env.cache_info()
+    assert (built.currsize, built.misses) == (1, 1)
+    task = quick_tasks[0]
+    run_trial(task, make_client("egi/oracle", suite=SUITE, task=task, options=opts, noise_key="k"), opts)
+    after = _cached_env.cache_info()
+    assert (after.misses, after.hits) == (1, built.hits + 1)
