@@ -381,7 +381,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(session, "egi-session")
         _start_gateway(config, settings)
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(_XdistHooks(worker=hasattr(config, "workerinput")), "egi-xdist")
+        config.pluginmanager.register(_XdistHooks(config), "egi-xdist")
     # one-time builds (load_tasks, suite worlds) are shared through the controller's
     # directory on a worker, and not at all otherwise; the previous setting is restored at
     # unconfigure, so an in-process nested session never uses the outer session's directory
@@ -459,8 +459,9 @@ class _XdistHooks:
     the model gateway's socket, when there is one; on the controller, turn a worker's usage
     error into the session's (exit status 4, as in a serial run)."""
 
-    def __init__(self, worker: bool) -> None:
-        self.worker = worker
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.worker = hasattr(config, "workerinput")
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
@@ -469,6 +470,9 @@ class _XdistHooks:
         item is scheduled (xdist schedules only once every worker finished collecting)."""
         message = getattr(report, "egi_usage_error", None)
         if message and not self.worker:
+            dsession = self.config.pluginmanager.getplugin("dsession")
+            if getattr(dsession, "sched", None) is not None:
+                dsession.triggershutdown()  # the workers exit now, not at xdist's kill timeout
             raise pytest.UsageError(message)
 
     @pytest.hookimpl(optionalhook=True)
@@ -571,9 +575,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         _load_routing(config, settings)
     assert settings.routing is not None
     if suite.name not in settings.routing.suites:
-        raise pytest.UsageError(
+        return _refuse(metafunc, pytest.UsageError(
             f"suite {suite.name!r} ({package}) is not listed under 'suites' in {settings.routing_path}"
-        )
+        ))
     profile = settings.routing.profile(settings.mode, suite.name)
     if settings.seed is not None:
         profile = profile.model_copy(update={"seed": settings.seed})
@@ -595,15 +599,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         # bad suite options or bad user data: a usage error (exit 4), raised once collection
         # is over so pytest reports it cleanly (an xdist worker reports a collection error)
         error = exc if isinstance(exc, pytest.UsageError) else _data_error(suite.name, settings, exc)
-        if hasattr(config, "workerinput"):  # the controller ends the session with it (_XdistHooks)
-            config.stash.setdefault(_WORKER_USAGE_ERRORS_KEY, []).append(str(error))
-            raise error from None
-        config.stash.setdefault(_USAGE_ERRORS_KEY, []).append(error)
-        metafunc.parametrize("egi_case", [], indirect=True)
-        return
+        return _refuse(metafunc, error)
     ids = [t.id for t in tasks]
     if len(set(ids)) != len(ids):
-        raise pytest.UsageError(f"suite {suite.name}: duplicate task ids in load_tasks()")
+        return _refuse(metafunc, pytest.UsageError(f"suite {suite.name}: duplicate task ids in load_tasks()"))
     for name in {suite.name, *(t.category for t in tasks)}:
         config.addinivalue_line("markers", f"{_marker_name(name)}: egi suite or category")
     params = []
@@ -617,6 +616,23 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             ]
             params.append(pytest.param(case, id=case.id, marks=marks))
     metafunc.parametrize("egi_case", params, indirect=True)
+
+
+def _refuse(metafunc: pytest.Metafunc, error: pytest.UsageError) -> None:
+    """A usage error found while parametrizing a suite ends the session with exit status 4 and
+    ``error``'s message alone, with or without xdist.
+
+    Serial: kept and raised once collection is over (``pytest_collection_finish``), so
+    pytest prints it as a usage error, not as a collection error. On an xdist worker: raised
+    (a failed collection report) and tagged for the controller, which ends the session with
+    it (``pytest_make_collect_report`` here, ``_XdistHooks.pytest_collectreport`` there).
+    """
+    config = metafunc.config
+    if hasattr(config, "workerinput"):
+        config.stash.setdefault(_WORKER_USAGE_ERRORS_KEY, []).append(str(error))
+        raise error
+    config.stash.setdefault(_USAGE_ERRORS_KEY, []).append(error)
+    metafunc.parametrize("egi_case", [], indirect=True)
 
 
 def _check_profile_keys(settings: RunSettings, suite: Any, profile: Any) -> None:

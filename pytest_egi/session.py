@@ -27,6 +27,8 @@ CRASH_TEXT = (
     "signal such as SIGKILL or SIGSEGV, os.abort or os._exit, or pytest-timeout's thread method)"
 )
 """The ``error`` of the record of an item whose xdist worker crashed."""
+INTERRUPTED_TEXT = "the pytest-xdist worker running this item was interrupted (KeyboardInterrupt)"
+"""The ``error`` of the record of an item whose xdist worker got a KeyboardInterrupt."""
 
 EARLY_STOP_ERRORS = 5
 """Finished items that must all have errored, with nothing scored, to stop the session."""
@@ -122,14 +124,20 @@ class EgiSession:
         """xdist: the worker running ``crashitem`` died. Its EGI item gets an ``error`` record
         (with the trajectory file when one was written before the crash), which counts toward
         ``--egi-max-error-rate``; the crash is named in the session's reasons."""
-        worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None) or "?"
-        self.crashes.append(f"worker {worker} crashed running {crashitem}")
+        node = getattr(report, "node", None)
+        worker = getattr(getattr(node, "gateway", None), "id", None) or "?"
+        dsession = self.config.pluginmanager.getplugin("dsession")
+        stop = str(getattr(dsession, "shouldstop", "") or "")
+        interrupted = node is not None and stop == f"{node} received keyboard-interrupt"
+        what = "was interrupted (KeyboardInterrupt)" if interrupted else "crashed"
+        self.crashes.append(f"worker {worker} {what} running {crashitem}")
         collected = read_collected(self.settings.shared_dir) or {}
         entry = (collected.get("items") or {}).get(crashitem)
         if entry is None:  # not an EGI item: xdist's own failure report stands
             return
         record = dict(entry["record"])
-        record.update(status="error", success=None, error=CRASH_TEXT)
+        error = INTERRUPTED_TEXT if interrupted else CRASH_TEXT
+        record.update(status="error", success=None, error=error)
         if (self.settings.run_dir / entry["raw"]).is_file():
             record["raw_path"] = entry["raw"]
         report.user_properties = [p for p in report.user_properties if p[0] != "egi"]
