@@ -126,6 +126,24 @@ def test_a_crashed_worker_leaves_an_error_record(toy_project, monkeypatch, how, 
     assert f"egi: {crash} (an error record; it counts toward --egi-max-error-rate)" in summary
 
 
+def test_items_left_unrun_by_dead_workers_make_the_run_incomplete(toy_project, monkeypatch):
+    toy_project.makeconftest(CRASH_CONFTEST)
+    monkeypatch.setenv("EGI_TEST_CRASH", "kill")
+    result = toy_project.runpytest_subprocess(
+        "toysuites", *FLAGS, "-n", "1", "--max-worker-restart", "0", "--egi-max-error-rate", "1"
+    )
+    assert result.ret == 1
+    egi = _egi(toy_project)
+    assert egi["counts"] == {"error": 1, "passed": 1}  # alpha-0 passed, alpha-1 crashed the worker
+    headline = (
+        "EGI INCOMPLETE: 2 of 6 items ran; the others reported no result — the figure over the "
+        "items that were scored (100.0, partial: 42% of weight) is not a score"
+    )
+    assert (egi["egi"]["status"], egi["egi"]["headline"]) == ("incomplete", headline)
+    assert _summary(result)[0] == headline
+    assert "session fails: incomplete: 2 of 6 items ran; the others reported no result" in _summary(result)
+
+
 # -- INVALID / INTERRUPTED on the EGI line -----------------------------------------------------
 
 
