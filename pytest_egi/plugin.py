@@ -197,17 +197,19 @@ def pytest_load_initial_conftests(
     differ, the config is switched to them (ini values, the ini file's ``addopts`` at the
     head of the arguments, its ``pythonpath`` entries, and the default ``--confcutdir``).
     """
+    import os
+
+    env = os.environ.get("PYTEST_ADDOPTS", "")
     given = [str(a) for a in early_config.invocation_params.args]
-    if not any(a.startswith("--egi-") and "=" not in a for a in given):
+    if not any(a.startswith("--egi-") and "=" not in a for a in given) and "--egi-" not in env:
         return  # only the space form of an egi option can be misread as a test path
     import copy
-    import os
     import shlex
     import sys
 
     from _pytest.config.findpaths import determine_setup
 
-    given = shlex.split(os.environ.get("PYTEST_ADDOPTS", "")) + given
+    given = shlex.split(env) + given
     ns = parser.parse_known_args(given, namespace=copy.copy(early_config.option))
     rootpath, inipath, inicfg, ignored = determine_setup(
         inifile=ns.inifilename,
