@@ -32,6 +32,7 @@ from pytest_egi.report.files import write_run
 from pytest_egi.report.terminal import summary_lines
 from pytest_egi.state import RunSettings
 from pytest_egi.suite import Task, load_suite
+from pytest_egi.verdict import Verdict, describe_selection, verdict_from_egi
 
 __all__ = ["main"]
 
@@ -96,6 +97,7 @@ def _settings_from_egi(run: Path, egi: dict[str, Any]) -> RunSettings:
         run_id=run.name,
         max_error_rate=cfg["max_error_rate"],
         strict=cfg["strict"],
+        selection=cfg.get("selection") or {},
         api_base=cfg.get("api_base"),
         trials=cfg["trials"],
         suite_options=cfg.get("suite_options") or {},
@@ -105,7 +107,11 @@ def _settings_from_egi(run: Path, egi: dict[str, Any]) -> RunSettings:
     )
 
 
-def _print_summary(settings: RunSettings, records: list[dict[str, Any]]) -> Any:
+def _print_summary(
+    settings: RunSettings, records: list[dict[str, Any]], egi: dict[str, Any]
+) -> tuple[Any, Verdict]:
+    """Aggregate ``records``, judge them as the run ``egi`` was judged (same items collected,
+    same stop, same selection) and print the terminal summary."""
     agg = aggregate(
         records,
         settings.routing,
@@ -114,9 +120,10 @@ def _print_summary(settings: RunSettings, records: list[dict[str, Any]]) -> Any:
         bootstrap_resamples=settings.bootstrap,
         seed=settings.seed if settings.seed is not None else settings.routing.modes[settings.mode].seed,  # type: ignore[union-attr,index]
     )
-    for line in summary_lines(settings, agg, records):
+    verdict = verdict_from_egi(egi, agg.error_rate, settings.max_error_rate)
+    for line in summary_lines(settings, agg, records, verdict):
         print(line)
-    return agg
+    return agg, verdict
 
 
 def rescore_records(
@@ -175,7 +182,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     records = load_records(run)
     _importable_suites(egi, records)
     if not args.rescore:
-        _print_summary(settings, records)
+        _print_summary(settings, records, egi)
         print(f"egi report: {run}")
         return 0
     if args.routing:
@@ -209,8 +216,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         rescored_from=str(run.resolve()),
     )
     rescored = rescore_records(run, records, settings.suite_options, settings.run_dir)
-    agg = _print_summary(settings, rescored)
-    written = write_run(settings, rescored, agg)
+    agg, verdict = _print_summary(settings, rescored, egi)
+    written = write_run(settings, rescored, agg, session_info=egi.get("session"), verdict=verdict)
     print(f"egi report: {written['run_dir']} (rescored from {run}, no model called)")
     return 0
 
@@ -252,6 +259,16 @@ def _comparability_notes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     return notes
 
 
+def _run_flags(egi: dict[str, Any]) -> tuple[list[str], list[str], str | None]:
+    """(verdict flags, subset descriptions, headline) of a stored run; an egi.json from before
+    these fields existed is a subset when its selection says so."""
+    e = egi["egi"]
+    subset = e.get("subset")
+    if subset is None:
+        subset = list(describe_selection((egi.get("config") or {}).get("selection") or {}))
+    return list(e.get("flags") or []), list(subset), e.get("headline")
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     a, b = (_load_egi(Path(p)) for p in (args.run_a, args.run_b))
 
@@ -265,17 +282,38 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         return "" if not x else f"[{x[0]:.1f}, {x[1]:.1f}]"
 
     print(f"A = {a['model']} ({a['run_id']})\nB = {b['model']} ({b['run_id']})")
+    labels = {}
+    for name, run in (("A", a), ("B", b)):
+        flags, subset, headline = _run_flags(run)
+        if flags:
+            print(f"warning: {name}'s EGI is not a score: {headline}")
+            labels[name] = flags[0]
+        elif subset:
+            print(f"warning: {name} is a subset of its profile ({', '.join(subset)}); its EGI covers "
+                  "the selected items only")
+            labels[name] = "subset"
     for note in _comparability_notes(a, b):
         print(f"warning: {note}")
-    print(f"{'':10} {'A':>8} {'B':>8} {'B-A':>7}   {'A 95% CI':>14} {'B 95% CI':>14}")
-    rows = [("EGI", a["egi"]["value"], b["egi"]["value"], a["egi"]["ci95"], b["egi"]["ci95"])]
-    rows += [
+
+    def egi_cell(name: str, x: float | None) -> str:
+        label = labels.get(name)
+        if label is None:
+            return fmt(x)
+        return label if label != "subset" else f"{fmt(x)} (subset)"
+
+    width = max(8, *(len(egi_cell(n, r["egi"]["value"])) for n, r in (("A", a), ("B", b))))
+    print(f"{'':10} {'A':>{width}} {'B':>{width}} {'B-A':>7}   {'A 95% CI':>14} {'B 95% CI':>14}")
+    ok = not any(label != "subset" for label in labels.values())
+    ea, eb = a["egi"], b["egi"]
+    print(f"{'EGI':10} {egi_cell('A', ea['value']):>{width}} {egi_cell('B', eb['value']):>{width}} "
+          f"{delta(ea['value'], eb['value']) if ok else '':>7}   {ci(ea['ci95']):>14} {ci(eb['ci95']):>14}")
+    rows = [
         (k, a["buckets"][k]["value"], b["buckets"][k]["value"], a["buckets"][k]["ci95"],
          b["buckets"][k]["ci95"])
         for k in a["buckets"]
     ]
     for label, x, y, cx, cy in rows:
-        print(f"{label:10} {fmt(x):>8} {fmt(y):>8} {delta(x, y):>7}   {ci(cx):>14} {ci(cy):>14}")
+        print(f"{label:10} {fmt(x):>{width}} {fmt(y):>{width}} {delta(x, y):>7}   {ci(cx):>14} {ci(cy):>14}")
     for suite in sorted(set(a["suites"]) | set(b["suites"])):
         sa = (a["suites"].get(suite) or {}).get("sub_metrics") or {}
         sb = (b["suites"].get(suite) or {}).get("sub_metrics") or {}

@@ -25,6 +25,7 @@ __all__ = [
     "Route",
     "RoutingConfig",
     "TRANSFORMS",
+    "check_routes_produced",
     "load_routing",
     "parse_bucket_values",
     "parse_fraction",
@@ -223,9 +224,22 @@ def apply_floors(config: RoutingConfig, floors: dict[str, float]) -> dict[str, f
 def validate_suite_options(model: type[BaseModel], suite: str, values: dict[str, Any]) -> BaseModel:
     """Validate ``--egi-opt`` values for one suite against its options model.
 
+    A key the model does not declare is refused even when the model itself would ignore it
+    (pydantic's default ``extra="ignore"``): a misspelt option must not silently run the
+    default.
+
     Raises:
         pytest.UsageError: naming the suite, key and the problem.
     """
+    known = set(model.model_fields) | {
+        f.alias for f in model.model_fields.values() if f.alias is not None
+    }
+    unknown = sorted(set(values) - known)
+    if unknown:  # whatever the model's own ``extra`` setting: a typo must not be ignored
+        raise pytest.UsageError(
+            f"--egi-opt {suite}.{unknown[0]}: unknown option for {suite}; "
+            f"valid keys for {suite}: {', '.join(model.model_fields)}"
+        )
     try:
         return model.model_validate(values)
     except ValidationError as exc:
@@ -235,3 +249,29 @@ def validate_suite_options(model: type[BaseModel], suite: str, values: dict[str,
             parts.append(f"--egi-opt {suite}.{loc}: {err['msg']}")
         valid = ", ".join(model.model_fields)
         raise pytest.UsageError("\n".join(parts) + f"\n(valid keys for {suite}: {valid})") from None
+
+
+def check_routes_produced(
+    config: RoutingConfig, path: Path, suite: str, sub_metrics: frozenset[str] | None
+) -> None:
+    """Refuse a route of ``suite`` naming a sub-metric the suite never produces.
+
+    Called for each suite that was collected in the session. ``sub_metrics`` is the suite's
+    declared ``Suite.sub_metrics`` (every key its ``summarize`` can return); None (a suite
+    that declares nothing) skips the check. A ``gap`` route's ``baseline`` is checked too.
+
+    Raises:
+        pytest.UsageError: ``invalid routing file <path>: routes[<i>] (<suite>/<name>): ...``
+            naming the route and the suite's real sub-metrics.
+    """
+    if sub_metrics is None:
+        return
+    for i, route in enumerate(config.routes):
+        if route.suite != suite:
+            continue
+        for field, name in (("sub_metric", route.sub_metric), ("baseline", route.baseline)):
+            if name is not None and name not in sub_metrics:
+                raise pytest.UsageError(
+                    f"invalid routing file {path}: routes[{i}] ({route.key}): {field} {name!r} "
+                    f"is not a sub-metric of {suite}; its sub-metrics: {', '.join(sorted(sub_metrics))}"
+                )

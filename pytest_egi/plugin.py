@@ -21,7 +21,7 @@ import pytest
 # run that does not use it. Configuration models (pydantic), the routing file, model clients,
 # the recorder and the reports are imported inside the hooks and fixtures of a configured run.
 from pytest_egi.options import parse_bucket_values, parse_fraction, parse_mode, parse_suite_option
-from pytest_egi.shared import build_once, stop_requested
+from pytest_egi.shared import build_once, shared_dir, stop_requested
 from pytest_egi.shared import configure as configure_shared
 from pytest_egi.state import CASE_KEY, CLIENT_KEY, RECORD_KEY, SESSION_KEY, SETTINGS_KEY, Case, RunSettings
 
@@ -169,6 +169,73 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_provider_options(group, parser)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> None:
+    """Redo pytest's choice of rootdir and ini file now that the ``--egi-*`` options are known.
+
+    pytest picks the rootdir and ini file (``Config.parse`` -> ``determine_setup``) from a first
+    parse of the command line made before plugins installed through entry points are loaded.
+    Then ``--egi-report-dir DIR`` is an unknown option and ``DIR`` reads as a test path: with
+    no other path on the command line, the rootdir becomes ``DIR`` (or its ancestor with an
+    ini file), and ``routing.yaml`` is looked for there; ``--egi-routing PATH`` can likewise
+    pull in the ini file (addopts, testpaths, pythonpath) of the project ``PATH`` lives in.
+    The ``--egi-routing=PATH`` form was never affected.
+
+    This hook runs before the initial conftests are loaded, right after pytest re-parsed the
+    command line with every plugin's options: when the rootdir or ini file it now determines
+    differ, the config is switched to them (ini values, the ini file's ``addopts`` at the
+    head of the arguments, its ``pythonpath`` entries, and the default ``--confcutdir``).
+    """
+    import os
+
+    env = os.environ.get("PYTEST_ADDOPTS", "")
+    given = [str(a) for a in early_config.invocation_params.args]
+    if not any(a.startswith("--egi-") and "=" not in a for a in given) and "--egi-" not in env:
+        return  # only the space form of an egi option can be misread as a test path
+    import copy
+    import shlex
+    import sys
+
+    from _pytest.config.findpaths import determine_setup
+
+    given = shlex.split(env) + given
+    ns = parser.parse_known_args(given, namespace=copy.copy(early_config.option))
+    rootpath, inipath, inicfg, ignored = determine_setup(
+        inifile=ns.inifilename,
+        override_ini=ns.override_ini,
+        args=ns.file_or_dir,
+        rootdir_cmd_arg=ns.rootdir or None,
+        invocation_dir=early_config.invocation_params.dir,
+    )
+    if rootpath == early_config.rootpath and inipath == early_config.inipath:
+        return
+    old_addopts = list(early_config.getini("addopts"))
+    old_pythonpath = [str(x) for x in early_config.getini("pythonpath")]
+    # private attributes of pytest's Config (pytest is pinned in pyproject.toml)
+    early_config._rootpath, early_config._inipath = rootpath, inipath
+    early_config._inicfg, early_config._ignored_config_files = inicfg, ignored
+    early_config._inicache.clear()
+    parser.extra_info["rootdir"] = str(rootpath)
+    parser.extra_info["inifile"] = str(inipath)
+    if old_addopts and args[: len(old_addopts)] == old_addopts:
+        del args[: len(old_addopts)]
+    new_addopts = list(early_config.getini("addopts"))
+    args[:0] = new_addopts
+    for path in old_pythonpath:
+        if path in sys.path:
+            sys.path.remove(path)
+    for path in reversed(early_config.getini("pythonpath")):
+        sys.path.insert(0, str(path))
+    namespace = parser.parse_known_args(args, namespace=copy.copy(early_config.option))
+    early_config.known_args_namespace = namespace
+    if early_config.known_args_namespace.confcutdir is None:  # not given: pytest's default
+        early_config.known_args_namespace.confcutdir = str(inipath.parent if inipath else rootpath)
+    if new_addopts:
+        early_config.pluginmanager.consider_preparse(new_addopts, exclude_only=False)
+
+
 def _settings(config: pytest.Config) -> RunSettings:
     opt = config.option
     rootdir = Path(config.rootpath)
@@ -214,7 +281,7 @@ def _settings(config: pytest.Config) -> RunSettings:
         judge_model=getattr(opt, "egi_judge_model", None),
         simulator_model=getattr(opt, "egi_simulator_model", None),
         rootdir=rootdir,
-        selection={k: v for k, v in (("-k", opt.keyword), ("-m", opt.markexpr)) if v},
+        selection=_selection(config),
     )
     if model:
         _load_routing(config, settings)
@@ -227,6 +294,59 @@ def _settings(config: pytest.Config) -> RunSettings:
     else:
         settings.provider = settings_from_config(config)
     return settings
+
+
+def _selection(config: pytest.Config) -> dict[str, Any]:
+    """The command-line options that chose or ordered this run's items, for egi.json.
+
+    Keys: ``-k`` / ``-m`` (the expressions), ``--lf``, ``--ff``, ``--sw`` (True when given),
+    ``--deselect`` (the node ids), ``node ids`` (arguments naming items with ``::``).
+    Which of them make the run a subset of its profile: ``pytest_egi.verdict.SUBSET_KEYS``.
+    """
+    opt = config.option
+    selection: dict[str, Any] = {}
+    for key, value in (("-k", opt.keyword), ("-m", opt.markexpr)):
+        if value:
+            selection[key] = value
+    flags = (("--lf", ("lf",)), ("--ff", ("failedfirst",)), ("--sw", ("stepwise", "stepwise_skip")))
+    for key, dests in flags:
+        if any(getattr(opt, d, False) for d in dests):
+            selection[key] = True
+    deselect = getattr(opt, "deselect", None)
+    if deselect:
+        selection["--deselect"] = [str(d) for d in deselect]
+    node_ids = [str(a) for a in getattr(opt, "file_or_dir", None) or [] if "::" in str(a)]
+    if node_ids:
+        selection["node ids"] = node_ids
+    return selection
+
+
+def _check_report_dir(config: pytest.Config, settings: RunSettings) -> None:
+    """Refuse a report folder that cannot be written, before any item runs (exit status 4).
+
+    The folder need not exist yet (it is created at session end); its nearest existing
+    ancestor must be a folder this process can create a file in.
+    """
+    flag = "--egi-report-dir" if config.option.egi_report_dir else (
+        "egi_report_dir (ini)" if config.getini("egi_report_dir") else "the default report folder"
+    )
+    path = settings.report_dir
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    problem = None
+    if not existing.is_dir():
+        problem = f"{existing} is not a folder"
+    else:
+        try:
+            tempfile.TemporaryFile(dir=existing).close()
+        except OSError as exc:
+            problem = f"cannot create files in {existing} ({exc.strerror or type(exc).__name__})"
+    if problem:
+        raise pytest.UsageError(
+            f"{flag}: cannot write run reports to {path}: {problem}; pass --egi-report-dir DIR "
+            "with a writable folder"
+        )
 
 
 def _load_routing(config: pytest.Config, settings: RunSettings) -> None:
@@ -252,6 +372,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_egi.models.offline import parse_offline_model
         from pytest_egi.session import EgiSession
 
+        _check_report_dir(config, settings)
         if settings.api_base and parse_offline_model(settings.model) is None:
             _check_reachable("--egi-api-base", settings.api_base)
         provider = settings.provider  # a judge / simulator server is checked the same way
@@ -265,7 +386,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(session, "egi-session")
         _start_gateway(config, settings)
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(_XdistHooks(), "egi-xdist")
+        config.pluginmanager.register(_XdistHooks(config), "egi-xdist")
     if getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_JunitXmlJson(), "egi-junitxml")
     # one-time builds (load_tasks, suite worlds) are shared through the controller's
@@ -344,7 +465,25 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 class _XdistHooks:
     """Hand every worker the controller's run id (so all write into one run directory) and
-    the model gateway's socket, when there is one; collect the workers' data warnings."""
+    the model gateway's socket, when there is one; on the controller, collect the workers'
+    data warnings and turn a worker's usage error into the session's (exit status 4, as in a
+    serial run)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.worker = hasattr(config, "workerinput")
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A worker's collection report carrying a usage error (bad ``--egi-opt``, a broken
+        task file, ...) ends the session with that message and exit status 4, before any
+        item is scheduled (xdist schedules only once every worker finished collecting)."""
+        message = getattr(report, "egi_usage_error", None)
+        if message and not self.worker:
+            dsession = self.config.pluginmanager.getplugin("dsession")
+            if getattr(dsession, "sched", None) is not None:
+                dsession.triggershutdown()  # the workers exit now, not at xdist's kill timeout
+            raise pytest.UsageError(message)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -469,7 +608,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize ``egi_case`` with the suite's tasks for the active profile."""
     if "egi_case" not in metafunc.fixturenames:
         return
-    from pytest_egi.config import validate_suite_options
+    from pytest_egi.config import check_routes_produced, validate_suite_options
 
     config = metafunc.config
     settings = config.stash[SETTINGS_KEY]
@@ -479,14 +618,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         _load_routing(config, settings)
     assert settings.routing is not None
     if suite.name not in settings.routing.suites:
-        raise pytest.UsageError(
+        return _refuse(metafunc, pytest.UsageError(
             f"suite {suite.name!r} ({package}) is not listed under 'suites' in {settings.routing_path}"
-        )
+        ))
     profile = settings.routing.profile(settings.mode, suite.name)
     if settings.seed is not None:
         profile = profile.model_copy(update={"seed": settings.seed})
     try:
         _check_profile_keys(settings, suite, profile)
+        check_routes_produced(
+            settings.routing, settings.routing_path, suite.name, getattr(suite, "sub_metrics", None)
+        )
         if suite.name not in settings.validated_options:
             settings.validated_options[suite.name] = validate_suite_options(
                 suite.options_model, suite.name, settings.suite_options.get(suite.name, {})
@@ -500,14 +642,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         # bad suite options or bad user data: a usage error (exit 4), raised once collection
         # is over so pytest reports it cleanly (an xdist worker reports a collection error)
         error = exc if isinstance(exc, pytest.UsageError) else _data_error(suite.name, settings, exc)
-        if hasattr(config, "workerinput"):
-            raise error from None
-        config.stash.setdefault(_USAGE_ERRORS_KEY, []).append(error)
-        metafunc.parametrize("egi_case", [], indirect=True)
-        return
+        return _refuse(metafunc, error)
     ids = [t.id for t in tasks]
     if len(set(ids)) != len(ids):
-        raise pytest.UsageError(f"suite {suite.name}: duplicate task ids in load_tasks()")
+        return _refuse(metafunc, pytest.UsageError(f"suite {suite.name}: duplicate task ids in load_tasks()"))
     _check_data(config, settings, suite, tasks, options)
     for name in {suite.name, *(t.category for t in tasks)}:
         config.addinivalue_line("markers", f"{_marker_name(name)}: egi suite or category")
@@ -539,6 +677,23 @@ def _check_data(config: pytest.Config, settings: RunSettings, suite: Any, tasks:
         workeroutput["egi_data_warnings"] = list(settings.data_warnings)
 
 
+def _refuse(metafunc: pytest.Metafunc, error: pytest.UsageError) -> None:
+    """A usage error found while parametrizing a suite ends the session with exit status 4 and
+    ``error``'s message alone, with or without xdist.
+
+    Serial: kept and raised once collection is over (``pytest_collection_finish``), so
+    pytest prints it as a usage error, not as a collection error. On an xdist worker: raised
+    (a failed collection report) and tagged for the controller, which ends the session with
+    it (``pytest_make_collect_report`` here, ``_XdistHooks.pytest_collectreport`` there).
+    """
+    config = metafunc.config
+    if hasattr(config, "workerinput"):
+        config.stash.setdefault(_WORKER_USAGE_ERRORS_KEY, []).append(str(error))
+        raise error
+    config.stash.setdefault(_USAGE_ERRORS_KEY, []).append(error)
+    metafunc.parametrize("egi_case", [], indirect=True)
+
+
 def _check_profile_keys(settings: RunSettings, suite: Any, profile: Any) -> None:
     """Reject profile keys the suite does not read (a typo must not run everything)."""
     declared = set(getattr(suite, "profile_keys", ()))
@@ -553,6 +708,8 @@ def _check_profile_keys(settings: RunSettings, suite: Any, profile: Any) -> None
 
 
 _USAGE_ERRORS_KEY = pytest.StashKey[list]()
+_WORKER_USAGE_ERRORS_KEY = pytest.StashKey[list]()
+_DESELECTED_KEY = pytest.StashKey[int]()
 
 
 def _data_error(suite: str, settings: RunSettings, exc: Exception) -> pytest.UsageError:
@@ -564,12 +721,52 @@ def _data_error(suite: str, settings: RunSettings, exc: Exception) -> pytest.Usa
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Raise the first usage error found while parametrizing suites (exit status 4); then
-    do the one-time start-up (:func:`_start_up`) before the first item."""
-    errors = session.config.stash.get(_USAGE_ERRORS_KEY, [])
+    """Raise the first usage error found while parametrizing suites (exit status 4); on an
+    xdist worker, write the collected EGI items for the controller (``write_collected``);
+    then do the one-time start-up (:func:`_start_up`) before the first item."""
+    config = session.config
+    errors = config.stash.get(_USAGE_ERRORS_KEY, [])
     if errors:
         raise errors[0]
+    settings = config.stash.get(SETTINGS_KEY, None)
+    directory = shared_dir()
+    if hasattr(config, "workerinput") and directory is not None and settings is not None and settings.model:
+        from pytest_egi.recorder import base_record
+        from pytest_egi.records import RunDir, write_collected
+
+        items = {}
+        for item in session.items:
+            case = _case_of(item)
+            if case is not None:
+                items[item.nodeid] = {
+                    "record": base_record(item, case, settings),
+                    "raw": RunDir.raw_name(case.suite.name, case.task.id, case.trial, case.trials),
+                }
+        write_collected(directory, items, deselected_count(config))
     _start_up(session)
+
+
+def deselected_count(config: pytest.Config) -> int:
+    """Items deselected in this process's collection so far (see ``pytest_deselected``)."""
+    return config.stash.get(_DESELECTED_KEY, 0)
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    """Count deselected items (``-k``, ``-m``, ``--lf``, ``--sw``, ``--deselect``)."""
+    if items:
+        stash = items[0].config.stash
+        stash[_DESELECTED_KEY] = stash.get(_DESELECTED_KEY, 0) + len(items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Any:
+    """On an xdist worker, tag the failed collection report of a usage error with its message
+    (``egi_usage_error``, kept when xdist serializes the report) for the controller."""
+    report = yield
+    pending = collector.config.stash.get(_WORKER_USAGE_ERRORS_KEY, None)
+    if pending and report.failed:
+        report.egi_usage_error = pending.pop(0)
+    return report
 
 
 # --- one-time start-up, outside every item's (pytest-timeout) budget -------------------------
@@ -784,8 +981,9 @@ def _shorten_error(report: pytest.TestReport, item: pytest.Item, excinfo: Any, t
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
-    """Show harness/provider failures in the call phase as ERROR, not FAILED."""
-    if report.when == "call" and report.failed:
+    """Show harness/provider failures in the call phase (and worker crashes, whose report
+    xdist makes with ``when="???"``) as ERROR, not FAILED."""
+    if report.when in ("call", "???") and report.failed:
         for name, value in report.user_properties:
             if name == "egi" and isinstance(value, dict) and value.get("status") == "error":
                 return "error", "E", "ERROR"

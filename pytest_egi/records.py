@@ -44,7 +44,9 @@ __all__ = [
     "dump_json",
     "load_records",
     "make_run_id",
+    "read_collected",
     "split_timing",
+    "write_collected",
 ]
 
 RECORD_SCHEMA = 1
@@ -205,3 +207,34 @@ def load_records(run_dir: Path) -> list[dict[str, Any]]:
                     if k not in ("suite", "task_id", "trial", *USAGE_KEYS)
                 }
     return records
+
+
+COLLECTED_FILE = "egi-collected.json"
+"""Written by each xdist worker into the session's shared directory after collection."""
+
+
+def write_collected(directory: Path, items: dict[str, dict[str, Any]], deselected: int) -> None:
+    """Record which EGI items a worker collected, for the controller (which collects nothing).
+
+    Args:
+        directory: the session's shared directory (``pytest_egi.shared``).
+        items: node id -> ``{"record": base record, "raw": trajectory path relative to the
+            run directory}``; the controller turns the base record into an error record
+            when the worker running that item crashes.
+        deselected: items deselected on the worker (``-k``, ``-m``, ``--lf``, ...).
+
+    Every worker collects the same items, so every worker writes the same content; the
+    write is atomic, so the controller never reads a half-written file.
+    """
+    content = json.dumps({"items": items, "deselected": deselected})
+    atomic_write_text(Path(directory) / COLLECTED_FILE, content)
+
+
+def read_collected(directory: Path | None) -> dict[str, Any] | None:
+    """What :func:`write_collected` wrote, or None when no worker has written it (yet)."""
+    if directory is None:
+        return None
+    try:
+        return json.loads((Path(directory) / COLLECTED_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None

@@ -13,12 +13,22 @@ from typing import Any
 import pytest
 
 from pytest_egi.aggregate import Aggregate, aggregate
+from pytest_egi.records import read_collected
 from pytest_egi.report.files import write_run
 from pytest_egi.report.terminal import summary_lines
 from pytest_egi.shared import request_stop
-from pytest_egi.state import RunSettings
+from pytest_egi.state import Case, RunSettings
+from pytest_egi.verdict import Verdict, judge_run
 
-__all__ = ["EARLY_STOP_ERRORS", "EgiSession"]
+__all__ = ["CRASH_TEXT", "EARLY_STOP_ERRORS", "EgiSession"]
+
+CRASH_TEXT = (
+    "the pytest-xdist worker running this item died without reporting a result (killed by a "
+    "signal such as SIGKILL or SIGSEGV, os.abort or os._exit, or pytest-timeout's thread method)"
+)
+"""The ``error`` of the record of an item whose xdist worker crashed."""
+INTERRUPTED_TEXT = "the pytest-xdist worker running this item was interrupted (KeyboardInterrupt)"
+"""The ``error`` of the record of an item whose xdist worker got a KeyboardInterrupt."""
 
 EARLY_STOP_ERRORS = 5
 """Finished items that must all have errored, with nothing scored, to stop the session."""
@@ -52,6 +62,11 @@ class EgiSession:
         self.exit_reasons: list[str] = []
         self.stopped = False
         self.something_worked = False
+        self.early_stop: str | None = None
+        self.crashes: list[str] = []
+        self.items_collected: int | None = None
+        self.items_deselected: int | None = None
+        self.verdict: Verdict | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Pick the ``("egi", record)`` entry out of each report's user_properties."""
@@ -82,6 +97,7 @@ class EgiSession:
             f"(last: {last['error']}); the remaining items would repeat it"
         )
         self.stopped = True
+        self.early_stop = f"the first {len(statuses)} items all errored"
         self.exit_reasons.append(reason)
         dsession = self.config.pluginmanager.getplugin("dsession")
         if dsession is not None:
@@ -95,6 +111,38 @@ class EgiSession:
         """Keep the session, to stop it early in serial runs."""
         self.session = session
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Count the EGI items collected (a serial run; under xdist the workers collect and
+        report them through the shared directory, ``pytest_egi.records.write_collected``)."""
+        from pytest_egi.plugin import deselected_count
+
+        self.items_collected = sum(1 for item in session.items if _is_egi_item(item))
+        self.items_deselected = deselected_count(self.config)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        """xdist: the worker running ``crashitem`` died. Its EGI item gets an ``error`` record
+        (with the trajectory file when one was written before the crash), which counts toward
+        ``--egi-max-error-rate``; the crash is named in the session's reasons."""
+        node = getattr(report, "node", None)
+        worker = getattr(getattr(node, "gateway", None), "id", None) or "?"
+        dsession = self.config.pluginmanager.getplugin("dsession")
+        stop = str(getattr(dsession, "shouldstop", "") or "")
+        interrupted = node is not None and stop == f"{node} received keyboard-interrupt"
+        what = "was interrupted (KeyboardInterrupt)" if interrupted else "crashed"
+        self.crashes.append(f"worker {worker} {what} running {crashitem}")
+        collected = read_collected(self.settings.shared_dir) or {}
+        entry = (collected.get("items") or {}).get(crashitem)
+        if entry is None:  # not an EGI item: xdist's own failure report stands
+            return
+        record = dict(entry["record"])
+        error = INTERRUPTED_TEXT if interrupted else CRASH_TEXT
+        record.update(status="error", success=None, error=error)
+        if (self.settings.run_dir / entry["raw"]).is_file():
+            record["raw_path"] = entry["raw"]
+        report.user_properties = [p for p in report.user_properties if p[0] != "egi"]
+        report.user_properties.append(("egi", record))
+
     def pytest_runtest_logfinish(self) -> None:
         """Apply an early stop decided in ``pytest_runtest_logreport`` (serial runs)."""
         reason = self.config.stash.get(_SESSION_STOP_KEY, None)
@@ -103,7 +151,7 @@ class EgiSession:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        """Aggregate, write the run directory, and set the exit status (DESIGN §5)."""
+        """Aggregate, judge the run, write the run directory, and set the exit status (DESIGN §5)."""
         if not self.records or self.settings.routing is None:
             return
         s = self.settings
@@ -116,16 +164,50 @@ class EgiSession:
             bootstrap_resamples=s.bootstrap,
             seed=s.seed if s.seed is not None else s.routing.modes[s.mode].seed,  # type: ignore[index]
         )
+        collected = read_collected(s.shared_dir)
+        if collected is not None:  # xdist: what the workers collected
+            self.items_collected = len(collected.get("items") or {})
+            self.items_deselected = int(collected.get("deselected") or 0)
+        self.verdict = judge_run(
+            error_rate=self.aggregate.error_rate,
+            max_error_rate=s.max_error_rate,
+            items_ran=len(self.records),
+            items_collected=self.items_collected,
+            stop_reason=self._stop_reason(session, int(exitstatus)),
+            selection=s.selection,
+            deselected=self.items_deselected,
+        )
         status = self._exit_status(int(exitstatus))
-        info = {"exit_status": status, "reasons": list(self.exit_reasons)}
-        self.written = write_run(s, records, self.aggregate, self.config, session_info=info)
+        info = {
+            "exit_status": status,
+            "reasons": list(self.exit_reasons) + list(self.crashes),
+            "crashes": list(self.crashes),
+            "items_collected": self.verdict.items_collected,
+            "items_ran": self.verdict.items_ran,
+            "items_deselected": self.items_deselected,
+            "stop_reason": self.verdict.stop_reason,
+        }
+        self.written = write_run(
+            s, records, self.aggregate, self.config, session_info=info, verdict=self.verdict
+        )
         session.exitstatus = status
 
+    def _stop_reason(self, session: pytest.Session, exitstatus: int) -> str | None:
+        """Why the session stopped before its end, or None: our early stop, ``-x`` /
+        ``--maxfail`` (pytest's or xdist's ``shouldfail`` / ``shouldstop``), Ctrl-C."""
+        if self.early_stop:
+            return self.early_stop
+        dsession = self.config.pluginmanager.getplugin("dsession")
+        for value in (getattr(dsession, "shouldstop", None), session.shouldfail, session.shouldstop):
+            if value:
+                return value if isinstance(value, str) else "stopped"
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            return "KeyboardInterrupt"
+        return None
+
     def _exit_status(self, exitstatus: int) -> int:
-        agg = self.aggregate
-        assert agg is not None
-        if exitstatus in _KEEP_STATUS and not self.stopped:
-            return exitstatus
+        agg, verdict = self.aggregate, self.verdict
+        assert agg is not None and verdict is not None
         breached = agg.result.gate.breached
         if breached:
             self.exit_reasons.append(
@@ -134,11 +216,13 @@ class EgiSession:
                     f"{b} {agg.result.buckets[b].value:.1f} < {self.settings.floors[b]:g}" for b in breached
                 )
             )
-        if agg.error_rate > self.settings.max_error_rate:
-            self.exit_reasons.append(
-                f"errored items {agg.error_rate:.1%} above --egi-max-error-rate "
-                f"{self.settings.max_error_rate:.1%}"
-            )
+        for flag, reason in zip(verdict.flags, verdict.reasons, strict=True):
+            if flag == "INVALID":
+                self.exit_reasons.append(reason)
+            elif not self.stopped:  # our early stop already said why it stopped
+                self.exit_reasons.append(f"{flag.lower()}: {reason}")
+        if exitstatus in _KEEP_STATUS and not self.stopped:
+            return exitstatus
         if self.exit_reasons:
             return int(pytest.ExitCode.TESTS_FAILED)
         if self.settings.strict or self.other_failures:
@@ -151,8 +235,19 @@ class EgiSession:
             return
         tr = terminalreporter
         tr.write_sep("=", "EGI summary", bold=True)
-        for line in summary_lines(self.settings, self.aggregate, list(self.records.values())):
+        lines = summary_lines(self.settings, self.aggregate, list(self.records.values()), self.verdict)
+        flagged = bool(self.verdict and self.verdict.flags)
+        subset = bool(self.verdict and self.verdict.subset)
+        tr.write_line(lines[0], red=flagged, yellow=not flagged and subset, bold=True)
+        for line in lines[1:]:
             tr.write_line(line)
+        for crash in self.crashes:
+            tr.write_line(f"egi: {crash} (an error record; it counts toward --egi-max-error-rate)", red=True)
         for reason in self.exit_reasons:
             tr.write_line(f"session fails: {reason}", red=True, bold=True)
         tr.write_line(f"egi report: {self.written.get('run_dir')}")
+
+
+def _is_egi_item(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and isinstance(callspec.params.get("egi_case"), Case)

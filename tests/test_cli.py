@@ -120,3 +120,44 @@ def test_compare_after_a_reweighting_rescore_names_the_weights(toy_run, capsys):
     out = capsys.readouterr().out
     assert "warning: different bucket weights (M1 0.28->0.3, M2 0.22->0.2)" in out
     assert "different coverage" not in out
+
+
+def test_report_and_rescore_keep_an_interrupted_run_labelled(toy_project, monkeypatch, capsys):
+    toy_project.runpytest("toysuites", "--egi-model", "egi/null", "--egi-bootstrap", "0", "-x")
+    monkeypatch.syspath_prepend(str(toy_project.path))
+    run = next((toy_project.path / "reports").iterdir())
+    capsys.readouterr()
+    headline = (
+        "EGI INTERRUPTED: 1 of 6 items ran (stopping after 1 failures) — the figure over the "
+        "items that were scored (0.0, partial: 42% of weight) is not a score"
+    )
+    assert main(["report", str(run)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == headline
+    assert main(["report", "--rescore", str(run)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == headline
+    rescored = next(p for p in run.iterdir() if p.name.startswith("rescore-"))
+    egi = json.loads((rescored / "egi.json").read_text())
+    assert (egi["egi"]["flags"], egi["egi"]["headline"]) == (["INTERRUPTED"], headline)
+    assert "INTERRUPTED" in (rescored / "report.html").read_text()
+
+
+def test_compare_labels_a_subset_and_an_interrupted_run(toy_run, toy_project, capsys):
+    toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "--egi-mode", "deep",
+                          "--egi-bootstrap", "0", "--egi-report-dir", "subset", "-k", "alpha")
+    toy_project.runpytest("toysuites", "--egi-model", "egi/null", "--egi-mode", "deep",
+                          "--egi-bootstrap", "0", "--egi-report-dir", "stopped", "-x")
+    subset = next((toy_project.path / "subset").iterdir())
+    stopped = next((toy_project.path / "stopped").iterdir())
+    a = json.loads((toy_run / "egi.json").read_text())["egi"]["value"]
+    assert main(["compare", str(toy_run), str(subset)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert 'warning: B is a subset of its profile (-k "alpha"); its EGI covers the selected items only' in out
+    assert f"{'EGI':10} {a:>14.1f} {'100.0 (subset)':>14} {100.0 - a:>+7.1f}" in [x.rstrip() for x in out]
+    assert main(["compare", str(toy_run), str(stopped)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        "warning: B's EGI is not a score: EGI INTERRUPTED: 1 of 10 items ran (stopping after 1 "
+        "failures) — the figure over the items that were scored (0.0, partial: 42% of weight) is "
+        "not a score"
+    ) in out
+    assert f"{'EGI':10} {a:>11.1f} {'INTERRUPTED':>11}" in [x.rstrip() for x in out]

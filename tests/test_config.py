@@ -3,6 +3,7 @@ file or flag, the field, and what would be valid."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -170,6 +171,11 @@ def test_broken_routing_exits_4(toy_project):
             ["--egi-model", "egi/oracle", "--egi-opt", "toy.max_turns=many"],
             "*--egi-opt toy.max_turns: Input should be a valid integer*",
         ),
+        (  # the toy's options model ignores unknown keys; the core does not
+            ["--egi-model", "egi/oracle", "--egi-opt", "toy.max_turn=3"],
+            "ERROR: --egi-opt toy.max_turn: unknown option for toy; valid keys for toy: "
+            "max_turns, fail_env, fail_every",
+        ),
     ],
 )
 def test_bad_options_exit_4(toy_project, args, message):
@@ -207,3 +213,56 @@ def test_unreachable_api_base_fails_fast(toy_project):
     result.stderr.fnmatch_lines(
         [f"*--egi-api-base: cannot connect to 127.0.0.1:{port} (Connection refused); is the server running?*"]
     )
+
+
+@pytest.mark.parametrize("form", ["space", "equals"])
+@pytest.mark.parametrize("target", ["afile", "afile/sub"])
+def test_unwritable_report_dir_is_refused_before_any_item_runs(toy_project, form, target):
+    (toy_project.path / "afile").write_text("not a folder")
+    option = ["--egi-report-dir", target] if form == "space" else [f"--egi-report-dir={target}"]
+    result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", *option)
+    assert result.ret == 4
+    result.stdout.no_fnmatch_line("*passed*")  # nothing ran
+    assert result.stderr.lines[0] == (
+        f"ERROR: --egi-report-dir: cannot write run reports to {toy_project.path / target}: "
+        f"{toy_project.path / 'afile'} is not a folder; pass --egi-report-dir DIR with a writable folder"
+    )
+
+
+def _option(form: str, flag: str, value: str) -> list[str]:
+    return [flag, value] if form == "space" else [f"{flag}={value}"]
+
+
+@pytest.mark.parametrize("form", ["space", "equals"])
+def test_report_dir_outside_the_project_in_both_forms(toy_project, tmp_path_factory, form):
+    """``--egi-report-dir DIR`` with no test path: pytest's first look at the command line
+    took DIR for a test path and made the rootdir DIR's ancestor (routing.yaml not found)."""
+    out = tmp_path_factory.mktemp("elsewhere")
+    result = toy_project.runpytest("--egi-model", "egi/oracle", "--egi-bootstrap", "0",
+                                   *_option(form, "--egi-report-dir", str(out)))
+    assert result.ret == 0, result.stderr.str()
+    result.assert_outcomes(passed=6)
+    assert f"rootdir: {toy_project.path}" in result.stdout.lines
+    assert [p.name.split("-")[-2] for p in out.iterdir()] == ["quick"]
+
+
+OTHER_INI = """\
+[pytest]
+addopts = --collect-only
+testpaths = nothing-here
+"""
+
+
+@pytest.mark.parametrize("form", ["space", "equals"])
+def test_routing_from_another_project_does_not_bring_its_config(toy_project, tmp_path_factory, form):
+    other = tmp_path_factory.mktemp("other-project")
+    (other / "pytest.ini").write_text(OTHER_INI)
+    (other / "routing.yaml").write_text((toy_project.path / "routing.yaml").read_text())
+    result = toy_project.runpytest("--egi-model", "egi/oracle", "--egi-bootstrap", "0",
+                                   *_option(form, "--egi-routing", str(other / "routing.yaml")))
+    assert result.ret == 0, result.stderr.str()
+    result.assert_outcomes(passed=6)  # not --collect-only, not testpaths from the other ini
+    assert f"rootdir: {toy_project.path}" in result.stdout.lines
+    assert not any(line.startswith("configfile:") for line in result.stdout.lines)
+    egi = json.loads(next((toy_project.path / "reports").iterdir()).joinpath("egi.json").read_text())
+    assert egi["routing"]["path"] == str(other / "routing.yaml")

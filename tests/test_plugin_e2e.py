@@ -27,7 +27,15 @@ def test_oracle_reaches_ceiling_and_exit_0(toy_project):
     assert egi["buckets"]["M1"]["value"] == 100.0
     assert egi["buckets"]["M4"]["value"] == 100.0
     # partial: M1 (0.28) and M4 (0.14) are covered
-    assert egi["egi"] == {"value": 100.0, "partial": True, "covered_weight": 0.42, "ci95": None}
+    assert egi["egi"] == {
+        "value": 100.0, "partial": True, "covered_weight": 0.42, "ci95": None,
+        "status": "valid", "flags": [], "flag_reasons": [], "subset": [],
+        "headline": "EGI (partial: M1 M4, 42% of weight) 100.0  — not comparable to a full EGI",
+    }
+    assert egi["session"] == {
+        "exit_status": 0, "reasons": [], "crashes": [], "items_collected": 6, "items_ran": 6,
+        "items_deselected": 0, "stop_reason": None,
+    }
     assert egi["gate"] == {"release_ready": False, "breached": [], "unmeasured": ["M2", "M5"]}
     reasons = {m["route"]: m["reason"] for m in egi["missing"]}
     assert reasons == {

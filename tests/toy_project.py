@@ -2,7 +2,7 @@
 
 The toy suite has tasks "what is the code of item k?"; the agent must call ``lookup`` and then
 ``submit`` the code. Categories ``alpha`` and ``beta``; sub-metrics ``acc`` (mean success,
-0-1), ``acc_alpha``, ``acc_beta``, and ``abstain`` (0-1) for a safety route. The package is
+0-1), ``acc_alpha``, ``acc_beta`` (declared in ``sub_metrics``). The package is
 named ``toysuites`` so it never collides with the repository's own ``suites`` package. With
 the environment variable ``TOY_LOAD_LOG`` set, ``load_tasks`` appends ``<pid> <shared dir>``
 to that file on each call.
@@ -59,6 +59,8 @@ class ToySuite:
     version = "1"
     categories = ("alpha", "beta")
     options_model = Options
+    sub_metrics = frozenset({"acc", "acc_alpha", "acc_beta"})
+    diagnostics = frozenset()
 
     def load_tasks(self, profile, options):
         if os.environ.get("TOY_LOAD_LOG"):  # one line per call: pid and shared build directory

@@ -12,6 +12,8 @@ from pytest_egi.aggregate import Aggregate
 from pytest_egi.doctor import installed_version
 from pytest_egi.models.usage import summarize_usage
 from pytest_egi.records import RunDir, atomic_write_text, dump_json, record_sort_key, split_timing
+from pytest_egi.report.terminal import egi_headline
+from pytest_egi.verdict import Verdict, judge_run
 
 __all__ = ["build_egi_json", "write_run"]
 
@@ -21,9 +23,21 @@ def build_egi_json(
     records: list[dict[str, Any]],
     agg: Aggregate,
     session_info: dict[str, Any] | None = None,
+    verdict: Verdict | None = None,
 ) -> dict[str, Any]:
-    """The content of egi.json (DESIGN §7); ``session_info`` = exit status and its reasons."""
+    """The content of egi.json (DESIGN §7); ``session_info`` = exit status, its reasons and
+    the item counts; ``verdict`` (:mod:`pytest_egi.verdict`) labels the EGI. Without one, the
+    run is judged on its error rate and selection alone."""
     res = agg.result
+    if verdict is None:
+        verdict = judge_run(
+            error_rate=agg.error_rate,
+            max_error_rate=settings.max_error_rate,
+            items_ran=len(records),
+            items_collected=None,
+            stop_reason=None,
+            selection=getattr(settings, "selection", {}) or {},
+        )
     routing = settings.routing
     suites_run = sorted(agg.suites)
     buckets = {}
@@ -49,6 +63,11 @@ def build_egi_json(
             "partial": res.partial,
             "covered_weight": res.covered_weight,
             "ci95": list(agg.ci["EGI"]) if agg.ci.get("EGI") else None,
+            "status": verdict.status,
+            "flags": list(verdict.flags),
+            "flag_reasons": list(verdict.reasons),
+            "subset": list(verdict.subset),
+            "headline": egi_headline(agg, verdict),
         },
         "buckets": buckets,
         "gate": res.gate.__dict__,
@@ -164,6 +183,7 @@ def write_run(
     agg: Aggregate,
     config: Any = None,
     session_info: dict[str, Any] | None = None,
+    verdict: Verdict | None = None,
 ) -> dict[str, str]:
     """Write every run file atomically; returns ``{"run_dir": ..., "egi_json": ...}`` paths."""
     from pytest_egi.report.html import render_html
@@ -181,7 +201,7 @@ def write_run(
         rd.timings_jsonl,
         "".join(json.dumps(t, sort_keys=True) + "\n" for t in timings),
     )
-    egi = build_egi_json(settings, ordered, agg, session_info)
+    egi = build_egi_json(settings, ordered, agg, session_info, verdict)
     atomic_write_text(rd.egi_json, dump_json(egi))
     atomic_write_text(rd.results_csv, _results_csv(stable))
     atomic_write_text(rd.report_html, render_html(egi, stable))

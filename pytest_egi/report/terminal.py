@@ -12,6 +12,7 @@ from rich.table import Table
 from pytest_egi.aggregate import Aggregate
 from pytest_egi.config import BUCKETS
 from pytest_egi.models.usage import format_usage_lines, summarize_usage
+from pytest_egi.verdict import Verdict
 
 __all__ = ["egi_headline", "gate_line", "no_answer_line", "summary_lines"]
 
@@ -25,20 +26,37 @@ def _ci(ci: dict[str, Any], key: str) -> str:
     return "" if not interval else f"[{interval[0]:.1f}, {interval[1]:.1f}]"
 
 
-def egi_headline(agg: Aggregate) -> str:
-    """``EGI 81.2 [76.0, 85.1]`` or ``EGI (partial, 56% of weight: M1 M4 M5) 93.0``."""
+def egi_headline(agg: Aggregate, verdict: Verdict | None = None) -> str:
+    """The EGI line; a run whose figure is not a score says so in the line itself.
+
+    ``EGI 81.2  95% CI [76.0, 85.1]``; ``EGI (partial: M1 M4, 42% of weight) 93.0  — not
+    comparable to a full EGI``; ``EGI (subset: -k "alpha") 93.0  — over the selected items
+    only``; ``EGI INTERRUPTED: 2 of 6 items ran (stopping after 1 failures) — the figure over
+    the items that ran (93.0) is not a score``; ``EGI INVALID: errored items 60.0% above
+    --egi-max-error-rate 5.0% — ...``. See :mod:`pytest_egi.verdict`.
+    """
     res = agg.result
+    subset = f"subset: {', '.join(verdict.subset)}" if verdict is not None and verdict.subset else None
+    if verdict is not None and verdict.flags:
+        if res.egi is None:
+            figure = "no figure (nothing was scored)"
+        else:
+            partial = f", partial: {res.covered_weight:.0%} of weight" if res.partial else ""
+            figure = f"the figure over the items that were scored ({res.egi:.1f}{partial}) is not a score"
+        label = f" ({subset})" if subset else ""
+        return f"EGI {', '.join(verdict.flags)}{label}: {'; '.join(verdict.reasons)} — {figure}"
     ci = _ci(agg.ci, "EGI")
     ci = f"  95% CI {ci}" if ci else ""
     if res.egi is None:
-        return "EGI —  (no bucket has a routed sub-metric)"
+        return "EGI —  (no bucket has a routed sub-metric)" + (f"  ({subset})" if subset else "")
+    labels = [subset] if subset else []
     if res.partial:
         covered = " ".join(b for b in BUCKETS if res.buckets[b].value is not None)
-        return (
-            f"EGI (partial: {covered}, {res.covered_weight:.0%} of weight) "
-            f"{res.egi:.1f}{ci}  — not comparable to a full EGI"
-        )
-    return f"EGI {res.egi:.1f}{ci}"
+        labels.append(f"partial: {covered}, {res.covered_weight:.0%} of weight")
+    if not labels:
+        return f"EGI {res.egi:.1f}{ci}"
+    tail = "  — not comparable to a full EGI" if res.partial else "  — over the selected items only"
+    return f"EGI ({'; '.join(labels)}) {res.egi:.1f}{ci}{tail}"
 
 
 def gate_line(agg: Aggregate) -> str:
@@ -68,10 +86,16 @@ def _render(table: Table) -> list[str]:
     return console.file.getvalue().rstrip("\n").splitlines()  # type: ignore[attr-defined]
 
 
-def summary_lines(settings: Any, agg: Aggregate, records: list[dict[str, Any]]) -> list[str]:
-    """The whole terminal summary as lines of plain text (usage from ``records``)."""
+def summary_lines(
+    settings: Any, agg: Aggregate, records: list[dict[str, Any]], verdict: Verdict | None = None
+) -> list[str]:
+    """The whole terminal summary as lines of plain text (usage from ``records``); the first
+    line is the EGI headline, labelled by ``verdict`` (:mod:`pytest_egi.verdict`)."""
     res = agg.result
-    lines = [f"model {settings.model}  mode {settings.mode}  run {settings.run_id}", egi_headline(agg)]
+    lines = [
+        egi_headline(agg, verdict),
+        f"model {settings.model}  mode {settings.mode}  run {settings.run_id}",
+    ]
     buckets = Table(box=None, pad_edge=False, show_edge=False)
     for col in ("bucket", "name", "weight", "score", "95% CI", "floor", "routed"):
         buckets.add_column(col, justify="right" if col in ("weight", "score", "floor") else "left")

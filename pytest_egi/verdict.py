@@ -1,0 +1,148 @@
+"""Whether a run's EGI is a result: INVALID, INTERRUPTED, INCOMPLETE, or a subset.
+
+The figure is computed for every run, but it is only a score when the run finished, ran every
+item it collected, and errored on no more items than ``--egi-max-error-rate`` allows.
+:func:`judge_run` decides this from the session's facts; the terminal, egi.json, report.html
+and ``egi-bench report`` / ``compare`` all show the same verdict in the EGI headline itself
+(``pytest_egi.report.terminal.egi_headline``), never a plain score above a reason.
+
+Flags, most severe first:
+
+- ``INTERRUPTED``: the session stopped before every collected item ran (Ctrl-C, ``-x``,
+  ``--maxfail``, the early stop when the first items all errored).
+- ``INCOMPLETE``: fewer items reported than were collected, with no stop (e.g. xdist gave up
+  restarting crashed workers).
+- ``INVALID``: the share of errored items is above ``--egi-max-error-rate``; the errored
+  items are not scored, so the figure is over a biased remainder.
+
+Separately, a run whose items were chosen on the command line (``-k``, ``-m``, ``--lf``,
+``--sw``, ``--deselect``, node ids) is a **subset** of its profile: its figure stands, labelled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["FLAGS", "SUBSET_KEYS", "Verdict", "describe_selection", "judge_run", "verdict_from_egi"]
+
+FLAGS = ("INTERRUPTED", "INCOMPLETE", "INVALID")
+"""Verdict flags, most severe first."""
+
+SUBSET_KEYS = ("-k", "-m", "--lf", "--sw", "--deselect", "node ids")
+"""``RunSettings.selection`` keys that leave items of the profile out. ``--ff`` only reorders:
+it is recorded, but does not by itself make a subset."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The verdict on one run.
+
+    Attributes:
+        flags: subset of :data:`FLAGS`, in that order; empty when the figure is a score.
+        reasons: one line per flag, in the same order (``5 of 10 items ran (...)``).
+        items_ran: EGI items with a record (any status, skipped included).
+        items_collected: EGI items collected after deselection; None when unknown.
+        stop_reason: why the session stopped early, or None.
+        subset: descriptions of the selection that made the run a subset (``-k "alpha"``,
+            ``--lf``, ``4 items deselected``); empty for a run of the whole profile.
+    """
+
+    flags: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+    items_ran: int = 0
+    items_collected: int | None = None
+    stop_reason: str | None = None
+    subset: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def status(self) -> str:
+        """``valid``, or the most severe flag in lower case (``interrupted``, ...)."""
+        return self.flags[0].lower() if self.flags else "valid"
+
+
+def describe_selection(selection: dict[str, Any], deselected: int | None = None) -> tuple[str, ...]:
+    """The parts of ``selection`` that make a subset, for people: ``('-k "alpha"', '--lf')``.
+
+    ``deselected`` (items deselected during collection) adds ``N items deselected`` when no
+    listed option explains it.
+    """
+    parts: list[str] = []
+    for key in SUBSET_KEYS:
+        value = selection.get(key)
+        if not value:
+            continue
+        if value is True:
+            parts.append(key)
+        elif isinstance(value, list):
+            parts.append(f"{key} {' '.join(value)}" if len(value) <= 2 else f"{len(value)} {key}")
+        else:
+            parts.append(f'{key} "{value}"')
+    if deselected and not parts:
+        parts.append(f"{deselected} items deselected")
+    return tuple(parts)
+
+
+def judge_run(
+    *,
+    error_rate: float,
+    max_error_rate: float,
+    items_ran: int,
+    items_collected: int | None,
+    stop_reason: str | None,
+    selection: dict[str, Any] | None = None,
+    deselected: int | None = None,
+) -> Verdict:
+    """Decide the verdict from the session's facts (see the module docstring).
+
+    Args:
+        error_rate: errored items / non-skipped items, 0-1 (``Aggregate.error_rate``).
+        max_error_rate: ``--egi-max-error-rate``, 0-1.
+        items_ran: EGI items with a record.
+        items_collected: EGI items collected (after deselection), or None when unknown.
+        stop_reason: why the session stopped early (pytest's ``shouldstop``/``shouldfail``,
+            ``KeyboardInterrupt``, the early stop), or None.
+        selection: ``RunSettings.selection``.
+        deselected: items deselected during collection, when known.
+
+    A stop after the last item ran is no interruption; with ``items_collected`` unknown, a
+    stop reason alone makes the run INTERRUPTED.
+    """
+    flags: list[str] = []
+    reasons: list[str] = []
+    of = f"{items_ran} of {items_collected} items ran" if items_collected is not None else (
+        f"{items_ran} items ran"
+    )
+    missing = items_collected is not None and items_ran < items_collected
+    if stop_reason and (missing or items_collected is None):
+        flags.append("INTERRUPTED")
+        reasons.append(f"{of} ({stop_reason})")
+    elif missing:
+        flags.append("INCOMPLETE")
+        reasons.append(f"{of}; the others reported no result")
+    if error_rate > max_error_rate:
+        flags.append("INVALID")
+        reasons.append(f"errored items {error_rate:.1%} above --egi-max-error-rate {max_error_rate:.1%}")
+    return Verdict(
+        tuple(flags), tuple(reasons), items_ran, items_collected, stop_reason,
+        describe_selection(selection or {}, deselected),
+    )
+
+
+def verdict_from_egi(egi: dict[str, Any], error_rate: float, max_error_rate: float) -> Verdict:
+    """The verdict of a stored run (egi.json), re-judged with ``error_rate`` and
+    ``max_error_rate`` (``egi-bench report --rescore`` may change either). An egi.json
+    written before these fields existed gives a verdict on the error rate alone."""
+    session = egi.get("session") or {}
+    items_ran = session.get("items_ran")
+    if items_ran is None:
+        items_ran = sum((egi.get("counts") or {}).values())
+    return judge_run(
+        error_rate=error_rate,
+        max_error_rate=max_error_rate,
+        items_ran=items_ran,
+        items_collected=session.get("items_collected"),
+        stop_reason=session.get("stop_reason"),
+        selection=(egi.get("config") or {}).get("selection") or {},
+        deselected=session.get("items_deselected"),
+    )
