@@ -104,6 +104,7 @@ def _settings_from_egi(run: Path, egi: dict[str, Any]) -> RunSettings:
         bootstrap=cfg.get("bootstrap_resamples", 1000),
         judge_model=None if egi.get("judge") == "egi/rules" else egi.get("judge"),
         simulator_model=None if egi.get("simulator") == "egi/rules" else egi.get("simulator"),
+        data_warnings=list(egi.get("data_warnings") or []),
     )
 
 

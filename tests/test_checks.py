@@ -135,7 +135,7 @@ def _pvi_none_task_file(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("dist", [(), ("-n", "2")], ids=["serial", "xdist"])
-def test_degenerate_category_is_flagged_in_terminal_egi_json_and_html(pytester, tmp_path, dist):
+def test_degenerate_category_is_flagged_in_terminal_egi_json_and_html(pytester, tmp_path, dist, capsys):
     task_file = _pvi_none_task_file(tmp_path)
     out = pytester.path / "reports"
     result = pytester.runpytest(
@@ -151,6 +151,16 @@ def test_degenerate_category_is_flagged_in_terminal_egi_json_and_html(pytester, 
     assert egi["data_warnings"] == [{"suite": "crmarena", "category": "PVI", "warning": warning}]
     html = (run_dir / "report.html").read_text()
     assert "data warning</span> crmarena: PVI: the answer &#39;None&#39; scores 1.00 on all 3 tasks" in html
+    if dist:
+        return
+    # egi-bench report and report --rescore keep the warning
+    from pytest_egi.cli import main
+
+    assert main(["report", str(run_dir)]) == 0
+    assert f"data warning (crmarena): {warning}" in capsys.readouterr().out
+    assert main(["report", "--rescore", str(run_dir)]) == 0
+    rescored = next(p for p in run_dir.iterdir() if p.name.startswith("rescore-"))
+    assert json.loads((rescored / "egi.json").read_text())["data_warnings"] == egi["data_warnings"]
 
 
 def test_no_warning_no_line(pytester):
