@@ -531,7 +531,7 @@ def solve_directly(org, task: dict) -> list[str | None]:
 # Wrong-but-plausible answers (for the noisy policy)
 # --------------------------------------------------------------------------------------------
 
-_ID_ANSWER_PREFIX = {
+GOLD_OBJECTS: dict[str, str] = {
     "case_routing": "User",
     "handle_time": "User",
     "transfer_count": "User",
@@ -539,6 +539,7 @@ _ID_ANSWER_PREFIX = {
     "policy_violation_identification": "Knowledge__kav",
     "top_issue_identification": "Issue__c",
 }
+"""``task`` value -> the object whose record Ids its gold answers are (reference §1.1)."""
 _STATE_CODES = ("AZ", "CA", "CO", "FL", "GA", "IL", "MA", "MN", "NC", "NY", "OR", "PA", "TX", "WA")
 
 
@@ -587,7 +588,7 @@ def wrong_answer(task: dict, correct: list[str | None], observed: Iterable[objec
         words = str(correct[0] or "").split()
         return [" ".join(words[: max(1, len(words) // 2)]) if len(words) > 1 else "I could not find that."]
     present = [c for c in correct if c]
-    prefix = present[0][:3] if present else KEY_PREFIXES[_ID_ANSWER_PREFIX.get(kind, "User")]
+    prefix = present[0][:3] if present else KEY_PREFIXES[GOLD_OBJECTS.get(kind, "User")]
     others = [i for i in _ids_in(observed, prefix) if i not in gold]
     if others:
         return [others[0]]

@@ -9,23 +9,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .reference import TASK_TYPES
+from .reference import GOLD_OBJECTS, TASK_TYPES
 from .sftime import MONTH_NAMES
 
 __all__ = ["CATEGORIES", "GOLD_OBJECTS", "check_gold", "load_task_file"]
 
 CATEGORIES: tuple[str, ...] = tuple(TASK_TYPES.values())
 """The nine ``task`` values of the original org, in paper order."""
-
-GOLD_OBJECTS: dict[str, str] = {
-    "case_routing": "User",
-    "handle_time": "User",
-    "transfer_count": "User",
-    "named_entity_disambiguation": "Product2",
-    "policy_violation_identification": "Knowledge__kav",
-    "top_issue_identification": "Issue__c",
-}
-"""``task`` value -> the object whose record Ids its gold answers are (reference §1.1)."""
 
 
 def load_task_file(path: str | Path) -> list[dict]:
