@@ -61,13 +61,14 @@ def parse_bucket_values(flag: str, text: str, *, lo: float, hi: float) -> dict[s
         pytest.UsageError: naming ``flag`` and the bad token.
     """
     values: dict[str, float] = {}
+    example = f"{flag} M2=75,M5=80" if hi > 1 else f"{flag} M1=0.3,M4=0.12"
     for token in filter(None, (t.strip() for t in text.split(","))):
         name, sep, num = token.partition("=")
         name = name.strip().upper()
         if not sep or name not in BUCKETS:
             raise pytest.UsageError(
                 f"{flag}: bad entry {token!r}; expected BUCKET=NUMBER with BUCKET in M1-M6, "
-                f"e.g. {flag} M2=75,M5=80"
+                f"e.g. {example}"
             )
         try:
             value = float(num)
@@ -79,7 +80,7 @@ def parse_bucket_values(flag: str, text: str, *, lo: float, hi: float) -> dict[s
             raise pytest.UsageError(f"{flag}: {token!r} is outside [{lo:g}, {hi:g}]")
         values[name] = value
     if not values:
-        raise pytest.UsageError(f"{flag}: empty; expected e.g. {flag} M2=75,M5=80")
+        raise pytest.UsageError(f"{flag}: empty; expected e.g. {example}")
     return values
 
 

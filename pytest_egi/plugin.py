@@ -643,10 +643,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         # is over so pytest reports it cleanly (an xdist worker reports a collection error)
         error = exc if isinstance(exc, pytest.UsageError) else _data_error(suite.name, settings, exc)
         return _refuse(metafunc, error)
+    if not tasks:
+        return _refuse(metafunc, _data_error(suite.name, settings, ValueError(
+            f"no task to run: the suite loaded none for the {settings.mode} profile")))
     ids = [t.id for t in tasks]
     if len(set(ids)) != len(ids):
         return _refuse(metafunc, pytest.UsageError(f"suite {suite.name}: duplicate task ids in load_tasks()"))
-    _check_data(config, settings, suite, tasks, options)
+    _check_data(config, settings, suite, tasks, options, profile)
     for name in {suite.name, *(t.category for t in tasks)}:
         config.addinivalue_line("markers", f"{_marker_name(name)}: egi suite or category")
     params = []
@@ -662,16 +665,27 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("egi_case", params, indirect=True)
 
 
-def _check_data(config: pytest.Config, settings: RunSettings, suite: Any, tasks: list, options: Any) -> None:
-    """Run the suite's optional ``constant_answer_check`` on the tasks it loaded; keep the
-    warnings in ``settings.data_warnings`` (an xdist worker also hands them to the controller
-    in ``workeroutput``, read back in ``_XdistHooks.pytest_testnodedown``)."""
-    check = getattr(suite, "constant_answer_check", None)
-    if check is None or not settings.model:
+def _check_data(
+    config: pytest.Config, settings: RunSettings, suite: Any, tasks: list, options: Any, profile: Any
+) -> None:
+    """Warn about the tasks a suite loaded: a category of the profile with no task at all (a
+    user's task file may hold only some), and the suite's optional ``constant_answer_check``.
+    The warnings go to ``settings.data_warnings`` (an xdist worker also hands them to the
+    controller in ``workeroutput``, read back in ``_XdistHooks.pytest_testnodedown``)."""
+    if not settings.model:
         return
     from pytest_egi.checks import data_warning_entries, merge_data_warnings
 
-    merge_data_warnings(settings.data_warnings, data_warning_entries(suite.name, check(tasks, options)))
+    loaded = {t.category for t in tasks}
+    absent = {
+        c: f"{c}: no task of this category was loaded, so its sub-metrics are missing "
+        "(the task data holds none)"
+        for c in (profile.categories or suite.categories) if c not in loaded
+    }
+    merge_data_warnings(settings.data_warnings, data_warning_entries(suite.name, absent))
+    check = getattr(suite, "constant_answer_check", None)
+    if check is not None:
+        merge_data_warnings(settings.data_warnings, data_warning_entries(suite.name, check(tasks, options)))
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:
         workeroutput["egi_data_warnings"] = list(settings.data_warnings)
@@ -935,7 +949,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         record.update(status="skipped", error=reason)
     elif report.failed:
         record = base_record(item, case, settings)
-        record.update(status="error", error=_error_text(excinfo))
+        record.update(status="error", error=_error_text(excinfo),
+                      error_kind=getattr(excinfo.value, "kind", None) if excinfo else None)
         record.update(trial_usage(item.stash.get(CLIENT_KEY, None), item.stash.get(_RECORDER_KEY, None)))
         _shorten_error(report, item, excinfo, record["error"])
         partial = getattr(excinfo.value, "partial_trajectory", None) if excinfo else None

@@ -53,6 +53,7 @@ def base_record(item: pytest.Item, case: Case, settings: RunSettings) -> dict[st
         "usage": {},
         "raw_path": None,
         "error": None,
+        "error_kind": None,
         "termination": None,
         "finish_reason": None,
         "turns": None,

@@ -81,23 +81,33 @@ class EgiSession:
             self._stop_if_nothing_works()
 
     def _stop_if_nothing_works(self) -> None:
-        """Stop early when the first EARLY_STOP_ERRORS finished items all errored (a dead
-        endpoint or a missing key): the remaining items would only repeat the error."""
+        """Stop early when nothing has worked yet and either the first EARLY_STOP_ERRORS
+        finished items all errored (a dead endpoint), or one errored for a reason no later
+        call can escape (a missing API key, an exhausted quota: ``SESSION_FATAL_KINDS``)."""
         if self.stopped or self.something_worked or self.settings.max_error_rate >= 1.0:
             return
+        from pytest_egi.models.base import SESSION_FATAL_KINDS
+
         statuses = [r["status"] for r in self.records.values() if r["status"] != "skipped"]
         if any(s != "error" for s in statuses):
             self.something_worked = True
             return
-        if len(statuses) < EARLY_STOP_ERRORS:
+        last = next((r for r in reversed(list(self.records.values())) if r["status"] == "error"), None)
+        if last is None:
             return
-        last = next(r for r in reversed(list(self.records.values())) if r["status"] == "error")
-        reason = (
-            f"egi: stopping, the first {len(statuses)} items all errored "
-            f"(last: {last['error']}); the remaining items would repeat it"
-        )
+        if last.get("error_kind") in SESSION_FATAL_KINDS:
+            # a missing key or an exhausted quota: every later call would fail the same way
+            reason = f"egi: stopping, {last['error']}"
+            self.early_stop = f"a provider failure no later call can escape ({last['error_kind']})"
+        elif len(statuses) < EARLY_STOP_ERRORS:
+            return
+        else:
+            reason = (
+                f"egi: stopping, the first {len(statuses)} items all errored "
+                f"(last: {last['error']}); the remaining items would repeat it"
+            )
+            self.early_stop = f"the first {len(statuses)} items all errored"
         self.stopped = True
-        self.early_stop = f"the first {len(statuses)} items all errored"
         self.exit_reasons.append(reason)
         dsession = self.config.pluginmanager.getplugin("dsession")
         if dsession is not None:

@@ -148,7 +148,15 @@ def test_degenerate_category_is_flagged_in_terminal_egi_json_and_html(pytester, 
     result.stdout.fnmatch_lines([f"data warning (crmarena): {warning}"])
     run_dir = next(out.iterdir())
     egi = json.loads((run_dir / "egi.json").read_text())
-    assert egi["data_warnings"] == [{"suite": "crmarena", "category": "PVI", "warning": warning}]
+    absent = [
+        {"suite": "crmarena", "category": c, "warning": f"{c}: no task of this category was loaded, "
+         "so its sub-metrics are missing (the task data holds none)"}
+        for c in sorted(("NCR", "HTU", "TCU", "NED", "KQA", "TII", "MTA", "BRI"))
+    ]
+    expected = sorted([*absent, {"suite": "crmarena", "category": "PVI", "warning": warning}],
+                      key=lambda e: e["category"])
+    assert egi["data_warnings"] == expected
+    result.stdout.fnmatch_lines(["data warning (crmarena): NCR: no task of this category was loaded*"])
     html = (run_dir / "report.html").read_text()
     assert "data warning</span> crmarena: PVI: the answer &#39;None&#39; scores 1.00 on all 3 tasks" in html
     if dist:
@@ -161,6 +169,23 @@ def test_degenerate_category_is_flagged_in_terminal_egi_json_and_html(pytester, 
     assert main(["report", "--rescore", str(run_dir)]) == 0
     rescored = next(p for p in run_dir.iterdir() if p.name.startswith("rescore-"))
     assert json.loads((rescored / "egi.json").read_text())["data_warnings"] == egi["data_warnings"]
+
+
+@pytest.mark.parametrize("dist", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_task_file_with_no_task_is_a_usage_error(pytester, tmp_path, dist):
+    """An empty task file used to run nothing of the suite, exit 0, and report the suite as
+    'not installed here'."""
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    result = pytester.runpytest(
+        str(ROOT / "suites" / "crmarena"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
+        "--egi-model", "egi/oracle", "--egi-report-dir", str(pytester.path / "r"),
+        "--egi-opt", f"crmarena.tasks={empty}", *dist,
+    )  # fmt: skip
+    assert result.ret == 4
+    result.stderr.fnmatch_lines([
+        f"ERROR: crmarena: no task to run: the suite loaded none for the quick profile "
+        f"(from --egi-opt crmarena.tasks={empty})"])
 
 
 def test_no_warning_no_line(pytester):

@@ -266,3 +266,22 @@ def test_routing_from_another_project_does_not_bring_its_config(toy_project, tmp
     assert not any(line.startswith("configfile:") for line in result.stdout.lines)
     egi = json.loads(next((toy_project.path / "reports").iterdir()).joinpath("egi.json").read_text())
     assert egi["routing"]["path"] == str(other / "routing.yaml")
+
+
+@pytest.mark.parametrize(
+    ("flag", "hi", "example"),
+    [("--egi-weights", 1.0, "--egi-weights M1=0.3,M4=0.12"),
+     ("--egi-floor", 100.0, "--egi-floor M2=75,M5=80")],
+)
+def test_bucket_value_errors_give_an_example_that_would_work(flag, hi, example):
+    """The example in the message is valid for that flag (a weights example of 75 and 80
+    would itself be refused as outside [0, 1])."""
+    from pytest_egi.options import parse_bucket_values
+
+    with pytest.raises(pytest.UsageError) as info:
+        parse_bucket_values(flag, "M7=0.1", lo=0.0, hi=hi)
+    assert str(info.value) == (
+        f"{flag}: bad entry 'M7=0.1'; expected BUCKET=NUMBER with BUCKET in M1-M6, e.g. {example}"
+    )
+    example_values = example.split(" ", 1)[1]
+    assert parse_bucket_values(flag, example_values, lo=0.0, hi=hi)

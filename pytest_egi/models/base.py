@@ -14,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "ContextWindowExceeded",
+    "SESSION_FATAL_KINDS",
     "ModelClient",
     "ModelResponse",
     "ProviderError",
@@ -80,7 +81,22 @@ class ProviderError(Exception):
 
     A ProviderError is an infrastructure failure: the item is reported as a pytest **error**
     and excluded from scoring, never scored as a wrong answer (DESIGN §3.4).
+
+    Attributes:
+        kind: the failure kind when known (``no_credentials``, ``quota``, ``connect``,
+            ``rate_limit``, ``timeout``, ``server_error``, ``client_error``, ...); the session
+            stops at once on a kind that every later call would repeat
+            (:data:`SESSION_FATAL_KINDS`), rather than after five errored items.
     """
+
+    def __init__(self, message: str = "", kind: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+SESSION_FATAL_KINDS = frozenset({"no_credentials", "quota"})
+"""Provider failures that no later call of the same session can escape: a missing API key,
+an exhausted quota or billing limit."""
 
 
 class ContextWindowExceeded(Exception):

@@ -109,6 +109,15 @@ class CallInfo:
                      latency_s=self.latency_s, cached_calls=int(self.cached))
 
 
+_EXCEPTION_PREFIX = re.compile(r"^(?:[\w.]*(?:Error|Exception)\s*[:-]\s*)+")
+
+
+def _without_exception_names(text: str) -> str:
+    """The provider's sentence without the chain of exception names LiteLLM puts before it
+    (``InternalServerError: litellm.InternalServerError: OpenAIException - Missing ...``)."""
+    return _EXCEPTION_PREFIX.sub("", text).strip() or text
+
+
 class LiteLLMClient:
     """Calls any LiteLLM model string (``gpt-4o-mini``, ``hosted_vllm/...``, ``ollama/...``).
 
@@ -306,12 +315,19 @@ class LiteLLMClient:
         if kind == "connect":
             return ProviderError(
                 f"{self.role} {self.name}{where}: {text} after {tries}; no connection could "
-                "be made (check the network, the host name and that the server is running)")
+                "be made (check the network, the host name and that the server is running)",
+                kind)
         if kind == "quota":
             return ProviderError(
                 f"{self.role} {self.name}{where}: quota or billing limit reached{code}, not "
                 f"retried: {text} (add credit or raise the limit in the provider's billing "
-                "settings; waiting will not help)")
+                "settings; waiting will not help)", kind)
+        if kind == "no_credentials":
+            return ProviderError(
+                f"{self.role} {self.name}{where}: no API key, nothing was sent (set the "
+                "provider's key in the environment or a .env file, or any value for a keyless "
+                f"local server; egi-bench doctor --egi-model {self.name} names it): "
+                f"{_without_exception_names(text)}", kind)
         hint = ""
         if kind == "client_error" and re.search(r"(?i)unsupported|not support|unrecognized|"
                                                 r"unknown (parameter|field)|extra_forbidden", text):
@@ -320,7 +336,7 @@ class LiteLLMClient:
                 hint = (f" (to stop sending {named[0]}, pass {PARAMS_FLAGS.get(self.role, '')} "
                         f"{named[0]}=null)")
         return ProviderError(f"{self.role} {self.name}{where}: {kind}{code} after {tries}: "
-                             f"{text}{hint}")
+                             f"{text}{hint}", kind)
 
     def _cost(self, attempt: Attempt) -> tuple[float, bool]:
         """(USD, priced) for one answer: the user price file first, then LiteLLM's local

@@ -122,7 +122,8 @@ def summary_lines(
         subs.add_column(col, overflow="fold")
     route_of = {(r.suite, r.sub_metric): r.bucket for r in settings.routing.routes}
     for name, summary in agg.suites.items():
-        counts = ", ".join(f"{v} {k}" for k, v in summary.counts.items())
+        counts = ", ".join(f"{v} {k}{'s' if k == 'error' and v != 1 else ''}"
+                           for k, v in summary.counts.items())  # as pytest says: "2 errors"
         lines.append(f"{name} v{summary.version}: {counts}" + (f" — {summary.note}" if summary.note else ""))
         if summary.no_answer_share is not None:
             lines.append(no_answer_line(summary))

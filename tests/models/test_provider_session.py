@@ -39,6 +39,7 @@ def test_a_session_that_cannot_reach_its_provider_stops_within_seconds(
         f"{MODEL}: connection failed: Connection refused after 3 attempts; no connection could "
         "be made*"])
     assert "HTTP 500" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["toy v1: 5 errors*"])
 
 
 def test_an_errored_items_calls_retries_and_tokens_are_in_its_usage(toy_project, planted_key):
@@ -170,3 +171,25 @@ def test_start_up_happens_before_the_first_item_outside_its_timeout(
     # once per process that runs items, with the tasks that process collected
     assert len(prepared) == (2 if workers else 1)
     assert set(prepared) == {"alpha-0 alpha-1 alpha-2 beta-0 beta-1 beta-2"}
+
+
+def test_a_missing_api_key_stops_the_session_at_the_first_item(toy_project, monkeypatch):
+    """No key: nothing is sent, and since no later call can do better, the session stops
+    after the first errored item (before: five errored items, then a chain of exception
+    names) with a message that says what to do."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    server = OpenAIServer()
+    with server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        result = _run(toy_project, "--egi-no-cache", "--egi-mode", "deep")
+    assert server.count == 0
+    result.assert_outcomes(errors=1)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([
+        f"*egi: stopping, ProviderError: model {MODEL}: no API key, nothing was sent (set the "
+        "provider's key in the environment or a .env file, or any value for a keyless local "
+        f"server; egi-bench doctor --egi-model {MODEL} names it): Missing credentials. *"])
+    run = latest_run(toy_project)
+    egi = json.loads((run / "egi.json").read_text())
+    assert egi["session"]["stop_reason"] == "a provider failure no later call can escape (no_credentials)"
+    assert [r["error_kind"] for r in load_records(run)] == ["no_credentials"]
