@@ -24,6 +24,7 @@ from pytest_egi.config import (
     RoutingConfig,
     apply_floors,
     apply_weights,
+    check_routes_produced,
     load_routing,
     parse_bucket_values,
 )
@@ -108,11 +109,11 @@ def _settings_from_egi(run: Path, egi: dict[str, Any]) -> RunSettings:
     )
 
 
-def _print_summary(
+def _judge(
     settings: RunSettings, records: list[dict[str, Any]], egi: dict[str, Any]
 ) -> tuple[Any, Verdict]:
-    """Aggregate ``records``, judge them as the run ``egi`` was judged (same items collected,
-    same stop, same selection) and print the terminal summary."""
+    """Aggregate ``records`` and judge them as the run ``egi`` was judged (same items
+    collected, same stop, same selection)."""
     agg = aggregate(
         records,
         settings.routing,
@@ -122,9 +123,50 @@ def _print_summary(
         seed=settings.seed if settings.seed is not None else settings.routing.modes[settings.mode].seed,  # type: ignore[union-attr,index]
     )
     verdict = verdict_from_egi(egi, agg.error_rate, settings.max_error_rate)
-    for line in summary_lines(settings, agg, records, verdict):
-        print(line)
     return agg, verdict
+
+
+def session_lines(session: dict[str, Any]) -> list[str]:
+    """The lines the plugin prints after the EGI summary for a session's ``session_info``
+    (egi.json ``session``): one per crashed worker, then ``session fails: <reason>``."""
+    crashes = list(session.get("crashes") or [])
+    lines = [f"egi: {c} (an error record; it counts toward --egi-max-error-rate)" for c in crashes]
+    lines += [f"session fails: {r}" for r in session.get("reasons") or [] if r not in crashes]
+    return lines
+
+
+def rescore_reasons(settings: RunSettings, agg: Any, verdict: Verdict) -> list[str]:
+    """Why a rescored run fails, by the plugin's rule (``EgiSession._exit_status``): a floor
+    breached on a measured bucket, an error rate above the run's max error rate. Empty when
+    it passes. (Whether the session ran every item is a fact of the original run: it stays in
+    the headline but is not re-judged.)"""
+    reasons = []
+    breached = agg.result.gate.breached
+    if breached:
+        reasons.append(
+            "release floor breached: "
+            + ", ".join(f"{b} {agg.result.buckets[b].value:.1f} < {settings.floors[b]:g}" for b in breached)
+        )
+    reasons += [r for f, r in zip(verdict.flags, verdict.reasons, strict=True) if f == "INVALID"]
+    return reasons
+
+
+def _check_routing_against_suites(settings: RunSettings, records: list[dict[str, Any]]) -> None:
+    """Refuse a route naming a sub-metric a suite of the run never produces, as pytest does
+    (``pytest_egi.config.check_routes_produced``): it would silently change the score.
+
+    Raises:
+        CliError: ``invalid routing file <path>: routes[<i>] (<suite>/<name>): ...``.
+    """
+    assert settings.routing is not None
+    for module in sorted({r["suite_module"] for r in records if r.get("suite_module")}):
+        suite = load_suite(module)
+        try:
+            check_routes_produced(
+                settings.routing, settings.routing_path, suite.name, getattr(suite, "sub_metrics", None)
+            )
+        except pytest.UsageError as exc:
+            raise CliError(str(exc)) from None
 
 
 def rescore_records(
@@ -183,7 +225,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     records = load_records(run)
     _importable_suites(egi, records)
     if not args.rescore:
-        _print_summary(settings, records, egi)
+        agg, verdict = _judge(settings, records, egi)
+        for line in summary_lines(settings, agg, records, verdict) + session_lines(egi.get("session") or {}):
+            print(line)
         print(f"egi report: {run}")
         return 0
     if args.routing:
@@ -193,6 +237,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
             raise CliError(str(exc)) from None
         settings = replace(settings, routing=routing, routing_path=Path(args.routing), routing_hash=digest)
     assert settings.routing is not None
+    _check_routing_against_suites(settings, records)
     try:
         weights = apply_weights(
             settings.routing,
@@ -217,10 +262,18 @@ def _cmd_report(args: argparse.Namespace) -> int:
         rescored_from=str(run.resolve()),
     )
     rescored = rescore_records(run, records, settings.suite_options, settings.run_dir)
-    agg, verdict = _print_summary(settings, rescored, egi)
-    written = write_run(settings, rescored, agg, session_info=egi.get("session"), verdict=verdict)
+    agg, verdict = _judge(settings, rescored, egi)
+    reasons = rescore_reasons(settings, agg, verdict)
+    status = 1 if reasons else 0
+    original = egi.get("session") or {}
+    session = {**original, "exit_status": status,
+               "reasons": reasons + list(original.get("crashes") or [])}
+    # written before anything is printed: a closed pipe (``| head``) must not lose the run
+    written = write_run(settings, rescored, agg, session_info=session, verdict=verdict)
+    for line in summary_lines(settings, agg, rescored, verdict) + session_lines(session):
+        print(line)
     print(f"egi report: {written['run_dir']} (rescored from {run}, no model called)")
-    return 0
+    return status
 
 
 def _comparability_notes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
@@ -352,7 +405,16 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument("--egi-model-params", default=None, metavar="KEY=VALUE,...",
                         help="generation parameters over the suites' defaults for that call")
     doctor.set_defaults(func=_cmd_doctor)
-    report = sub.add_parser("report", help="print a run's EGI summary, or rescore it")
+    report = sub.add_parser(
+        "report", help="print a run's EGI summary, or rescore it",
+        description="Print a stored run's EGI summary (with the session's 'session fails: ...' "
+                    "reasons), or with --rescore re-run the scorers on its stored trajectories, "
+                    "re-aggregate, and write the result as a new run folder inside it.",
+        epilog="exit status: 0 for report (it displays a stored run, whatever that run's "
+               "status was); with --rescore, 1 when the rescored run breaches a floor on a "
+               "measured bucket or its error rate is above the run's --egi-max-error-rate (the "
+               "rule of pytest's exit status), else 0; 2 for a usage error.",
+    )
     report.add_argument("run", nargs="?", help="run directory (default: the latest under --reports)")
     report.add_argument("--reports", default="reports", metavar="DIR")
     report.add_argument(
@@ -374,10 +436,27 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args))
+        status = int(args.func(args))
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return status
     except CliError as exc:
         print(f"egi-bench: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the reader went away (``egi-bench report | head``): stop quietly, as the signal
+        # module docs recommend ("Note on SIGPIPE"), with stdout on devnull so that the
+        # flush at exit does not raise again
+        _stdout_to_devnull()
+        return 1
+
+
+def _stdout_to_devnull() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):  # a stdout without a file descriptor
+        os.close(devnull)
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,8 +2,10 @@
 
 Checks, in order: the Python version; the installed packages against the project's pins;
 the LiteLLM version against the known-bad list; which provider keys are present (names
-only); that every suite folder imports, exposes ``SUITE`` and builds its quick-profile tasks;
-that the cache directory is writable; that ``--egi-api-base`` answers ``GET /models``; and,
+only); that an ``egi/`` ``--egi-model`` names an offline policy pytest accepts, or, for a
+LiteLLM model, that the keys it needs are set (or that it needs none); that every suite
+folder imports, exposes ``SUITE`` and builds its quick-profile tasks; that the cache
+directory is writable; that ``--egi-api-base`` answers ``GET /models``; and,
 for a LiteLLM ``--egi-model``, one tiny real call per suite with the generation parameters
 that suite will send (its defaults under ``--egi-model-params``), so a provider that refuses
 a parameter fails here rather than on every item.
@@ -262,6 +264,48 @@ def _check_api_base(rep: _Report, api_base: str, timeout_s: float) -> None:
         rep.line("FAIL", f"api base {api_base}: unreachable ({reason}); is the server running?")
 
 
+def _missing_keys(model: str, api_base: str | None, without: tuple[str, ...] = ()) -> list[str]:
+    """The keys LiteLLM's ``validate_environment`` says ``model`` lacks, as if the variables
+    ``without`` were not set.
+
+    Raises:
+        Exception: whatever LiteLLM raises for a model it cannot check.
+    """
+    import litellm
+
+    saved = {k: os.environ.pop(k) for k in without if k in os.environ}
+    try:
+        env = litellm.validate_environment(model=model, api_base=api_base)
+    finally:
+        os.environ.update(saved)
+    return list(env.get("missing_keys") or [])
+
+
+def _check_model_keys(rep: _Report, model: str, api_base: str | None) -> None:
+    """Whether the keys LiteLLM needs for ``model`` are set (names only): present, not
+    needed at all (a keyless local server), or missing (a FAIL saying how to proceed)."""
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    try:
+        missing = _missing_keys(model, api_base)
+        # with every provider key removed, does LiteLLM still ask for none?
+        keyless = not missing and not _missing_keys(model, api_base, tuple(present_provider_keys()))
+    except Exception as exc:
+        rep.line("warn", f"model {model}: LiteLLM cannot check its keys ({type(exc).__name__})")
+        return
+    if missing:
+        hint = "set it in the environment or a .env file"
+        if model.startswith("openai/") and api_base and missing == ["OPENAI_API_KEY"]:
+            hint += (f"; for a keyless OpenAI-compatible server at {api_base}, set "
+                     f"OPENAI_API_KEY to any value (e.g. OPENAI_API_KEY=none), or name the model "
+                     f"hosted_vllm/{model.removeprefix('openai/')} instead")
+        rep.line("FAIL", f"model {model} needs {', '.join(missing)} ({hint})")
+    elif keyless:
+        rep.line("ok", f"model {model}: no key needed (LiteLLM asks for none"
+                       f"{' with --egi-api-base ' + api_base if api_base else ''})")
+    else:
+        rep.line("ok", f"model {model}: the keys LiteLLM needs are present")
+
+
 def run_doctor(api_base: str | None, suites_dir: Path, *, model: str | None = None,
                routing: Path | None = None, cache_dir: Path | None = None,
                env_file: Path | None = None, out: IO[str] | None = None,
@@ -320,21 +364,21 @@ def run_doctor(api_base: str | None, suites_dir: Path, *, model: str | None = No
     keys = present_provider_keys()
     rep.line("info", f"provider keys present: {', '.join(keys)}" if keys else
              "provider keys present: none (offline egi/ policies and keyless local servers only)")
-    if model and not model.startswith("egi/"):
-        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-        try:
-            import litellm
+    offline = False
+    if model:
+        from pytest_egi.models import parse_offline_model
 
-            env = litellm.validate_environment(model=model, api_base=api_base)
-            missing = list(env.get("missing_keys") or [])
-        except Exception as exc:
-            missing = []
-            rep.line("warn", f"model {model}: LiteLLM cannot check its keys ({type(exc).__name__})")
-        if missing:
-            rep.line("FAIL", f"model {model} needs {', '.join(missing)} (set it in the "
-                             "environment or a .env file)")
+        try:
+            offline = parse_offline_model(model) is not None
+        except ValueError as exc:
+            offline = True  # an egi/ name: never a LiteLLM model
+            rep.line("FAIL", str(exc))
         else:
-            rep.line("ok", f"model {model}: the keys LiteLLM needs are present")
+            if offline:
+                rep.line("ok", f"model {model}: an offline reference policy (the suites' own "
+                               "policies); it needs no provider or key")
+    if model and not offline:
+        _check_model_keys(rep, model, api_base)
 
     found: dict[str, Any] = {}
     _check_suites(rep, suites_dir, routing or suites_dir.parent / "routing.yaml", found)
@@ -352,10 +396,10 @@ def run_doctor(api_base: str | None, suites_dir: Path, *, model: str | None = No
     if api_base:
         _check_api_base(rep, api_base, timeout_s)
 
-    if model and not model.startswith("egi/") and not rep.problems:
+    if model and not offline and not rep.problems:
         _check_call(rep, model, api_base, {k: v for k, v in found.items() if v is not None},
                     model_params or {}, call_timeout_s)
-    elif model and not model.startswith("egi/"):
+    elif model and not offline:
         rep.line("info", f"model {model}: no test call (fix the problems above first)")
 
     if rep.problems:

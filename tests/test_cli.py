@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import subprocess
 import sys
 
 import pytest
@@ -161,3 +164,115 @@ def test_compare_labels_a_subset_and_an_interrupted_run(toy_run, toy_project, ca
         "not a score"
     ) in out
     assert f"{'EGI':10} {a:>11.1f} {'INTERRUPTED':>11}" in [x.rstrip() for x in out]
+
+
+def test_rescore_refuses_a_route_to_a_sub_metric_the_suite_never_produces(toy_run, toy_project, capsys):
+    """A typo in a routed sub-metric (acc_alpa for acc_alpha) is refused by rescore as pytest
+    refuses it, instead of silently dropping that route from the score."""
+    from tests.toy_project import ROUTING
+
+    routing = toy_project.path / "typo.yaml"
+    routing.write_text(ROUTING.replace("sub_metric: acc_alpha,", "sub_metric: acc_alpa,"))
+    message = (f"invalid routing file {routing}: routes[0] (toy/acc_alpa): sub_metric 'acc_alpa' "
+               "is not a sub-metric of toy; its sub-metrics: acc, acc_alpha, acc_beta")
+    result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "--egi-routing", str(routing))
+    assert result.ret == 4 and message in result.stderr.str()
+    capsys.readouterr()
+    assert main(["report", "--rescore", str(toy_run), "--routing", str(routing)]) == 2
+    assert capsys.readouterr().err == f"egi-bench: error: {message}\n"
+    assert not [p for p in toy_run.iterdir() if p.name.startswith("rescore-")]
+
+
+class _ClosedPipe(io.StringIO):
+    def write(self, s: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_rescore_writes_its_run_before_printing_into_a_closed_pipe(toy_run, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdout", _ClosedPipe())
+    assert main(["report", "--rescore", str(toy_run)]) == 1
+    assert capsys.readouterr().err == ""
+    rescored = [p for p in toy_run.iterdir() if p.name.startswith("rescore-")]
+    assert len(rescored) == 1 and (rescored[0] / "egi.json").is_file()
+
+
+@pytest.mark.parametrize("command", ["report", "compare"])
+def test_report_and_compare_into_a_closed_pipe_exit_quietly(toy_run, toy_project, command):
+    """``egi-bench report RUN | head``: no BrokenPipeError traceback, exit status 1 (as the
+    Python docs' "Note on SIGPIPE" recommends)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first write
+    args = [str(toy_run)] if command == "report" else [str(toy_run), str(toy_run)]
+    try:
+        proc = subprocess.run([sys.executable, "-m", "pytest_egi.cli", command, *args],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True,
+                              cwd=toy_project.path, timeout=120)
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (1, "")
+
+
+@pytest.fixture
+def floor_breach_run(toy_project, monkeypatch):
+    """A toy run that fails its session: M1 below an --egi-floor of 90."""
+    result = toy_project.runpytest("toysuites", "--egi-model", "egi/noisy-0.3", "--egi-mode", "deep",
+                                   "--egi-bootstrap", "0", "--egi-floor", "M1=90")
+    assert result.ret == 1
+    monkeypatch.syspath_prepend(str(toy_project.path))
+    for name in [m for m in sys.modules if m.startswith("toysuites")]:
+        monkeypatch.delitem(sys.modules, name)
+    run = next((toy_project.path / "reports").iterdir())
+    m1 = json.loads((run / "egi.json").read_text())["buckets"]["M1"]["value"]
+    assert m1 < 90
+    return run, f"session fails: release floor breached: M1 {m1:.1f} < 90"
+
+
+def test_report_of_a_failed_run_prints_why_it_failed(floor_breach_run, capsys):
+    run, line = floor_breach_run
+    assert json.loads((run / "egi.json").read_text())["session"]["exit_status"] == 1
+    assert main(["report", str(run)]) == 0  # it displays a stored run
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2:] == [line, f"egi report: {run}"]
+
+
+def test_rescore_exits_1_when_the_rescored_run_breaches_a_floor(floor_breach_run, capsys):
+    run, line = floor_breach_run
+    capsys.readouterr()
+    # rescored with routing.yaml's own floors (M2, M5: unmeasured here), it passes
+    assert main(["report", "--rescore", str(run)]) == 0
+    assert "session fails" not in capsys.readouterr().out
+    before = set(run.iterdir())
+    assert main(["report", "--rescore", str(run), "--egi-floor", "M1=90"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2] == line
+    (rescored,) = set(run.iterdir()) - before
+    session = json.loads((rescored / "egi.json").read_text())["session"]
+    assert (session["exit_status"], session["reasons"]) == (1, [line.removeprefix("session fails: ")])
+    assert main(["report", str(rescored)]) == 0
+    assert capsys.readouterr().out.splitlines()[-2] == line
+
+
+def test_rescore_exits_1_when_the_error_rate_is_above_the_max(toy_project, monkeypatch, capsys):
+    result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "--egi-mode", "deep",
+                                   "--egi-bootstrap", "0", "--egi-opt", "toy.fail_every=2")
+    assert result.ret == 1
+    monkeypatch.syspath_prepend(str(toy_project.path))
+    for name in [m for m in sys.modules if m.startswith("toysuites")]:
+        monkeypatch.delitem(sys.modules, name)
+    run = next((toy_project.path / "reports").iterdir())
+    line = "session fails: errored items 60.0% above --egi-max-error-rate 5.0%"
+    capsys.readouterr()
+    assert main(["report", str(run)]) == 0
+    assert line in capsys.readouterr().out.splitlines()
+    assert main(["report", "--rescore", str(run)]) == 1
+    assert capsys.readouterr().out.splitlines()[-2] == line
+
+
+def test_report_help_documents_the_exit_status(capsys):
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert ("exit status: 0 for report (it displays a stored run, whatever that run's status "
+            "was); with --rescore, 1 when the rescored run breaches a floor on a measured bucket "
+            "or its error rate is above the run's --egi-max-error-rate (the rule of pytest's exit "
+            "status), else 0; 2 for a usage error.") in help_text

@@ -60,6 +60,7 @@ def test_doctor_good_setup(project, monkeypatch):
     assert f"  ok    api base {server.url}: reachable, GET /models -> 200 (models: test-model)" in text
     assert "  ok    env file " in text and "1 new variable (OPENAI_API_KEY)" in text
     assert "provider keys present: OPENAI_API_KEY" in text and "sk-egi-doctor" not in text
+    assert "  ok    model openai/test-model: the keys LiteLLM needs are present\n" in text
     assert "  ok    litellm 1.110.2 is not on the known-bad list" in text
     assert text.rstrip().endswith("all checks passed")
 
@@ -125,3 +126,47 @@ def test_doctor_makes_one_tiny_call_with_the_parameters_the_suites_will_send(pro
                             model_params={"temperature": None})
         assert status == 0, out.getvalue()
         assert "a call with max_tokens=50 for toy answered (finish_reason stop" in out.getvalue()
+
+
+def test_doctor_checks_an_offline_policy_name_as_pytest_does(project):
+    out = io.StringIO()
+    assert run_doctor(None, project, model="egi/noisy-2", out=out) == 1
+    assert out.getvalue().split("1 problem:\n")[1] == (
+        "  1. unknown offline policy 'egi/noisy-2': use egi/oracle, egi/null or egi/noisy-<p> "
+        "with p between 0 and 1 (e.g. egi/noisy-0.3)\n")
+    out = io.StringIO()
+    assert run_doctor(None, project, model="egi/noisy-0.3", out=out) == 0, out.getvalue()
+    assert ("  ok    model egi/noisy-0.3: an offline reference policy (the suites' own "
+            "policies); it needs no provider or key\n") in out.getvalue()
+
+
+def _no_provider_keys(monkeypatch):
+    from pytest_egi.models.secrets import present_provider_keys
+
+    for name in present_provider_keys():
+        monkeypatch.delenv(name)
+
+
+def test_doctor_says_a_keyless_local_model_needs_no_key(project, monkeypatch):
+    _no_provider_keys(monkeypatch)
+    out = io.StringIO()
+    with OpenAIServer() as server:
+        status = run_doctor(server.url, project, model="hosted_vllm/test-model", out=out)
+    text = out.getvalue()
+    assert status == 0, text
+    assert (f"  ok    model hosted_vllm/test-model: no key needed (LiteLLM asks for none with "
+            f"--egi-api-base {server.url})\n") in text
+    assert "the keys LiteLLM needs are present" not in text
+
+
+def test_doctor_says_how_to_reach_a_keyless_openai_compatible_server(project, monkeypatch):
+    _no_provider_keys(monkeypatch)
+    out = io.StringIO()
+    with OpenAIServer() as server:
+        status = run_doctor(server.url, project, model="openai/test-model", out=out)
+    assert status == 1
+    assert out.getvalue().split("1 problem:\n")[1] == (
+        "  1. model openai/test-model needs OPENAI_API_KEY (set it in the environment or a .env "
+        f"file; for a keyless OpenAI-compatible server at {server.url}, set OPENAI_API_KEY to "
+        "any value (e.g. OPENAI_API_KEY=none), or name the model hosted_vllm/test-model "
+        "instead)\n")
