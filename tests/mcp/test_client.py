@@ -57,8 +57,9 @@ def test_tools_are_listed_with_their_schemas(server):
 
 def test_a_call_returns_text_and_structured_content(server):
     result = server.call_tool("add", {"a": 2, "b": 40})
-    assert result == ToolResult(text="42", structured={"result": 42},
-                                content=[{"type": "text", "text": "42"}])  # fmt: skip
+    assert result == ToolResult(
+        text="42", structured={"result": 42}, content=[{"type": "text", "text": "42"}]
+    )
     assert result.json() == 42
     assert server.call_tool("lookup", {"id": "a1"}).json() == {"id": "a1", "value": 42}
 

@@ -89,8 +89,11 @@ def test_spec_from_sdk_objects_of_both_majors_and_dicts():
     assert McpToolSpec.from_sdk(v1) == McpToolSpec("b", "d", {"type": "object", "properties": {}}, None)
     assert McpToolSpec.from_sdk(wire).output_schema == {"type": "object"}
     assert McpToolSpec.from_sdk(wire).to_mcp_dict() == {
-        "name": "c", "description": "", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}
-    }  # fmt: skip
+        "name": "c",
+        "description": "",
+        "inputSchema": {"type": "object"},
+        "outputSchema": {"type": "object"},
+    }
 
 
 def test_tool_names_map_both_ways_and_keep_listing_order():
