@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -446,7 +447,7 @@ def _check_reachable(flag: str, url: str, timeout_s: float = 3.0) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Unregister the collector."""
+    """Unregister the collector; stop what this process started (shared dir, gateway, MCP servers)."""
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:
         del config.stash[SESSION_KEY]
@@ -461,6 +462,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if gateway is not None:
         del config.stash[_GATEWAY_KEY]
         gateway.stop()
+    # MCP servers this process started (a suite's, on first use) stop with the session; the
+    # client module is looked up, never imported here, so a run without MCP pays nothing
+    mcp_client = sys.modules.get("pytest_egi.mcp.client")
+    if mcp_client is not None:
+        mcp_client.close_all()
 
 
 class _XdistHooks:

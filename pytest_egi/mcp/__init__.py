@@ -1,0 +1,50 @@
+"""Model Context Protocol plumbing any suite can use (the core names no benchmark).
+
+- :mod:`pytest_egi.mcp.client`: :class:`McpServer` (one stdio server subprocess behind a
+  synchronous API), :func:`shared_server` (one per spec per process, started on first use),
+  :func:`close_all`, :class:`McpToolkit` (the function-calling loop's tools, executed on the
+  servers), and the two failure types :class:`McpToolError` (the model's mistake, an
+  observation) and :class:`McpServerError` (an environment fault, the item errors).
+- :mod:`pytest_egi.mcp.schema`: MCP tool definitions → OpenAI / LiteLLM ``tools`` (name rules,
+  empty schemas, the reverse name map). Pure; imports nothing heavy.
+
+Importing this package is free: the names are loaded on first access, and the ``mcp`` SDK
+(with anyio and pydantic) only when a server starts.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "McpServer",
+    "McpServerError",
+    "McpToolError",
+    "McpToolSpec",
+    "McpToolkit",
+    "ServerSpec",
+    "ToolNames",
+    "ToolResult",
+    "close_all",
+    "openai_name",
+    "openai_parameters",
+    "openai_tool",
+    "running_servers",
+    "shared_server",
+]
+
+_WHERE = {
+    "McpToolSpec": "schema",
+    "ToolNames": "schema",
+    "openai_name": "schema",
+    "openai_parameters": "schema",
+    "openai_tool": "schema",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(f"{__name__}.{_WHERE.get(name, 'client')}")
+    return getattr(module, name)

@@ -1,0 +1,547 @@
+"""A synchronous client for MCP servers run as real subprocesses over stdio.
+
+The official ``mcp`` SDK is async. One background thread per process runs an event loop
+(an anyio blocking portal); every :class:`McpServer` lives on it, and the scaffolds call
+it synchronously. Each server is one subprocess spoken to over stdin/stdout through the
+SDK's ``stdio_client`` transport and client session (``mcp.Client``), exactly as a
+deployed agent would.
+
+Lifetime (DESIGN §9.4, "real parts"):
+
+- A server starts on first use (``list_tools`` / ``call_tool``), or with :meth:`McpServer.start`.
+- :func:`shared_server` hands out one server per :class:`ServerSpec` per process, so an
+  xdist worker starts each server once and every task on that worker reuses it.
+- :func:`close_all` stops every running server of the process; the plugin calls it at
+  ``pytest_unconfigure`` (only when this module was imported: the plugin itself never imports
+  it) and it is registered with :mod:`atexit` when the first server starts. Stopping follows
+  the SDK's shutdown sequence: close the server's stdin, wait 2 s, SIGTERM the process
+  group, SIGKILL after 2 s more. A server whose parent dies sees EOF on stdin and exits.
+
+Failures, in the terms of :mod:`pytest_egi.agents.tools`:
+
+- **The model's mistake** (unknown tool, arguments that fail the tool's input schema, an id
+  that does not exist): the server answers with an error *result* (``isError: true``), or,
+  for servers following the spec's protocol-error wording, a JSON-RPC ``-32602`` (invalid
+  params) error. Both come back from :meth:`McpServer.call_tool` as a :class:`ToolResult`
+  with ``is_error`` True, whose ``text`` the model reads (:class:`McpToolkit` turns it into
+  a :class:`McpToolError` observation).
+- **An environment fault** (the server cannot start, dies, times out, answers with any other
+  JSON-RPC error such as ``-32603`` internal error, or breaks the protocol): the server is
+  stopped and :class:`McpServerError` is raised; the item becomes a pytest error, never an
+  observation. The next call starts the server again.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_egi.agents.tools import Tool, ToolError, Toolkit, ToolOutcome
+from pytest_egi.mcp.schema import McpToolSpec, ToolNames
+
+__all__ = [
+    "McpServer",
+    "McpServerError",
+    "McpToolError",
+    "McpToolkit",
+    "ServerSpec",
+    "ToolResult",
+    "close_all",
+    "running_servers",
+    "shared_server",
+]
+
+INVALID_PARAMS = -32602
+"""JSON-RPC "invalid params": the spec's protocol error for an unknown tool or bad arguments."""
+
+_STDERR_TAIL = 2000
+"""Characters of the server's stderr quoted in a :class:`McpServerError`."""
+
+
+class McpServerError(RuntimeError):
+    """An MCP server failed (an environment fault: the item is an error, never scored).
+
+    Raised when the server cannot be spawned, exits or closes the connection, does not
+    answer within the spec's timeout, or answers a request with a JSON-RPC error other than
+    invalid params. The server has been stopped when this is raised; the next call starts it
+    again. The message names the server, its command line, what failed and the last lines
+    the server wrote to stderr.
+
+    Attributes:
+        server: the server's :attr:`ServerSpec.name`.
+        code: the JSON-RPC error code when the server (or the SDK, e.g. ``-32000`` connection
+            closed, ``-32001`` request timeout) gave one, else None.
+    """
+
+    def __init__(self, message: str, *, server: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.server = server
+        self.code = code
+
+
+class McpToolError(ToolError):
+    """An MCP error result, shown to the model verbatim (the server already words it for
+    the model, e.g. ``Unknown tool: get_teamz``)."""
+
+    @property
+    def observation(self) -> str:
+        """The server's error text, unchanged."""
+        return str(self)
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """How to start one stdio MCP server.
+
+    Attributes:
+        name: a short name for messages and tool-name prefixes (``airbnb``).
+        command: the executable (usually ``sys.executable``).
+        args: its arguments (``("-m", "package.server", "--seed", "42")``).
+        env: extra environment variables, merged over the SDK's safe default environment
+            (``HOME``, ``PATH``, ``SHELL``, ``TERM``, ``USER``, ``LOGNAME``; nothing else is
+            inherited, so pass ``PYTHONPATH`` when the server module needs it).
+        cwd: working directory of the server process (None: the caller's).
+        timeout_s: seconds a request (including start-up's handshake) may take before the
+            server counts as hung (an :class:`McpServerError`).
+    """
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    cwd: str | None = None
+    timeout_s: float = 60.0
+
+    @classmethod
+    def of(
+        cls,
+        name: str,
+        command: str,
+        args: Iterable[str] = (),
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        timeout_s: float = 60.0,
+    ) -> ServerSpec:
+        """Build a spec from ordinary containers (the spec itself is frozen and hashable)."""
+        return cls(
+            name=name,
+            command=command,
+            args=tuple(str(a) for a in args),
+            env=tuple(sorted((env or {}).items())),
+            cwd=None if cwd is None else str(cwd),
+            timeout_s=timeout_s,
+        )
+
+    def command_line(self) -> str:
+        """The command line, for messages."""
+        return " ".join([self.command, *self.args])
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """The result of one ``tools/call``, in plain builtins.
+
+    Attributes:
+        text: what the model reads: the text content blocks joined with newlines; when
+            there is no text block, the structured content as JSON; else "".
+        is_error: the server flagged the call as failed (``isError``), or refused it as
+            invalid params; ``text`` then explains why.
+        structured: the structured content (a JSON object) when the tool declares an output
+            schema, else None.
+        content: the content blocks in wire (camelCase) form.
+    """
+
+    text: str
+    is_error: bool = False
+    structured: Any = None
+    content: list[dict[str, Any]] = field(default_factory=list)
+
+    def json(self) -> Any:
+        """The result as data: ``structured`` (unwrapping the SDK's ``{"result": value}``
+        wrapper of non-object returns) or else ``text`` parsed as JSON.
+
+        Raises:
+            ValueError: the call failed, or the text is not JSON.
+        """
+        if self.is_error:
+            raise ValueError(f"the call failed: {self.text}")
+        if isinstance(self.structured, dict):
+            if set(self.structured) == {"result"}:
+                return self.structured["result"]
+            return self.structured
+        return json.loads(self.text)
+
+
+# -- the process's event loop ------------------------------------------------------------
+
+_lock = threading.RLock()
+_portal_cm: Any = None
+_portal: Any = None
+_running: dict[int, McpServer] = {}
+_shared: dict[ServerSpec, McpServer] = {}
+_atexit_registered = False
+
+
+def _get_portal() -> Any:
+    """The process's blocking portal (an event loop in a daemon thread), started on first use."""
+    global _portal_cm, _portal, _atexit_registered
+    with _lock:
+        if _portal is None:
+            from anyio.from_thread import start_blocking_portal
+
+            _portal_cm = start_blocking_portal(name="egi-mcp-loop")
+            _portal = _portal_cm.__enter__()
+        if not _atexit_registered:
+            atexit.register(close_all)
+            _atexit_registered = True
+        return _portal
+
+
+def running_servers() -> list[McpServer]:
+    """The servers of this process whose subprocess is running."""
+    with _lock:
+        return list(_running.values())
+
+
+def close_all() -> None:
+    """Stop every running server of this process and the event-loop thread.
+
+    Safe to call repeatedly; servers start again on their next use. Called by the plugin at
+    ``pytest_unconfigure`` and at interpreter exit.
+    """
+    global _portal_cm, _portal
+    for server in running_servers():
+        server.close()
+    with _lock:
+        cm, _portal_cm, _portal = _portal_cm, None, None
+    if cm is not None:
+        cm.__exit__(None, None, None)
+
+
+def shared_server(spec: ServerSpec) -> McpServer:
+    """The process-wide server for ``spec``: the same object on every call, started on first
+    use, stopped by :func:`close_all` (under xdist: once per worker)."""
+    with _lock:
+        server = _shared.get(spec)
+        if server is None:
+            server = _shared[spec] = McpServer(spec)
+        return server
+
+
+# -- one server --------------------------------------------------------------------------
+
+
+class McpServer:
+    """One stdio MCP server subprocess behind a synchronous API.
+
+    Thread-safe (calls are serialised). Not started until first use.
+
+    Attributes:
+        spec: how the server is started.
+        pid: the server process id while running (Linux; None elsewhere or when stopped).
+        startup_s: wall seconds of the last start (spawn + handshake + tool listing).
+        starts: how many times the server was started (a restart after a fault counts).
+    """
+
+    def __init__(self, spec: ServerSpec) -> None:
+        self.spec = spec
+        self.pid: int | None = None
+        self.startup_s: float | None = None
+        self.starts = 0
+        self._lock = threading.RLock()
+        self._cm: Any = None
+        self._client: Any = None
+        self._tools: list[McpToolSpec] | None = None
+        self._errlog_path: str | None = None
+        self._errlog: Any = None
+
+    def __repr__(self) -> str:
+        state = f"pid {self.pid}" if self.running else "stopped"
+        return f"<McpServer {self.spec.name} ({state})>"
+
+    def __enter__(self) -> McpServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def running(self) -> bool:
+        """Whether the subprocess was started and not stopped (it may have died since)."""
+        return self._client is not None
+
+    def start(self) -> None:
+        """Spawn the server, run the MCP handshake and list its tools (no-op when running).
+
+        Raises:
+            McpServerError: the command cannot be run, or the server exits or does not
+                answer the handshake within ``spec.timeout_s``.
+        """
+        with self._lock:
+            if self._client is not None:
+                return
+            from mcp import Client, StdioServerParameters
+            from mcp.client.stdio import stdio_client
+
+            portal = _get_portal()
+            params = StdioServerParameters(
+                command=self.spec.command,
+                args=list(self.spec.args),
+                env=dict(self.spec.env),
+                cwd=self.spec.cwd,
+            )
+            fd, self._errlog_path = tempfile.mkstemp(prefix=f"egi-mcp-{self.spec.name}-", suffix=".stderr")
+            os.close(fd)
+            # O_APPEND: the server writes at the end whatever this process reads
+            self._errlog = open(self._errlog_path, "a", encoding="utf-8")  # noqa: SIM115
+            client = Client(
+                stdio_client(params, errlog=self._errlog), read_timeout_seconds=self.spec.timeout_s
+            )
+            cm = portal.wrap_async_context_manager(client)
+            begin = time.perf_counter()
+            before = _child_pids()
+            try:
+                entered = cm.__enter__()
+                listed = portal.call(entered.list_tools)
+            except Exception as exc:
+                with contextlib.suppress(Exception):
+                    cm.__exit__(None, None, None)
+                message = self._fault_message("could not be started", exc)
+                self._release()
+                raise McpServerError(message, server=self.spec.name, code=_code(exc)) from exc
+            self._cm, self._client = cm, entered
+            self._tools = [McpToolSpec.from_sdk(t) for t in listed.tools]
+            self.pid = _find_child(before, [self.spec.command, *self.spec.args])
+            self.startup_s = time.perf_counter() - begin
+            self.starts += 1
+            with _lock:
+                _running[id(self)] = self
+
+    def list_tools(self) -> list[McpToolSpec]:
+        """The server's tools, in listing order (listed once per start).
+
+        Raises:
+            McpServerError: the server could not be started.
+        """
+        with self._lock:
+            self.start()
+            assert self._tools is not None
+            return list(self._tools)
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
+        """Execute one tool call on the server (starting it when needed).
+
+        Args:
+            name: the MCP tool name.
+            arguments: the arguments object (sent as is; the server validates it).
+
+        Returns:
+            The result; ``is_error`` True for a call the server refused (unknown tool, bad
+            arguments, a missing id...), whose ``text`` says why.
+
+        Raises:
+            McpServerError: the server could not be started, died, timed out or failed
+                (it is stopped; the next call starts it again).
+        """
+        with self._lock:
+            self.start()
+            try:
+                result = _get_portal().call(self._client.call_tool, name, dict(arguments or {}))
+            except Exception as exc:
+                code = _code(exc)
+                if code == INVALID_PARAMS:
+                    return ToolResult(text=str(getattr(exc, "message", exc)), is_error=True)
+                message = self._fault_message(f"failed on tools/call {name!r}", exc)
+                self.close()
+                raise McpServerError(message, server=self.spec.name, code=code) from exc
+            return _result(result)
+
+    def close(self) -> None:
+        """Stop the server (close stdin, then SIGTERM/SIGKILL its process group if it lingers).
+
+        Idempotent; a later call starts it again.
+        """
+        with self._lock:
+            cm, self._cm, self._client = self._cm, None, None
+            if cm is not None:
+                with contextlib.suppress(Exception):  # a dead server's transport may complain
+                    cm.__exit__(None, None, None)
+            self._release()
+
+    def stderr_tail(self, chars: int = _STDERR_TAIL) -> str:
+        """The last ``chars`` characters the running server wrote to stderr ("" when none)."""
+        if not self._errlog_path:
+            return ""
+        try:
+            text = Path(self._errlog_path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return text[-chars:]
+
+    def _release(self) -> None:
+        self.pid = None
+        self._tools = None
+        with _lock:
+            _running.pop(id(self), None)
+        if self._errlog is not None:
+            self._errlog.close()
+            self._errlog = None
+        if self._errlog_path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._errlog_path)
+            self._errlog_path = None
+
+    def _fault_message(self, what: str, exc: BaseException) -> str:
+        detail = str(getattr(exc, "message", "") or exc) or type(exc).__name__
+        code = _code(exc)
+        if code is not None:
+            detail = f"{detail} (JSON-RPC error {code})"
+        tail = self.stderr_tail().strip()
+        stderr = f"\nserver stderr (last lines):\n{tail}" if tail else "\nthe server wrote nothing to stderr"
+        return f"MCP server {self.spec.name!r} ({self.spec.command_line()}) {what}: {detail}{stderr}"
+
+
+def _code(exc: BaseException) -> int | None:
+    error = getattr(exc, "error", None)
+    code = getattr(error, "code", None)
+    return code if isinstance(code, int) else None
+
+
+def _result(result: Any) -> ToolResult:
+    """A :class:`ToolResult` from the SDK's ``CallToolResult``."""
+    blocks = [b.model_dump(mode="json", by_alias=True, exclude_none=True) for b in result.content]
+    texts = [b["text"] for b in blocks if b.get("type") == "text"]
+    structured = getattr(result, "structured_content", None)
+    if texts:
+        text = "\n".join(texts)
+    elif structured is not None:
+        text = json.dumps(structured, sort_keys=True)
+    else:
+        text = ""
+    return ToolResult(text=text, is_error=bool(result.is_error), structured=structured, content=blocks)
+
+
+def _child_pids() -> set[int]:
+    """Ids of this process's direct children (Linux ``/proc``; empty elsewhere)."""
+    me = os.getpid()
+    pids: set[int] = set()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return pids
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        # the command name (field 2) may hold spaces and parentheses: split after the last ')'
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) > 1 and fields[1] == str(me):
+            pids.add(int(entry))
+    return pids
+
+
+def _find_child(before: set[int], argv: list[str]) -> int | None:
+    """The new child of this process whose command line is ``argv`` (None when not found)."""
+    want = "\0".join(argv)
+    for pid in sorted(_child_pids() - before):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmdline = fh.read().decode("utf-8", errors="replace").rstrip("\0")
+        except OSError:
+            continue
+        if cmdline == want:
+            return pid
+    return None
+
+
+# -- tools for the function-calling loop --------------------------------------------------
+
+
+class McpToolkit(Toolkit):
+    """A :class:`~pytest_egi.agents.tools.Toolkit` whose every call is executed on MCP servers.
+
+    The model sees each server's tools (OpenAI names from :class:`ToolNames`; a valid MCP
+    name is kept as is). Every call goes to the server, including an unknown tool name
+    (sent under the name the model used) and arguments that break the schema: the server
+    judges them, and its error result is what the model reads (a model mistake: the call is
+    logged with ``"error": True``). Arguments that are not a JSON object never reach the
+    server (the core's wording for that mistake). A server fault raises
+    :class:`McpServerError` (the item errors).
+
+    ``calls`` entries are ``{"name": <MCP tool name>, "arguments", "error", "server"}``.
+
+    Attributes:
+        servers: server name → server.
+        names: the OpenAI ↔ MCP name map.
+        results: the :class:`ToolResult` of every call that reached a server, in call order.
+    """
+
+    def __init__(self, servers: Mapping[str, McpServer], prefix: bool = False) -> None:
+        self.servers = dict(servers)
+        self.names = ToolNames.build({n: s.list_tools() for n, s in self.servers.items()}, prefix=prefix)
+        tools: dict[str, Tool] = {}
+        for openai, (_, spec) in self.names.by_openai.items():
+            tools[openai] = Tool(
+                name=openai, description=spec.description, parameters={}, fn=_unused, validate=False
+            )
+        super().__init__(tools=tools)
+        self._schemas = self.names.tools()
+        self.results: list[ToolResult] = []
+
+    @classmethod
+    def of_servers(cls, *servers: McpServer, prefix: bool | None = None) -> McpToolkit:
+        """A toolkit over ``servers`` (prefixed names by default when there are several)."""
+        return cls({s.spec.name: s for s in servers}, prefix=len(servers) > 1 if prefix is None else prefix)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """The OpenAI ``tools`` list (input schemas as the servers list them, normalised)."""
+        return [dict(s) for s in self._schemas]
+
+    def call(self, name: str, arguments: str | dict[str, Any] | None) -> ToolOutcome:
+        """Execute one call on its server; see the class docstring for what becomes an
+        observation and what raises.
+
+        Raises:
+            McpServerError: the server failed (an environment fault).
+        """
+        parsed: Any
+        if isinstance(arguments, dict):
+            parsed = arguments
+        else:
+            try:
+                parsed = json.loads(arguments) if arguments else {}
+            except json.JSONDecodeError as exc:
+                return self._mistake(name, arguments, f"arguments are not valid JSON ({exc.msg})")
+        if not isinstance(parsed, dict):
+            return self._mistake(name, parsed, "arguments must be a JSON object")
+        target = self.names.to_mcp(name)
+        if target is None:  # unknown: the server says so (in its own words)
+            server_name, tool = next(iter(self.servers)), name
+        else:
+            server_name, tool = target
+        result = self.servers[server_name].call_tool(tool, parsed)
+        self.results.append(result)
+        self.calls.append(
+            {"name": tool, "arguments": parsed, "error": result.is_error, "server": server_name}
+        )
+        if result.is_error:
+            return ToolOutcome(content=McpToolError(result.text).observation, error=True)
+        return ToolOutcome(content=result.text)
+
+
+def _unused(**_: Any) -> Any:  # McpToolkit.call never calls a Tool's fn
+    raise AssertionError("MCP tools are executed by McpToolkit.call")

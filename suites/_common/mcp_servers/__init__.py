@@ -1,0 +1,122 @@
+"""Local MCP servers over seeded synthetic worlds, shared by the MCP suites.
+
+One module per domain; each is a real MCP server written with the official ``mcp`` SDK
+(``MCPServer``), runnable as ``python -m suites._common.mcp_servers.<module> --seed N``
+(stdio), with the original benchmark's tool names, parameters and result shapes:
+
+- ``airbnb``: ``airbnb_search``, ``airbnb_listing_details``
+- ``healthcare``: ``fda_drug_lookup``, ``pubmed_search``, ``health_topics_search``,
+  ``clinical_trials_search``, ``medical_terminology_lookup``
+- ``sports``: ``get_teams``, ``get_players``, ``get_games``, ``get_game``
+- ``national_parks``: ``findParks``, ``getParkDetails``, ``getAlerts``, ``getVisitorCenters``,
+  ``getCampgrounds``, ``getEvents``
+- ``finance``: the nine yfinance tools (``get_historical_stock_prices`` ... ``get_recommendations``)
+- ``calculator``: ``calculate``
+
+(The key of :data:`SERVERS` is also the module name.)
+
+Every world is built deterministically from the seed and a fixed "today", 2025-06-05
+(:data:`~suites._common.mcp_servers._base.TODAY`). Each module also exposes
+``build_world(seed)`` (plain data, no SDK import: task generators read the same world the
+server serves) and ``build_server(seed)`` (an in-process server, for the SDK's in-memory
+transport in tests).
+
+Error convention: the model's mistakes (unknown tool, arguments failing the input schema, an
+unknown id or a bad value) are MCP error results; a bug in a tool is a JSON-RPC internal error,
+which :mod:`pytest_egi.mcp.client` raises as an environment fault (see ``_base``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SERVERS", "TOOLS", "build_server", "server_spec"]
+
+SERVERS: dict[str, str] = {
+    "airbnb": "suites._common.mcp_servers.airbnb",
+    "healthcare": "suites._common.mcp_servers.healthcare",
+    "sports": "suites._common.mcp_servers.sports",
+    "national_parks": "suites._common.mcp_servers.national_parks",
+    "finance": "suites._common.mcp_servers.finance",
+    "calculator": "suites._common.mcp_servers.calculator",
+}
+"""Domain → module of its server."""
+
+TOOLS: dict[str, tuple[str, ...]] = {
+    "airbnb": ("airbnb_search", "airbnb_listing_details"),
+    "healthcare": (
+        "fda_drug_lookup",
+        "pubmed_search",
+        "health_topics_search",
+        "clinical_trials_search",
+        "medical_terminology_lookup",
+    ),
+    "sports": ("get_teams", "get_players", "get_games", "get_game"),
+    "national_parks": (
+        "findParks",
+        "getParkDetails",
+        "getAlerts",
+        "getVisitorCenters",
+        "getCampgrounds",
+        "getEvents",
+    ),
+    "finance": (
+        "get_historical_stock_prices",
+        "get_stock_info",
+        "get_yahoo_finance_news",
+        "get_stock_actions",
+        "get_financial_statement",
+        "get_holder_info",
+        "get_option_expiration_dates",
+        "get_option_chain",
+        "get_recommendations",
+    ),
+    "calculator": ("calculate",),
+}
+"""Domain → its tool names, in listing order."""
+
+_ROOT = Path(__file__).resolve().parents[3]
+"""The folder holding the ``suites`` package (put on the server's ``PYTHONPATH``)."""
+
+
+def _module(domain: str) -> Any:
+    if domain not in SERVERS:
+        raise KeyError(f"unknown MCP server domain {domain!r}; known: {', '.join(SERVERS)}")
+    return importlib.import_module(SERVERS[domain])
+
+
+def build_server(domain: str, seed: int) -> Any:
+    """The domain's server object, in-process (for the SDK's in-memory transport).
+
+    Raises:
+        KeyError: unknown domain.
+    """
+    return _module(domain).build_server(seed)
+
+
+def server_spec(domain: str, seed: int, timeout_s: float = 60.0) -> Any:
+    """How to start the domain's server as a stdio subprocess of this Python.
+
+    Returns:
+        A :class:`pytest_egi.mcp.ServerSpec` named after the domain, running
+        ``python -m <module> --seed <seed>`` with the ``suites`` package on ``PYTHONPATH``.
+
+    Raises:
+        KeyError: unknown domain.
+    """
+    from pytest_egi.mcp.client import ServerSpec
+
+    if domain not in SERVERS:
+        raise KeyError(f"unknown MCP server domain {domain!r}; known: {', '.join(SERVERS)}")
+    path = os.pathsep.join([str(_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return ServerSpec.of(
+        domain,
+        sys.executable,
+        ["-m", SERVERS[domain], "--seed", str(seed)],
+        env={"PYTHONPATH": path},
+        timeout_s=timeout_s,
+    )

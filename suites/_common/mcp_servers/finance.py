@@ -1,0 +1,738 @@
+"""Finance: the nine yfinance tools of MCPEval's and MCP-Universe's finance domains (upstream: a
+FastMCP server wrapping the ``yfinance`` library).
+
+Tools (upstream names and parameters): ``get_historical_stock_prices(ticker, start_date,
+end_date, interval="1d")``, ``get_stock_info(ticker)``, ``get_yahoo_finance_news(ticker)``,
+``get_stock_actions(ticker)``, ``get_financial_statement(ticker, financial_type)``,
+``get_holder_info(ticker, holder_type)``, ``get_option_expiration_dates(ticker)``,
+``get_option_chain(ticker, expiration_date, option_type)``, ``get_recommendations(ticker,
+recommendation_type, months_back=12)``. Results are JSON text in yfinance's ``to_json(orient=
+"records")`` shapes (``[{"Date": "2025-06-02T00:00:00.000", "Open": ..., "Close": ...}]``), the
+info dict, or news as ``Title/Summary/Description/URL`` text blocks, as upstream returns them.
+
+Semantics: ``end_date`` is exclusive (yfinance's); intervals ``1d``, ``5d``, ``1wk``, ``1mo``
+(intraday intervals are an error result: there is no intraday data offline); months-back for
+upgrades/downgrades counts back from today (2025-06-05). Differences, deliberate: an unknown
+ticker, an invalid statement/holder/recommendation type, an expiration date without options
+and an option type other than calls/puts are error results (upstream returned the message as
+ordinary text).
+
+World: 10 fictional companies with business-day prices from 2023-01-03 to 2025-06-04 (seeded
+random walks; weekends and a fixed holiday list missing), dividends and splits, 4 annual and
+5 quarterly statements, holders, insider trades, analyst ratings, news and option chains.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import date, timedelta
+from typing import Any
+
+from suites._common.mcp_servers._base import TODAY, BadRequest, days, make_server, parse_date, rng
+
+__all__ = ["COMPANIES", "build_server", "build_world", "history"]
+
+COMPANIES = [
+    ("NVLT", "Novalith Systems", "Technology", "Semiconductors", 182.0),
+    ("BRKW", "Brookwater Utilities", "Utilities", "Utilities - Regulated Electric", 64.0),
+    ("HLXA", "Helixa Therapeutics", "Healthcare", "Biotechnology", 48.0),
+    ("CRSN", "Corsano Motors", "Consumer Cyclical", "Auto Manufacturers", 121.0),
+    ("MDVL", "Meadowvale Foods", "Consumer Defensive", "Packaged Foods", 57.0),
+    ("QNTM", "Quantum Ledger Bank", "Financial Services", "Banks - Regional", 39.0),
+    ("SKYR", "Skyreach Airlines", "Industrials", "Airlines", 26.0),
+    ("ORBT", "Orbital Cloud", "Technology", "Software - Infrastructure", 310.0),
+    ("PTRA", "Petra Energy", "Energy", "Oil & Gas Integrated", 88.0),
+    ("LUMN", "Lumen Retail Group", "Consumer Cyclical", "Specialty Retail", 73.0),
+]
+START = date(2023, 1, 3)
+HOLIDAYS = {
+    "2023-01-16",
+    "2023-02-20",
+    "2023-04-07",
+    "2023-05-29",
+    "2023-06-19",
+    "2023-07-04",
+    "2023-09-04",
+    "2023-11-23",
+    "2023-12-25",
+    "2024-01-01",
+    "2024-01-15",
+    "2024-02-19",
+    "2024-03-29",
+    "2024-05-27",
+    "2024-06-19",
+    "2024-07-04",
+    "2024-09-02",
+    "2024-11-28",
+    "2024-12-25",
+    "2025-01-01",
+    "2025-01-09",
+    "2025-01-20",
+    "2025-02-17",
+    "2025-04-18",
+    "2025-05-26",
+}
+FINANCIAL_TYPES = (
+    "income_stmt",
+    "quarterly_income_stmt",
+    "balance_sheet",
+    "quarterly_balance_sheet",
+    "cashflow",
+    "quarterly_cashflow",
+)
+HOLDER_TYPES = (
+    "major_holders",
+    "institutional_holders",
+    "mutualfund_holders",
+    "insider_transactions",
+    "insider_purchases",
+    "insider_roster_holders",
+)
+_FIRMS = [
+    "Halvorsen Securities",
+    "Pinecrest Capital",
+    "Arbor & Lyle",
+    "Northgate Research",
+    "Summit Ridge Partners",
+    "Keystone Equity",
+    "Marlow Brothers",
+    "Bayline Advisors",
+]
+_GRADES = [
+    "Strong Buy",
+    "Buy",
+    "Outperform",
+    "Overweight",
+    "Neutral",
+    "Hold",
+    "Equal-Weight",
+    "Underperform",
+    "Sell",
+]
+_INSTITUTIONS = [
+    "Granite Peak Advisors",
+    "Tidewater Asset Management",
+    "Blue Heron Investors",
+    "Crestline Funds",
+    "Evergreen Pension Trust",
+    "Harborview Capital",
+    "Ironbridge Partners",
+    "Lakemont Holdings",
+]
+_FUNDS = [
+    "Total Market Index Fund",
+    "Growth Opportunities Fund",
+    "Dividend Income Fund",
+    "Mid Cap Value Fund",
+    "Global Equity Fund",
+    "Sector Select Fund",
+]
+_PEOPLE = ["Dana Whitlock", "Rafael Ostrow", "Mei Lindgren", "Tomasz Kale", "Priya Anand", "Gregory Thane"]
+_ROLES = [
+    "Chief Executive Officer",
+    "Chief Financial Officer",
+    "Director",
+    "General Counsel",
+    "Chief Operating Officer",
+    "Director",
+]
+_NEWS = [
+    "{name} beats quarterly revenue estimates",
+    "{name} announces new share buyback program",
+    "Analysts weigh {name}'s outlook after guidance update",
+    "{name} names new chief operating officer",
+    "{name} expands into new markets",
+    "{name} shares move after sector rotation",
+]
+
+
+def _trading_days() -> list[date]:
+    return [d for d in days(START, TODAY) if d.weekday() < 5 and d.isoformat() not in HOLIDAYS]
+
+
+def _ts(d: date) -> str:
+    return f"{d.isoformat()}T00:00:00.000"
+
+
+def build_world(seed: int) -> dict[str, Any]:
+    """``{"tickers": {symbol: company}}``; each company has ``prices`` (one OHLCV row per trading
+    day, oldest first), ``actions``, ``statements``, ``holders``, ``recommendations``,
+    ``upgrades_downgrades``, ``news``, ``options`` and ``info``."""
+    r = rng(seed, "finance")
+    trading = _trading_days()
+    tickers: dict[str, Any] = {}
+    for symbol, name, sector, industry, price0 in COMPANIES:
+        drift, vol = r.uniform(-0.0002, 0.0009), r.uniform(0.012, 0.028)
+        split_day = trading[r.randrange(150, len(trading) - 100)] if r.random() < 0.3 else None
+        div = round(price0 * r.uniform(0.003, 0.008), 2) if r.random() < 0.7 else 0.0
+        ex_days = (
+            {d for d in trading if d.day <= 7 and d.month % 3 == 2 and d.weekday() == 3} if div else set()
+        )
+        close, prices, actions = price0, [], []
+        for d in trading:
+            split = 0.0
+            if d == split_day:
+                close /= 2
+                split = 2.0
+            open_ = close * (1 + r.gauss(0, vol / 3))
+            close = max(1.0, close * math.exp(r.gauss(drift, vol)))
+            high = max(open_, close) * (1 + abs(r.gauss(0, vol / 2)))
+            low = min(open_, close) * (1 - abs(r.gauss(0, vol / 2)))
+            dividend = div if d in ex_days else 0.0
+            prices.append(
+                {
+                    "Date": _ts(d),
+                    "Open": round(open_, 2),
+                    "High": round(high, 2),
+                    "Low": round(low, 2),
+                    "Close": round(close, 2),
+                    "Volume": r.randint(800_000, 40_000_000),
+                    "Dividends": dividend,
+                    "Stock Splits": split,
+                }
+            )
+            if dividend or split:
+                actions.append({"Date": _ts(d), "Dividends": dividend, "Stock Splits": split})
+        shares = r.randint(200, 4000) * 1_000_000
+        revenue = shares * prices[-1]["Close"] / r.uniform(2.0, 12.0)  # price-to-sales 2-12
+        statements = _statements(r, revenue, shares)
+        last = prices[-1]
+        year = [p for p in prices if p["Date"] >= _ts(TODAY - timedelta(days=365))]
+        net_income = statements["income_stmt"][0]["Net Income"]
+        eps = net_income / shares
+        info = {
+            "symbol": symbol,
+            "shortName": name,
+            "longName": f"{name} Inc.",
+            "sector": sector,
+            "industry": industry,
+            "country": "United States",
+            "currency": "USD",
+            "exchange": r.choice(["NMS", "NYQ"]),
+            "website": f"https://www.{name.split()[0].lower()}.example.com",
+            "fullTimeEmployees": r.randint(800, 180_000),
+            "longBusinessSummary": f"{name} operates in the {industry.lower()} industry, serving customers "
+            "across North America, Europe and Asia.",
+            "currentPrice": last["Close"],
+            "previousClose": prices[-2]["Close"],
+            "open": last["Open"],
+            "dayHigh": last["High"],
+            "dayLow": last["Low"],
+            "volume": last["Volume"],
+            "averageVolume": round(sum(p["Volume"] for p in prices[-60:]) / 60),
+            "fiftyTwoWeekHigh": max(p["High"] for p in year),
+            "fiftyTwoWeekLow": min(p["Low"] for p in year),
+            "marketCap": round(shares * last["Close"]),
+            "sharesOutstanding": shares,
+            "trailingEps": round(eps, 2),
+            "trailingPE": round(last["Close"] / eps, 2) if eps > 0 else None,
+            "forwardPE": round(last["Close"] / (eps * r.uniform(1.0, 1.3)), 2) if eps > 0 else None,
+            "dividendRate": round(div * 4, 2),
+            "dividendYield": round(div * 4 / last["Close"] * 100, 2),
+            "beta": round(r.uniform(0.4, 1.8), 2),
+            "totalRevenue": statements["income_stmt"][0]["Total Revenue"],
+            "grossMargins": round(
+                statements["income_stmt"][0]["Gross Profit"] / statements["income_stmt"][0]["Total Revenue"],
+                4,
+            ),
+            "operatingMargins": round(
+                statements["income_stmt"][0]["Operating Income"]
+                / statements["income_stmt"][0]["Total Revenue"],
+                4,
+            ),
+            "profitMargins": round(net_income / statements["income_stmt"][0]["Total Revenue"], 4),
+            "returnOnEquity": round(net_income / statements["balance_sheet"][0]["Stockholders Equity"], 4),
+            "totalCash": statements["balance_sheet"][0]["Cash And Cash Equivalents"],
+            "totalDebt": statements["balance_sheet"][0]["Total Debt"],
+            "recommendationKey": r.choice(["buy", "hold", "strong_buy", "underperform"]),
+            "numberOfAnalystOpinions": r.randint(6, 40),
+            "targetMeanPrice": round(last["Close"] * r.uniform(0.85, 1.3), 2),
+        }
+        tickers[symbol] = {
+            "name": name,
+            "info": info,
+            "prices": prices,
+            "actions": actions,
+            "statements": statements,
+            "holders": _holders(r, shares, last["Close"]),
+            "recommendations": _recommendations(r),
+            "upgrades_downgrades": _upgrades(r, last["Close"]),
+            "news": [
+                {
+                    "title": t.format(name=name),
+                    "summary": f"{name} ({symbol}) "
+                    + r.choice(
+                        [
+                            "reported results ahead of expectations.",
+                            "updated investors on its strategy.",
+                            "drew attention from analysts this week.",
+                            "announced a leadership change.",
+                        ]
+                    ),
+                    "description": "",
+                    "url": f"https://finance.yahoo.com/news/{symbol.lower()}-{i}.html",
+                }
+                for i, t in enumerate(r.sample(_NEWS, 4))
+            ],
+            "options": _options(r, symbol, last["Close"], vol),
+        }
+    return {"tickers": tickers}
+
+
+def _statements(r: Any, revenue: float, shares: int) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {t: [] for t in FINANCIAL_TYPES}
+    annual = [date(y, 12, 31) for y in (2024, 2023, 2022, 2021)]
+    quarters = [
+        date(2025, 3, 31),
+        date(2024, 12, 31),
+        date(2024, 9, 30),
+        date(2024, 6, 30),
+        date(2024, 3, 31),
+    ]
+    for prefix, periods, scale in (("", annual, 1.0), ("quarterly_", quarters, 0.25)):
+        rev = revenue * scale
+        for end in periods:
+            gross = rev * r.uniform(0.3, 0.7)
+            rnd = rev * r.uniform(0.02, 0.2)
+            op = gross - rnd - rev * r.uniform(0.05, 0.15)
+            net = op * r.uniform(0.6, 0.85)
+            out[f"{prefix}income_stmt"].append(
+                {
+                    "date": end.isoformat(),
+                    "Total Revenue": round(rev),
+                    "Cost Of Revenue": round(rev - gross),
+                    "Gross Profit": round(gross),
+                    "Research And Development": round(rnd),
+                    "Operating Income": round(op),
+                    "EBITDA": round(op * r.uniform(1.1, 1.3)),
+                    "Net Income": round(net),
+                    "Basic EPS": round(net / shares, 2),
+                    "Diluted EPS": round(net / shares * 0.98, 2),
+                }
+            )
+            assets = rev * r.uniform(1.2, 3.0) / scale
+            liabilities = assets * r.uniform(0.3, 0.7)
+            out[f"{prefix}balance_sheet"].append(
+                {
+                    "date": end.isoformat(),
+                    "Total Assets": round(assets),
+                    "Total Liabilities Net Minority Interest": round(liabilities),
+                    "Stockholders Equity": round(assets - liabilities),
+                    "Current Assets": round(assets * 0.35),
+                    "Current Liabilities": round(liabilities * 0.4),
+                    "Cash And Cash Equivalents": round(assets * 0.1),
+                    "Total Debt": round(liabilities * 0.5),
+                    "Ordinary Shares Number": shares,
+                }
+            )
+            ocf = net * r.uniform(1.0, 1.5)
+            capex = -rev * r.uniform(0.03, 0.12)
+            out[f"{prefix}cashflow"].append(
+                {
+                    "date": end.isoformat(),
+                    "Operating Cash Flow": round(ocf),
+                    "Capital Expenditure": round(capex),
+                    "Free Cash Flow": round(ocf + capex),
+                    "Cash Dividends Paid": -round(net * r.uniform(0, 0.4)),
+                    "Repurchase Of Capital Stock": -round(net * r.uniform(0, 0.3)),
+                }
+            )
+            rev *= r.uniform(0.85, 1.05)
+    return out
+
+
+def _holders(r: Any, shares: int, price: float) -> dict[str, list[dict[str, Any]]]:
+    inst = []
+    for holder in r.sample(_INSTITUTIONS, 6):
+        pct = round(r.uniform(0.01, 0.09), 4)
+        inst.append(
+            {
+                "Date Reported": _ts(date(2025, 3, 31)),
+                "Holder": holder,
+                "pctHeld": pct,
+                "Shares": round(shares * pct),
+                "Value": round(shares * pct * price),
+                "pctChange": round(r.uniform(-0.1, 0.1), 4),
+            }
+        )
+    inst.sort(key=lambda h: -h["Shares"])
+    funds = []
+    for fund in r.sample(_FUNDS, 5):
+        pct = round(r.uniform(0.003, 0.03), 4)
+        funds.append(
+            {
+                "Date Reported": _ts(date(2025, 3, 31)),
+                "Holder": fund,
+                "pctHeld": pct,
+                "Shares": round(shares * pct),
+                "Value": round(shares * pct * price),
+                "pctChange": round(r.uniform(-0.05, 0.08), 4),
+            }
+        )
+    funds.sort(key=lambda h: -h["Shares"])
+    trades, roster = [], []
+    for person, role in zip(_PEOPLE, _ROLES, strict=True):
+        n = r.randint(2_000, 90_000)
+        when = TODAY - timedelta(days=r.randint(5, 170))
+        sale = r.random() < 0.65
+        trades.append(
+            {
+                "Shares": n,
+                "Value": round(n * price * r.uniform(0.9, 1.1)),
+                "URL": "",
+                "Text": f"{'Sale' if sale else 'Purchase'} at price "
+                f"{price * r.uniform(0.9, 1.1):.2f} per share.",
+                "Insider": person.upper(),
+                "Position": role,
+                "Transaction": "Sale" if sale else "Purchase",
+                "Start Date": _ts(when),
+                "Ownership": r.choice(["D", "I"]),
+            }
+        )
+        roster.append(
+            {
+                "Name": person.upper(),
+                "Position": role,
+                "URL": "",
+                "Most Recent Transaction": "Sale" if sale else "Purchase",
+                "Latest Transaction Date": _ts(when),
+                "Shares Owned Directly": r.randint(10_000, 2_000_000),
+                "Position Direct Date": _ts(when),
+            }
+        )
+    trades.sort(key=lambda t: t["Start Date"], reverse=True)
+    bought = sum(t["Shares"] for t in trades if t["Transaction"] == "Purchase")
+    sold = sum(t["Shares"] for t in trades if t["Transaction"] == "Sale")
+    purchases = [
+        {
+            "Insider Purchases Last 6m": "Purchases",
+            "Shares": bought,
+            "Trans": sum(t["Transaction"] == "Purchase" for t in trades),
+        },
+        {
+            "Insider Purchases Last 6m": "Sales",
+            "Shares": sold,
+            "Trans": sum(t["Transaction"] == "Sale" for t in trades),
+        },
+        {
+            "Insider Purchases Last 6m": "Net Shares Purchased (Sold)",
+            "Shares": bought - sold,
+            "Trans": len(trades),
+        },
+    ]
+    insiders = round(r.uniform(0.001, 0.08), 5)
+    institutions = round(r.uniform(0.45, 0.85), 5)
+    major = [
+        {"metric": "insidersPercentHeld", "Value": insiders},
+        {"metric": "institutionsPercentHeld", "Value": institutions},
+        {"metric": "institutionsFloatPercentHeld", "Value": round(institutions / (1 - insiders), 5)},
+        {"metric": "institutionsCount", "Value": r.randint(300, 4000)},
+    ]
+    return {
+        "major_holders": major,
+        "institutional_holders": inst,
+        "mutualfund_holders": funds,
+        "insider_transactions": trades,
+        "insider_purchases": purchases,
+        "insider_roster_holders": roster,
+    }
+
+
+def _recommendations(r: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "period": p,
+            "strongBuy": r.randint(0, 10),
+            "buy": r.randint(2, 18),
+            "hold": r.randint(2, 15),
+            "sell": r.randint(0, 4),
+            "strongSell": r.randint(0, 2),
+        }
+        for p in ("0m", "-1m", "-2m", "-3m")
+    ]
+
+
+def _upgrades(r: Any, price: float) -> list[dict[str, Any]]:
+    rows = []
+    for firm in _FIRMS:
+        for _ in range(r.randint(1, 3)):
+            when = TODAY - timedelta(days=r.randint(3, 700))
+            old, new = r.sample(_GRADES, 2)
+            action = "up" if _GRADES.index(new) < _GRADES.index(old) else "down"
+            prior = round(price * r.uniform(0.7, 1.2), 0)
+            rows.append(
+                {
+                    "GradeDate": f"{when.isoformat()}T00:00:00.000",
+                    "Firm": firm,
+                    "ToGrade": new,
+                    "FromGrade": old,
+                    "Action": action,
+                    "priceTargetAction": "Raises" if action == "up" else "Lowers",
+                    "currentPriceTarget": round(prior * (1.1 if action == "up" else 0.9), 0),
+                    "priorPriceTarget": prior,
+                }
+            )
+    rows.sort(key=lambda x: x["GradeDate"], reverse=True)
+    return rows
+
+
+def _norm_cdf(x: float) -> float:
+    return 0.5 * (1 + math.erf(x / math.sqrt(2)))
+
+
+def _options(r: Any, symbol: str, spot: float, vol: float) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    fridays = [TODAY + timedelta(days=(4 - TODAY.weekday()) % 7 + 7 * k) for k in range(6)]
+    fridays += [date(2025, 9, 19), date(2025, 12, 19)]
+    step = 1.0 if spot < 50 else 5.0 if spot < 200 else 10.0
+    center = round(spot / step) * step
+    sigma_base = vol * math.sqrt(252)
+    chains = {}
+    for exp in fridays:
+        t = max((exp - TODAY).days, 1) / 365
+        calls, puts = [], []
+        for k in range(-6, 7):
+            strike = center + k * step
+            if strike <= 0:
+                continue
+            sigma = sigma_base * (1 + 0.1 * abs(k) / 6)
+            d1 = (math.log(spot / strike) + 0.5 * sigma**2 * t) / (sigma * math.sqrt(t))
+            d2 = d1 - sigma * math.sqrt(t)
+            call = spot * _norm_cdf(d1) - strike * _norm_cdf(d2)
+            put = call - spot + strike
+            for kind, value, rows in (("C", call, calls), ("P", put, puts)):
+                value = max(0.01, value)
+                code = f"{symbol}{exp.strftime('%y%m%d')}{kind}{int(strike * 1000):08d}"
+                rows.append(
+                    {
+                        "contractSymbol": code,
+                        "lastTradeDate": f"{(TODAY - timedelta(days=1)).isoformat()}T19:59:00.000",
+                        "strike": strike,
+                        "lastPrice": round(value, 2),
+                        "bid": round(value * 0.97, 2),
+                        "ask": round(value * 1.03, 2),
+                        "change": round(r.uniform(-0.5, 0.5), 2),
+                        "percentChange": round(r.uniform(-8, 8), 2),
+                        "volume": r.randint(0, 5000),
+                        "openInterest": r.randint(0, 20000),
+                        "impliedVolatility": round(sigma, 4),
+                        "inTheMoney": strike < spot if kind == "C" else strike > spot,
+                        "contractSize": "REGULAR",
+                        "currency": "USD",
+                    }
+                )
+        chains[exp.isoformat()] = {"calls": calls, "puts": puts}
+    return chains
+
+
+def _company(world: dict[str, Any], ticker: str) -> dict[str, Any]:
+    company = world["tickers"].get(str(ticker).strip().upper())
+    if company is None:
+        raise BadRequest(f"Company ticker {ticker} not found.")
+    return company
+
+
+def history(
+    world: dict[str, Any], ticker: str, start_date: str, end_date: str, interval: str = "1d"
+) -> list[dict[str, Any]]:
+    """Price rows from ``start_date`` (inclusive) to ``end_date`` (exclusive), aggregated to the interval."""
+    company = _company(world, ticker)
+    lo, hi = parse_date(start_date, "start_date"), parse_date(end_date, "end_date")
+    if hi <= lo:
+        raise BadRequest(f"end_date ({end_date}) must be after start_date ({start_date})")
+    rows = [p for p in company["prices"] if _ts(lo) <= p["Date"] < _ts(hi)]
+    if interval == "1d":
+        return rows
+    if interval not in ("5d", "1wk", "1mo"):
+        raise BadRequest(
+            f"interval {interval!r} is not available; use one of 1d, 5d, 1wk, 1mo "
+            "(no intraday data in this dataset)"
+        )
+
+    def bucket(i: int, row: dict[str, Any]) -> str:
+        d = date.fromisoformat(row["Date"][:10])
+        if interval == "1mo":
+            return d.replace(day=1).isoformat()
+        if interval == "1wk":
+            return (d - timedelta(days=d.weekday())).isoformat()
+        return rows[i - i % 5]["Date"][:10]  # 5d: runs of five trading days
+
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault(bucket(i, row), []).append(row)
+    return [
+        {
+            "Date": f"{key}T00:00:00.000",
+            "Open": g[0]["Open"],
+            "High": max(x["High"] for x in g),
+            "Low": min(x["Low"] for x in g),
+            "Close": g[-1]["Close"],
+            "Volume": sum(x["Volume"] for x in g),
+            "Dividends": round(sum(x["Dividends"] for x in g), 2),
+            "Stock Splits": max(x["Stock Splits"] for x in g),
+        }
+        for key, g in groups.items()
+    ]
+
+
+def build_server(seed: int) -> Any:
+    """Finance (yfinance-style) MCP server over a seeded synthetic market."""
+    world = build_world(seed)
+
+    def get_historical_stock_prices(ticker: str, start_date: str, end_date: str, interval: str = "1d") -> str:
+        """Get historical stock prices for a given ticker symbol from yahoo finance. Include the
+        following information: Date, Open, High, Low, Close, Volume, Dividends, Stock Splits.
+
+        Args:
+            ticker: The ticker symbol of the stock to get historical prices for, e.g. "NVLT"
+            start_date: Start date, format: yyyy-mm-dd (inclusive)
+            end_date: End date, format: yyyy-mm-dd (exclusive)
+            interval: Valid intervals: 1d, 5d, 1wk, 1mo. Default is "1d"
+        """
+        return json.dumps(history(world, ticker, start_date, end_date, interval))
+
+    def get_stock_info(ticker: str) -> str:
+        """Get stock information for a given ticker symbol from yahoo finance. Include the following
+        information: Stock Price & Trading Info, Company Information, Financial Metrics, Earnings &
+        Revenue, Margins & Returns, Dividends, Balance Sheet, Analyst Coverage, Risk Metrics.
+
+        Args:
+            ticker: The ticker symbol of the stock to get information for, e.g. "NVLT"
+        """
+        return json.dumps(_company(world, ticker)["info"])
+
+    def get_yahoo_finance_news(ticker: str) -> str:
+        """Get news for a given ticker symbol from yahoo finance.
+
+        Args:
+            ticker: The ticker symbol of the stock to get news for, e.g. "NVLT"
+        """
+        news = _company(world, ticker)["news"]
+        return "\n\n".join(
+            f"Title: {n['title']}\nSummary: {n['summary']}\nDescription: {n['description']}\nURL: {n['url']}"
+            for n in news
+        )
+
+    def get_stock_actions(ticker: str) -> str:
+        """Get stock dividends and stock splits for a given ticker symbol from yahoo finance.
+
+        Args:
+            ticker: The ticker symbol of the stock to get stock actions for, e.g. "NVLT"
+        """
+        return json.dumps(_company(world, ticker)["actions"])
+
+    def get_financial_statement(ticker: str, financial_type: str) -> str:
+        """Get financial statement for a given ticker symbol from yahoo finance. You can choose from
+        the following financial statement types: income_stmt, quarterly_income_stmt, balance_sheet,
+        quarterly_balance_sheet, cashflow, quarterly_cashflow.
+
+        Args:
+            ticker: The ticker symbol of the stock to get financial statement for, e.g. "NVLT"
+            financial_type: The type of financial statement to get. Choose from: income_stmt,
+                quarterly_income_stmt, balance_sheet, quarterly_balance_sheet, cashflow, quarterly_cashflow
+        """
+        company = _company(world, ticker)
+        if financial_type not in FINANCIAL_TYPES:
+            raise BadRequest(
+                f"invalid financial type {financial_type}. Please use one of the following: "
+                f"{', '.join(FINANCIAL_TYPES)}."
+            )
+        return json.dumps(company["statements"][financial_type])
+
+    def get_holder_info(ticker: str, holder_type: str) -> str:
+        """Get holder information for a given ticker symbol from yahoo finance. You can choose from
+        the following holder types: major_holders, institutional_holders, mutualfund_holders,
+        insider_transactions, insider_purchases, insider_roster_holders.
+
+        Args:
+            ticker: The ticker symbol of the stock to get holder information for, e.g. "NVLT"
+            holder_type: The type of holder information to get. Choose from: major_holders,
+                institutional_holders, mutualfund_holders, insider_transactions, insider_purchases,
+                insider_roster_holders
+        """
+        company = _company(world, ticker)
+        if holder_type not in HOLDER_TYPES:
+            raise BadRequest(
+                f"invalid holder type {holder_type}. Please use one of the following: "
+                f"{', '.join(HOLDER_TYPES)}."
+            )
+        return json.dumps(company["holders"][holder_type])
+
+    def get_option_expiration_dates(ticker: str) -> str:
+        """Fetch the available options expiration dates for a given ticker symbol.
+
+        Args:
+            ticker: The ticker symbol of the stock to get option expiration dates for, e.g. "NVLT"
+        """
+        return json.dumps(list(_company(world, ticker)["options"]))
+
+    def get_option_chain(ticker: str, expiration_date: str, option_type: str) -> str:
+        """Fetch the option chain for a given ticker symbol, expiration date, and option type.
+
+        Args:
+            ticker: The ticker symbol of the stock to get option chain for, e.g. "NVLT"
+            expiration_date: The expiration date for the options chain (format: 'YYYY-MM-DD')
+            option_type: The type of option to fetch ('calls' or 'puts')
+        """
+        company = _company(world, ticker)
+        if expiration_date not in company["options"]:
+            raise BadRequest(
+                f"No options available for the date {expiration_date}. You can use "
+                "`get_option_expiration_dates` to get the available expiration dates."
+            )
+        if option_type not in ("calls", "puts"):
+            raise BadRequest("Invalid option type. Please use 'calls' or 'puts'.")
+        return json.dumps(company["options"][expiration_date][option_type])
+
+    def get_recommendations(ticker: str, recommendation_type: str, months_back: int = 12) -> str:
+        """Get recommendations or upgrades/downgrades for a given ticker symbol from yahoo finance.
+        You can also specify the number of months back to get upgrades/downgrades for, default is
+        12.
+
+        Args:
+            ticker: The ticker symbol of the stock to get recommendations for, e.g. "NVLT"
+            recommendation_type: The type of recommendation to get. Choose from: recommendations,
+                upgrades_downgrades
+            months_back: The number of months back to get upgrades/downgrades for, default is 12
+        """
+        company = _company(world, ticker)
+        if recommendation_type == "recommendations":
+            return json.dumps(company["recommendations"])
+        if recommendation_type != "upgrades_downgrades":
+            raise BadRequest(
+                f"invalid recommendation type {recommendation_type}. Please use one of the "
+                "following: recommendations, upgrades_downgrades."
+            )
+        if months_back < 0:
+            raise BadRequest(f"months_back must not be negative, got {months_back}")
+        month = TODAY.month - months_back
+        year = TODAY.year + (month - 1) // 12
+        cutoff = date(year, (month - 1) % 12 + 1, min(TODAY.day, 28)).isoformat()
+        seen: set[str] = set()
+        latest = []
+        for row in company["upgrades_downgrades"]:  # newest first
+            if row["GradeDate"][:10] >= cutoff and row["Firm"] not in seen:
+                seen.add(row["Firm"])
+                latest.append(row)
+        return json.dumps(latest)
+
+    tools = [
+        get_historical_stock_prices,
+        get_stock_info,
+        get_yahoo_finance_news,
+        get_stock_actions,
+        get_financial_statement,
+        get_holder_info,
+        get_option_expiration_dates,
+        get_option_chain,
+        get_recommendations,
+    ]
+    return make_server(
+        "finance", "Yahoo Finance style market data (today is 2025-06-05).", [(fn, False) for fn in tools]
+    )
+
+
+if __name__ == "__main__":
+    from suites._common.mcp_servers._base import main
+
+    main(build_server)

@@ -1,0 +1,125 @@
+"""Each local MCP server as a real stdio subprocess: spawned, tools listed with the expected
+names and input schemas, one real call with a checked result, clean exit.
+
+The six servers start concurrently (one module-scoped fixture) to keep the wall time near one
+start-up.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from pytest_egi.mcp.client import McpServer, _child_pids
+from suites._common.mcp_servers import SERVERS, TOOLS, server_spec
+
+SEED = 42
+
+REQUIRED = {
+    "airbnb": {"airbnb_search": ["location"], "airbnb_listing_details": ["id"]},
+    "healthcare": {
+        "fda_drug_lookup": ["drug_name"],
+        "pubmed_search": ["query"],
+        "health_topics_search": ["topic"],
+        "clinical_trials_search": ["condition"],
+        "medical_terminology_lookup": [],
+    },
+    "sports": {
+        "get_teams": ["league"],
+        "get_players": ["league"],
+        "get_games": ["league"],
+        "get_game": ["league", "game_id"],
+    },
+    "national_parks": {
+        "findParks": [],
+        "getParkDetails": ["parkCode"],
+        "getAlerts": [],
+        "getVisitorCenters": [],
+        "getCampgrounds": [],
+        "getEvents": [],
+    },
+    "finance": {
+        "get_historical_stock_prices": ["ticker", "start_date", "end_date"],
+        "get_stock_info": ["ticker"],
+        "get_yahoo_finance_news": ["ticker"],
+        "get_stock_actions": ["ticker"],
+        "get_financial_statement": ["ticker", "financial_type"],
+        "get_holder_info": ["ticker", "holder_type"],
+        "get_option_expiration_dates": ["ticker"],
+        "get_option_chain": ["ticker", "expiration_date", "option_type"],
+        "get_recommendations": ["ticker", "recommendation_type"],
+    },
+    "calculator": {"calculate": ["expression"]},
+}
+"""Domain → tool → its required parameters (upstream's)."""
+
+PROPERTIES = {
+    "airbnb_search": {
+        "location",
+        "checkin",
+        "checkout",
+        "adults",
+        "children",
+        "infants",
+        "pets",
+        "minPrice",
+        "maxPrice",
+        "cursor",
+        "ignoreRobotsText",
+    },
+    "getEvents": {"parkCode", "limit", "start", "dateStart", "dateEnd", "q"},
+    "get_games": {"league", "dates", "seasons", "team_ids", "cursor"},
+    "clinical_trials_search": {"condition", "status", "max_results"},
+    "get_recommendations": {"ticker", "recommendation_type", "months_back"},
+}
+
+
+def _check_call(domain: str, server: McpServer) -> None:
+    if domain == "airbnb":
+        data = server.call_tool("airbnb_search", {"location": "Kyoto", "adults": 2}).json()
+        assert data["searchUrl"].startswith("https://www.airbnb.com/s/Kyoto/homes?")
+        assert len(data["searchResults"]) == 6
+    elif domain == "healthcare":
+        data = server.call_tool("fda_drug_lookup", {"drug_name": "metformin", "search_type": "label"}).json()
+        assert data["status"] == "success" and data["results"][0]["generic_name"] == "METFORMIN"
+    elif domain == "sports":
+        data = server.call_tool("get_teams", {"league": "NFL"}).json()
+        assert data["total_teams"] == 12 and data["teams"].count("Team ID: ") == 12
+    elif domain == "national_parks":
+        data = server.call_tool("findParks", {"limit": 3}).json()
+        assert (data["total"], data["limit"], len(data["parks"])) == (24, 3, 3)
+    elif domain == "finance":
+        data = server.call_tool("get_option_expiration_dates", {"ticker": "ORBT"}).json()
+        assert data[:2] == ["2025-06-06", "2025-06-13"]
+    else:
+        assert server.call_tool("calculate", {"expression": "2 * (3 + 4)"}).text == "14"
+
+
+@pytest.fixture(scope="module")
+def servers():
+    started = {d: McpServer(server_spec(d, SEED, timeout_s=30)) for d in SERVERS}
+    with ThreadPoolExecutor(len(started)) as pool:
+        list(pool.map(McpServer.start, started.values()))
+    yield started
+    for s in started.values():
+        s.close()
+
+
+@pytest.mark.parametrize("domain", list(SERVERS))
+def test_server_over_stdio(servers, domain):
+    server = servers[domain]
+    pid = server.pid
+    assert pid in _child_pids()
+    tools = {t.name: t for t in server.list_tools()}
+    assert tuple(tools) == TOOLS[domain]
+    for name, required in REQUIRED[domain].items():
+        schema = tools[name].input_schema
+        assert schema["type"] == "object"
+        assert sorted(schema.get("required", [])) == sorted(required), name
+        assert tools[name].description
+        if name in PROPERTIES:
+            assert set(schema["properties"]) == PROPERTIES[name]
+    _check_call(domain, server)
+    server.close()  # clean exit: stdin closed, the process exits by itself and is reaped
+    assert pid not in _child_pids()
