@@ -230,9 +230,7 @@ def _check_calls(calls: Any, role: str) -> list[Mapping[str, Any]]:
             raise ValueError(f"{role} tool call {i}: expected an object, got {type(call).__name__}")
         name = call.get("tool_name")
         if not isinstance(name, str) or not name:
-            raise ValueError(
-                f"{role} tool call {i}: 'tool_name' must be a non-empty string, got {name!r}"
-            )
+            raise ValueError(f"{role} tool call {i}: 'tool_name' must be a non-empty string, got {name!r}")
         params = call.get("tool_parameters")
         if not isinstance(params, Mapping):
             raise ValueError(
@@ -266,9 +264,7 @@ def resolve_weights(weights: Mapping[str, float] | None = None) -> dict[str, flo
     if weights is None:
         return dict(DEFAULT_WEIGHTS)
     if set(weights) != set(DEFAULT_WEIGHTS):
-        raise ValueError(
-            f"weights: expected exactly the keys name, params, order; got {sorted(weights)}"
-        )
+        raise ValueError(f"weights: expected exactly the keys name, params, order; got {sorted(weights)}")
     out = {k: weights[k] for k in DEFAULT_WEIGHTS}
     for k, v in out.items():
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
@@ -292,8 +288,7 @@ def resolve_thresholds(thresholds: Mapping[str, float] | None = None) -> dict[st
         return dict(DEFAULT_THRESHOLDS)
     if set(thresholds) != set(DEFAULT_THRESHOLDS):
         raise ValueError(
-            "thresholds: expected exactly the keys flexible_param, flexible_order; "
-            f"got {sorted(thresholds)}"
+            f"thresholds: expected exactly the keys flexible_param, flexible_order; got {sorted(thresholds)}"
         )
     out = {}
     for k in DEFAULT_THRESHOLDS:
@@ -737,9 +732,7 @@ def summary_analysis_file(
     """
     mismatch_counts: dict[str, Counter[str]] = defaultdict(Counter)
     usage = {k: Counter() for k in ("ground_truth_tools", "prediction_tools", "missing_tools", "extra_tools")}
-    by_count: dict[str, dict[str, dict[int, int]]] = {
-        m: {"success": {}, "failure": {}} for m in MODES
-    }
+    by_count: dict[str, dict[str, dict[int, int]]] = {m: {"success": {}, "failure": {}} for m in MODES}
     by_combo: dict[str, dict[str, Counter[str]]] = {
         m: {"success": Counter(), "failure": Counter()} for m in MODES
     }
@@ -996,8 +989,10 @@ def parse_judge_verdict(
     Raises:
         ValueError: ``kind`` is neither ``trajectory`` nor ``completion``.
     """
-    models = {"trajectory": (_TrajectoryVerdict, TRAJECTORY_ASPECTS),
-              "completion": (_CompletionVerdict, COMPLETION_ASPECTS)}
+    models = {
+        "trajectory": (_TrajectoryVerdict, TRAJECTORY_ASPECTS),
+        "completion": (_CompletionVerdict, COMPLETION_ASPECTS),
+    }
     if kind not in models:
         raise ValueError(f"judge verdict kind must be 'trajectory' or 'completion', got {kind!r}")
     model, aspects = models[kind]
