@@ -16,7 +16,6 @@ without it these tests are skipped (they need upstream's files, which are not sh
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +29,8 @@ from suites.mcpeval.scorer import (
     task_result_entry,
     upstream_calls,
 )
+from tests.suites.mcpeval.upstream import UPSTREAM
 
-ROOT = Path(__file__).resolve().parents[3]
-UPSTREAM = Path(os.environ.get("EGI_MCPEVAL_UPSTREAM", ROOT.parent / "shared" / "upstream" / "mcpeval"))
 TOL = 1e-9
 MODELS = ("gpt-4.1-mini", "gpt-4o", "gpt-4o-mini")
 RECORDS_PER_FILE = 62
