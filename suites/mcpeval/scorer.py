@@ -43,10 +43,13 @@ Deliberate differences from upstream (each documented where it applies):
 Upstream data check: :func:`compare_tool_calls` reproduces every strict and flexible score and
 success (and the counts, missing/extra tools, mismatches and strict parameter scores) of all
 186 records of the three upstream ``task_metrics.json`` files (``benchmarks/playwright/
-llm_judger_results/{gpt-4o,gpt-4o-mini,gpt-4.1-mini}``); no record had to be excluded
-(``tests/suites/mcpeval/test_mcpeval_upstream.py``). Those stored summary files predate
-upstream's ``evaluation_config`` key, which :func:`summary_analysis_file` emits (current
-upstream ``analyze``).
+llm_judger_results/{gpt-4o,gpt-4o-mini,gpt-4.1-mini}``) bit for bit; no record had to be
+excluded (``tests/suites/mcpeval/test_mcpeval_upstream.py``). Rebuilt from the calls alone,
+:func:`task_metrics_file` and :func:`summary_analysis_file` serialise to the same JSON text as
+upstream's files, once the summary means are correctly rounded sums (``math.fsum``): a plain
+left-to-right sum in the files' task order is one ulp off on 8 of the 24 stored means. The
+stored summary files predate upstream's ``evaluation_config`` key, which
+:func:`summary_analysis_file` emits (current upstream ``analyze``).
 """
 
 from __future__ import annotations
@@ -415,7 +418,9 @@ def compare_tool_calls(
         matched with sᵢ = 1, no extra tool name, order = 1 (so trailing extra calls reusing
         GT names are not penalised). Flexible success: every GT position name-matched, every
         sᵢ ≥ 0.6, order ≥ 0.5. One call inserted early shifts every later position, which can
-        zero the name and param scores while the order score stays high.
+        zero the name and param scores while the order score stays high. When every GT
+        position is name-matched the GT names are a subsequence of the prediction, so the
+        order score is 1: the order threshold only decides the case n = 0 < m.
 
     Raises:
         ValueError: a malformed call list (message names the list, position and field),
@@ -830,9 +835,12 @@ def _judge_system(kind: str, criteria: Mapping[str, str], focus: str) -> str:
         "Score each criterion from 0.0 (very poor) to 1.0 (excellent):",
         *(f"- {k}: {v}" for k, v in criteria.items()),
         "",
-        "Reply with one JSON object and nothing else, with a number for every criterion and a "
-        "short explanation:",
-        json.dumps({**{k: "<0.0-1.0>" for k in criteria}, "comments": "<one or two sentences>"}, indent=2),
+        "Reply with one JSON object and nothing else: a JSON number (not a string) for every "
+        "criterion and a short explanation, as in",
+        "{",
+        *(f'  "{k}": <number from 0.0 to 1.0>,' for k in criteria),
+        '  "comments": "<one or two sentences>"',
+        "}",
     ]
     return "\n".join(lines)
 

@@ -56,7 +56,7 @@ def test_trajectory_prompt():
     assert (system["role"], user["role"]) == ("system", "user")
     for aspect in TRAJECTORY_ASPECTS:
         assert f"- {aspect}: " in system["content"]
-        assert f'"{aspect}": "<0.0-1.0>"' in system["content"]
+        assert f'  "{aspect}": <number from 0.0 to 1.0>,\n' in system["content"]
     assert "deserves 0.9-1.0" in system["content"]  # the smooth-run adaptability rule
     assert user["content"].startswith("Task description:\n" + TASK["description"] + "\n\n")
     assert json.dumps(CONVERSATION, ensure_ascii=False, indent=2) in user["content"]
