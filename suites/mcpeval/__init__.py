@@ -1,6 +1,191 @@
 """MCPEval (Liu et al., 2025, arXiv 2507.12806): tool-call trajectory matching over MCP servers.
 
-Not a suite yet: this package holds only the scoring module (:mod:`suites.mcpeval.scorer`).
-It deliberately exposes no ``SUITE`` object, so the plugin and the conformance tests do not
-discover it; the suite object, tasks, servers and agent loop are added in a later change.
+Each task asks the model to do something with one domain's MCP server (Airbnb stays,
+healthcare lookups, sports data, national parks, yfinance market data); the model's executed
+tool calls are compared with the task's ground-truth calls by upstream's static rules
+(:func:`suites.mcpeval.scorer.compare_tool_calls`). Categories are the domains. Native
+sub-metrics per domain (see ``summarize``): ``<domain>.flexible_avg`` (routed to M2) and the
+reported success rates and name / parameter / order averages (0–1). Tasks are generated from
+templates over each local server's seeded world (:mod:`suites.mcpeval.tasks`), or loaded from
+an original-format JSONL file with ``--egi-opt mcpeval.tasks=PATH``. See README.md here.
 """
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_egi.agents.loops import no_answer_reason
+from pytest_egi.models.offline import Noise
+from pytest_egi.suite import SuiteProfile, Task, TaskScore
+from suites.mcpeval.policy import McpevalPolicy
+from suites.mcpeval.scorer import (
+    compare_tool_calls,
+    no_prediction_evaluation,
+    sub_metric_names,
+    summarize_domain,
+    summary_analysis_file,
+    task_metrics_file,
+    task_result_entry,
+    task_values,
+)
+from suites.mcpeval.tasks import DOMAINS, generate_tasks, load_task_file
+
+__all__ = ["SUITE", "McpevalOptions", "McpevalSuite"]
+
+
+class McpevalOptions(BaseModel):
+    """``--egi-opt mcpeval.<key>=<value>``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tasks: Path | None = None
+    """A task file in the original MCPEval JSONL format, run instead of the generated tasks
+    (each task's domain is the server that serves the tools its ``tool_calls`` name)."""
+    max_turns: int | None = Field(default=None, ge=1)
+    """Turn limit per task; None uses the profile's ``max_turns`` (20)."""
+
+
+def _options(options: Any) -> McpevalOptions:
+    if isinstance(options, McpevalOptions):
+        return options
+    if options is None:
+        return McpevalOptions()
+    return McpevalOptions.model_validate(options.model_dump() if hasattr(options, "model_dump")
+                                         else options)  # fmt: skip
+
+
+@lru_cache(maxsize=16)
+def _generated(domain: str, seed: int) -> tuple[dict[str, Any], ...]:
+    return tuple(generate_tasks(domain, seed))
+
+
+def _prediction(trajectory: dict[str, Any]) -> list[dict[str, Any]]:
+    """The executed calls as upstream's ``{"tool_name", "tool_parameters"}`` list."""
+    return [{"tool_name": c["name"], "tool_parameters": dict(c.get("arguments") or {})}
+            for c in trajectory.get("tool_calls") or []]  # fmt: skip
+
+
+class McpevalSuite:
+    """The MCPEval suite object (see :class:`pytest_egi.suite.Suite`)."""
+
+    name = "mcpeval"
+    version = "1"
+    categories = DOMAINS
+    options_model = McpevalOptions
+    profile_keys = frozenset({"max_turns"})
+    sub_metrics = sub_metric_names(DOMAINS)
+    diagnostics = frozenset(k for k in sub_metrics if not k.endswith(".flexible_avg"))
+    null_floor: dict[str, float] = {}
+    sub_metric_notes = {
+        f"{d}.flexible_avg": "mean flexible overall tool-call match score (0-1); a task with no tool call scores 0"
+        for d in DOMAINS
+    }
+
+    def load_tasks(self, profile: SuiteProfile, options: Any) -> list[Task]:
+        """The generated tasks of the profile's domains (``<domain>-NNN``, template order), or
+        the task file's tasks; ``per_category`` / ``limit`` keep the first ones of each domain.
+
+        Raises:
+            ValueError: unknown category, or a bad task file (message names file, line, field, fix).
+        """
+        opts = _options(options)
+        wanted = list(profile.categories or DOMAINS)
+        unknown = [c for c in wanted if c not in DOMAINS]
+        if unknown:
+            raise ValueError(f"mcpeval: unknown categories {unknown}; known: {list(DOMAINS)}")
+        max_turns = int((profile.model_extra or {}).get("max_turns") or 20)
+        by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        if opts.tasks is not None:
+            for domain, task in load_task_file(Path(opts.tasks)):
+                by_domain[domain].append(task)
+        else:
+            for domain in wanted:
+                by_domain[domain] = list(_generated(domain, profile.seed))
+        out: list[Task] = []
+        for domain in DOMAINS:
+            if domain not in wanted and opts.tasks is None:
+                continue
+            tasks = by_domain.get(domain, [])
+            if profile.per_category:
+                tasks = tasks[: profile.per_category]
+            out += [Task(id=t["id"], category=domain, data={**t, "seed": profile.seed, "max_turns": max_turns})
+                    for t in tasks]  # fmt: skip
+        if profile.limit is not None:
+            out = out[: profile.limit]
+        return out
+
+    def prepare(self, tasks: list[Task], options: Any) -> None:
+        """Start the MCP server of every domain the tasks use (once per process, before the
+        first item; stopped at session end)."""
+        from suites.mcpeval.agent import server_for
+
+        for domain, seed in sorted({(t.category, t.data["seed"]) for t in tasks}):
+            server_for(domain, seed).start()
+
+    def reference_policy(self, task: Task, options: Any, noise: Noise) -> McpevalPolicy:
+        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``."""
+        return McpevalPolicy(task.data, task.category, noise)
+
+    def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
+        """Compare the executed calls with the ground truth (reference §2.4).
+
+        Per-task values: :func:`~suites.mcpeval.scorer.task_values` (0–1). Success: flexible
+        success. No tool call made, or no answer (the core's ``no_answer_reason``), is no
+        prediction: a failure with zero scores (upstream skipped such a task). The LLM judge
+        is not applied here (values ``judge_*`` are None).
+        """
+        gold = task.data["tool_calls"]
+        pred = _prediction(trajectory)
+        why = no_answer_reason(trajectory)
+        if not pred or why is not None:
+            evaluation = no_prediction_evaluation(gold)
+            got = f"no prediction ({why or 'no tool call made'})"
+            prediction = None
+        else:
+            evaluation = compare_tool_calls(gold, pred)
+            got = [f"{c['tool_name']}({c['tool_parameters']})" for c in pred]
+            prediction = pred
+        entry = task_result_entry(task.id, gold, prediction, evaluation)
+        return TaskScore(
+            success=bool(evaluation["flexible"]["success"]),
+            values=task_values(evaluation),
+            expected=[f"{c['tool_name']}({c['tool_parameters']})" for c in gold],
+            got=got,
+            details={"task_result": entry},
+        )
+
+    def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
+        """Per domain that ran: :func:`~suites.mcpeval.scorer.summarize_domain` (0–1 means,
+        counts); domains with no record are left out."""
+        by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for rec in records:
+            if rec.get("category") in DOMAINS:
+                by_domain[rec["category"]].append(rec.get("values") or {})
+        out: dict[str, float | None] = {}
+        for domain in DOMAINS:
+            if by_domain[domain]:
+                out.update(summarize_domain(domain, by_domain[domain]))
+        return out
+
+    def extra_files(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        """Upstream's per-domain files: ``<domain>_task_metrics.json`` and
+        ``<domain>_summary_analysis.json`` (reference §2.5) over the scored records."""
+        entries: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for rec in records:
+            entry = (rec.get("details") or {}).get("task_result")
+            if rec.get("category") in DOMAINS and entry:
+                entries[rec["category"]].append(entry)
+        out: dict[str, Any] = {}
+        for domain, es in sorted(entries.items()):
+            out[f"{domain}_task_metrics.json"] = task_metrics_file(es)
+            out[f"{domain}_summary_analysis.json"] = summary_analysis_file(es)
+        return out
+
+
+SUITE = McpevalSuite()
+"""The object the core loads (``suites.mcpeval.SUITE``)."""
