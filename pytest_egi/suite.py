@@ -168,6 +168,19 @@ class Suite(Protocol):
         """
         ...
 
+    def extra_files(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        """Optional: benchmark-specific files for the run folder, in the original tool's
+        layouts (so users can diff against upstream tooling).
+
+        Called by the report writer (live runs and ``egi-bench report --rescore``) with the
+        suite's scored records (status passed/failed).
+
+        Returns:
+            relative path (under ``<run_dir>/<suite name>/``) -> JSON-safe object, written as
+            JSON. A path leaving that folder is refused (ValueError).
+        """
+        ...
+
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
         """Aggregate scored records (status passed/failed) into native sub-metrics.
 

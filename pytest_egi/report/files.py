@@ -177,6 +177,41 @@ def _results_csv(records: list[dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
+def _write_suite_files(root: Any, records: list[dict[str, Any]]) -> None:
+    """Each suite's optional extra files (``Suite.extra_files``) under ``<run>/<suite>/``.
+
+    Only scored (passed/failed) records are passed; a suite without the hook, or one that
+    cannot be imported, writes nothing. A relative path that leaves the suite's folder is
+    refused (ValueError).
+    """
+    from collections import defaultdict
+    from pathlib import Path
+
+    from pytest_egi.suite import load_suite
+
+    by_suite: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    modules: dict[str, str] = {}
+    for rec in records:
+        if rec.get("status") in ("passed", "failed") and rec.get("suite_module"):
+            by_suite[rec["suite"]].append(rec)
+            modules[rec["suite"]] = rec["suite_module"]
+    for name, recs in sorted(by_suite.items()):
+        try:
+            suite = load_suite(modules[name])
+        except ImportError:
+            continue
+        hook = getattr(suite, "extra_files", None)
+        if hook is None:
+            continue
+        base = Path(root) / name
+        for rel, obj in sorted(hook(recs).items()):
+            target = (base / rel).resolve()
+            if not target.is_relative_to(base.resolve()):
+                raise ValueError(f"suite {name}: extra file path {rel!r} leaves the run folder")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(target, dump_json(obj))
+
+
 def write_run(
     settings: Any,
     records: list[dict[str, Any]],
@@ -205,4 +240,5 @@ def write_run(
     atomic_write_text(rd.egi_json, dump_json(egi))
     atomic_write_text(rd.results_csv, _results_csv(stable))
     atomic_write_text(rd.report_html, render_html(egi, stable))
+    _write_suite_files(rd.root, stable)
     return {"run_dir": str(rd.root), "egi_json": str(rd.egi_json)}

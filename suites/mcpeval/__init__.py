@@ -82,7 +82,8 @@ class McpevalSuite:
     diagnostics = frozenset(k for k in sub_metrics if not k.endswith(".flexible_avg"))
     null_floor: dict[str, float] = {}
     sub_metric_notes = {
-        f"{d}.flexible_avg": "mean flexible overall tool-call match score (0-1); a task with no tool call scores 0"
+        f"{d}.flexible_avg": "mean flexible overall tool-call match score (0-1); "
+        "a task with no tool call scores 0"
         for d in DOMAINS
     }
 
@@ -113,8 +114,8 @@ class McpevalSuite:
             tasks = by_domain.get(domain, [])
             if profile.per_category:
                 tasks = tasks[: profile.per_category]
-            out += [Task(id=t["id"], category=domain, data={**t, "seed": profile.seed, "max_turns": max_turns})
-                    for t in tasks]  # fmt: skip
+            extra = {"seed": profile.seed, "max_turns": max_turns}
+            out += [Task(id=t["id"], category=domain, data={**t, **extra}) for t in tasks]
         if profile.limit is not None:
             out = out[: profile.limit]
         return out

@@ -13,7 +13,14 @@ from pytest_egi.models.base import ModelClient
 from pytest_egi.suite import Task
 from suites.mcpeval.tasks import SERVER_OF
 
-__all__ = ["GENERATION_PARAMS", "SYSTEM_PROMPTS", "build_messages", "generation_params", "run_trial", "server_for"]
+__all__ = [
+    "GENERATION_PARAMS",
+    "SYSTEM_PROMPTS",
+    "build_messages",
+    "generation_params",
+    "run_trial",
+    "server_for",
+]
 
 GENERATION_PARAMS: dict[str, Any] = {"temperature": 0.0, "max_tokens": 4096}
 """Upstream's task runs use temperature 0 (reference §2.3); 4096 tokens bound one reply (a

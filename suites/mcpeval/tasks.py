@@ -162,7 +162,9 @@ def _replayers(domain: str, seed: int) -> tuple[dict[str, Callable[..., Any]], d
             "get_stock_info": lambda ticker: company(ticker)["info"],
             "get_historical_stock_prices": lambda **a: finance.history(w, **a),
             "get_stock_actions": lambda ticker: company(ticker)["actions"],
-            "get_financial_statement": lambda ticker, financial_type: company(ticker)["statements"][financial_type],
+            "get_financial_statement": lambda ticker, financial_type: (
+                company(ticker)["statements"][financial_type]
+            ),
             "get_holder_info": lambda ticker, holder_type: company(ticker)["holders"][holder_type],
             "get_option_expiration_dates": lambda ticker: list(company(ticker)["options"]),
             "get_option_chain": chain,
@@ -208,7 +210,8 @@ def _ab_search(r: random.Random, w: dict[str, Any]) -> Any:
     adults = r.randint(1, 4)
     return (
         f"Stays in {city}",
-        f"Find Airbnb stays in {city} for {adults} adults, checking in on {checkin} and checking out on {checkout}.",
+        f"Find Airbnb stays in {city} for {adults} adults, checking in on {checkin} and checking out "
+        f"on {checkout}.",
         "List available stays matching the trip.",
         [("airbnb_search", {"location": city, "checkin": checkin, "checkout": checkout, "adults": adults})],
     )
@@ -297,7 +300,8 @@ def _hc_code(r: random.Random, w: dict[str, Any]) -> Any:
     word = r.choice([x for x in code["description"].split() if len(x) > 5] or [code["description"]])
     return (
         f"ICD-10 code for {word.lower()}",
-        f"Search ICD-10 codes whose description mentions '{word}', then look up the first code found by its code.",
+        f"Search ICD-10 codes whose description mentions '{word}', then look up the first code "
+        "found by its code.",
         "Identify the ICD-10 code.",
         [("medical_terminology_lookup", {"description": word}),
          ("medical_terminology_lookup", {"code": Ref(0, ["codes", 0, "code"])})],
@@ -661,7 +665,9 @@ def load_task_file(path: Path) -> list[tuple[str, dict[str, Any]]]:
         try:
             task = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}: not valid JSON ({exc.msg}); fix: one JSON task object per line") from None
+            raise ValueError(
+                f"{where}: not valid JSON ({exc.msg}); fix: one JSON task object per line"
+            ) from None
         if not isinstance(task, dict):
             raise ValueError(f"{where}: not a JSON object; fix: one JSON task object per line")
         for field, kind in _REQUIRED.items():
