@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 from pathlib import Path
 
 import pytest
@@ -48,7 +47,8 @@ def test_oracle_null_noisy_and_upstream_files(pytester):
     assert subs["egi/oracle"]["airbnb.strict_success_rate"] == 1.0
     assert subs["egi/null"]["airbnb.flexible_avg"] == 0.0
     assert subs["egi/null"]["airbnb.flexible_success_rate"] == 0.0
-    flex = [subs[m]["airbnb.flexible_avg"] for m in ("egi/oracle", "egi/noisy-0.2", "egi/noisy-0.5", "egi/null")]
+    order = ("egi/oracle", "egi/noisy-0.2", "egi/noisy-0.5", "egi/null")
+    flex = [subs[m]["airbnb.flexible_avg"] for m in order]
     assert flex[0] > flex[1] > flex[2] > flex[3], flex
 
 
@@ -69,12 +69,13 @@ def pytest_runtest_call(item):
 def test_server_killed_mid_run_errors_that_item_and_restarts(pytester):
     pytester.makepyfile(mcp_killer=KILLER)
     pytester.syspathinsert()
-    result, egi = run(pytester, "egi/oracle", "-p", "mcp_killer", "-k", "airbnb-001 or airbnb-002 or airbnb-003")
+    selection = "airbnb-001 or airbnb-002 or airbnb-003"
+    result, egi = run(pytester, "egi/oracle", "-p", "mcp_killer", "-k", selection)
     result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines(["*ERROR*airbnb-002*"])
     assert "MCP server 'airbnb'" in result.stdout.str()
-    records = {r["task_id"]: r for r in map(json.loads, next((pytester.path).glob("reports-*/*/records.jsonl"))
-                                              .read_text().splitlines())}  # fmt: skip
+    lines = next(pytester.path.glob("reports-*/*/records.jsonl")).read_text().splitlines()
+    records = {r["task_id"]: r for r in map(json.loads, lines)}
     assert records["airbnb-002"]["status"] == "error"
     assert records["airbnb-003"]["status"] == "passed"  # the server started again
 
@@ -90,7 +91,8 @@ def _servers_of(seed: int) -> list[int]:
             env = Path(f"/proc/{entry}/environ").read_bytes()
         except OSError:
             continue
-        if b"suites._common.mcp_servers.airbnb" in cmd and str(seed).encode() in cmd and str(ROOT).encode() in env:
+        ours = str(ROOT).encode() in env and str(seed).encode() in cmd
+        if ours and b"suites._common.mcp_servers.airbnb" in cmd:
             found.append(int(entry))
     return found
 
@@ -128,7 +130,8 @@ def test_task_file_in_the_original_format_runs(pytester, tmp_path):
         ([{"id": "t1", "name": "n", "description": "d", "tool_calls": {"tool_name": "get_teams"}}],
          "line 1: field 'tool_calls' must be a list, got dict; fix: correct its type"),
         ([{"id": "t1", "name": "n", "description": "d",
-           "tool_calls": [{"tool_name": "get_teams", "tool_parameters": {}}, {"tool_name": "get_stock_info"}]}],
+           "tool_calls": [{"tool_name": "get_teams", "tool_parameters": {}},
+                          {"tool_name": "get_stock_info"}]}],
          "line 1: field 'tool_calls' names tools no local MCP server serves: get_stock_info; fix: use tasks "
          "over the airbnb, healthcare, sports, national_parks or yfinance tools"),
     ],
@@ -157,8 +160,9 @@ def test_upstream_task_file(pytester, tmp_path):
     # with filesystem calls: no local server serves those tools
     path = _jsonl(tmp_path / "fs2.jsonl", [{**t, "tool_calls": [
         {"tool_name": "create_directory", "tool_parameters": {"path": "docs"}},
-        {"tool_name": "write_file", "tool_parameters": {"path": "docs/README.md", "content": "x"}}]} for t in tasks])
+        {"tool_name": "write_file", "tool_parameters": {"path": "docs/README.md", "content": "x"}},
+    ]} for t in tasks])
     result, _ = run(pytester, "egi/oracle", "--egi-opt", f"mcpeval.tasks={path}")
     assert result.ret == 4
-    result.stderr.fnmatch_lines([f"*{path}: line 1: field 'tool_calls' names tools no local MCP server serves: "
-                                 "create_directory, write_file*"])  # fmt: skip
+    result.stderr.fnmatch_lines([f"*{path}: line 1: field 'tool_calls' names tools no local MCP server "
+                                 "serves: create_directory, write_file*"])  # fmt: skip
