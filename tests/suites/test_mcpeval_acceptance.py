@@ -53,8 +53,16 @@ def test_oracle_null_noisy_and_upstream_files(pytester):
 
 
 KILLER = '''
-import os, signal
+import os, signal, time
 import pytest
+
+
+def gone(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_call(item):
@@ -62,7 +70,9 @@ def pytest_runtest_call(item):
         from pytest_egi.mcp.client import running_servers
         for server in running_servers():
             os.kill(server.pid, signal.SIGKILL)
-            os.waitpid(server.pid, 0)
+            deadline = time.monotonic() + 10
+            while not gone(server.pid) and time.monotonic() < deadline:
+                time.sleep(0.01)
 '''
 
 
@@ -77,6 +87,8 @@ def test_server_killed_mid_run_errors_that_item_and_restarts(pytester):
     lines = next(pytester.path.glob("reports-*/*/records.jsonl")).read_text().splitlines()
     records = {r["task_id"]: r for r in map(json.loads, lines)}
     assert records["airbnb-002"]["status"] == "error"
+    error = records["airbnb-002"]["error"]
+    assert "McpServerError: MCP server 'airbnb'" in error, error
     assert records["airbnb-003"]["status"] == "passed"  # the server started again
 
 
