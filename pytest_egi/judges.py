@@ -78,6 +78,40 @@ class LLMJudge:
             f"last reply: {last[:200]!r}"
         )
 
+    def ask(self, messages: list[dict[str, Any]], parse: Any) -> Any:
+        """Send a suite's own grading ``messages`` and read the reply with ``parse``.
+
+        For a suite whose benchmark defines its own judge prompt and verdict format (e.g.
+        MCPEval's trajectory and completion aspects). A reply ``parse`` cannot read (it
+        returns None) is asked again, up to ``max_attempts`` calls, and never kept in the
+        response cache.
+
+        Args:
+            messages: OpenAI-format messages (system + user).
+            parse: reply text -> the verdict, or None when unusable.
+
+        Returns:
+            The parsed verdict, or None when no reply was usable: a missing verdict, which the
+            suite reports as missing, never as a zero.
+
+        Raises:
+            JudgeError: the grading prompt does not fit the judge's context window.
+            ProviderError: the judge's provider failed.
+        """
+        for _ in range(self.max_attempts):
+            try:
+                response = self.client.generate(messages, None, **self.params)
+            except ContextWindowExceeded as exc:
+                raise JudgeError(f"judge {self.name}: {exc}") from None
+            self.usage.add(response.usage)
+            parsed = parse(response.message.get("content") or "")
+            if parsed is not None:
+                return parsed
+            invalidate = getattr(self.client, "invalidate_last", None)
+            if invalidate is not None:
+                invalidate()
+        return None
+
     @staticmethod
     def _parse(text: str, key: str, check: Any) -> tuple[Any, str] | None:
         """(value, reason) from the first JSON object in ``text``, or None when unusable."""

@@ -25,13 +25,16 @@ from pytest_egi.suite import SuiteProfile, Task, TaskScore
 from suites.mcpeval.policy import McpevalPolicy
 from suites.mcpeval.scorer import (
     compare_tool_calls,
+    completion_judge_messages,
     no_prediction_evaluation,
+    parse_judge_verdict,
     sub_metric_names,
     summarize_domain,
     summary_analysis_file,
     task_metrics_file,
     task_result_entry,
     task_values,
+    trajectory_judge_messages,
 )
 from suites.mcpeval.tasks import DOMAINS, generate_tasks, load_task_file
 
@@ -137,8 +140,13 @@ class McpevalSuite:
 
         Per-task values: :func:`~suites.mcpeval.scorer.task_values` (0–1). Success: flexible
         success. No tool call made, or no answer (the core's ``no_answer_reason``), is no
-        prediction: a failure with zero scores (upstream skipped such a task). The LLM judge
-        is not applied here (values ``judge_*`` are None).
+        prediction: a failure with zero scores (upstream skipped such a task).
+
+        With an LLM judge (``--egi-judge-model``), the trajectory and the final response are
+        also graded on upstream's aspects (reference §2.6): ``judge_trajectory`` and
+        ``judge_completion`` are the verdicts' overall scores (0–1), reported, never routed,
+        and None when the judge gave no usable verdict (missing, never zero). Rescoring
+        without a judge leaves them None.
         """
         gold = task.data["tool_calls"]
         pred = _prediction(trajectory)
@@ -152,12 +160,17 @@ class McpevalSuite:
             got = [f"{c['tool_name']}({c['tool_parameters']})" for c in pred]
             prediction = pred
         entry = task_result_entry(task.id, gold, prediction, evaluation)
+        verdicts = _judge(judge, task, trajectory) if judge is not None else {}
         return TaskScore(
             success=bool(evaluation["flexible"]["success"]),
-            values=task_values(evaluation),
+            values=task_values(
+                evaluation,
+                judge_trajectory=_overall(verdicts.get("trajectory")),
+                judge_completion=_overall(verdicts.get("completion")),
+            ),
             expected=[f"{c['tool_name']}({c['tool_parameters']})" for c in gold],
             got=got,
-            details={"task_result": entry},
+            details={"task_result": entry, **({"judge": verdicts} if judge is not None else {})},
         )
 
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
@@ -186,6 +199,30 @@ class McpevalSuite:
             out[f"{domain}_task_metrics.json"] = task_metrics_file(es)
             out[f"{domain}_summary_analysis.json"] = summary_analysis_file(es)
         return out
+
+
+def _judge(judge: Any, task: Task, trajectory: dict[str, Any]) -> dict[str, Any]:
+    """Ask the LLM judge for upstream's two gradings (reference §2.6); each verdict is the
+    parsed dict or None when the judge gave no usable one."""
+    conversation = trajectory.get("messages") or []
+    final = trajectory.get("final_answer")
+    final_text = final if isinstance(final, str) else (None if final is None else str(final))
+    return {
+        "trajectory": judge.ask(
+            trajectory_judge_messages(task.data, conversation,
+                                      expected_tool_calls=task.data.get("tool_calls")),
+            lambda reply: parse_judge_verdict(reply, "trajectory"),
+        ),
+        "completion": judge.ask(
+            completion_judge_messages(task.data, final_text, conversation,
+                                      expected_answer=task.data.get("final_response")),
+            lambda reply: parse_judge_verdict(reply, "completion"),
+        ),
+    }
+
+
+def _overall(verdict: dict[str, Any] | None) -> float | None:
+    return None if verdict is None else float(verdict["overall"])
 
 
 SUITE = McpevalSuite()
