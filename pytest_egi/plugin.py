@@ -989,12 +989,15 @@ def _error_text(excinfo: Any) -> str:
 
 
 def _shorten_error(report: pytest.TestReport, item: pytest.Item, excinfo: Any, text: str) -> None:
-    """Provider failures get a one-line report (a traceback through the provider SDK shows
-    call arguments, API keys among them); any other traceback is kept but redacted."""
+    """Provider failures and faults of an external process that say all there is to say
+    (an exception class with ``one_line_report = True``, e.g. an MCP server that died) get a
+    one-line report: a traceback through an SDK's internals shows call arguments, API keys
+    among them, and nothing the user can act on. Any other traceback is kept but redacted."""
     from pytest_egi.models.base import ProviderError
     from pytest_egi.models.secrets import redact
 
-    if excinfo is not None and excinfo.errisinstance(ProviderError):
+    if excinfo is not None and (excinfo.errisinstance(ProviderError)
+                                or getattr(excinfo.value, "one_line_report", False)):
         report.longrepr = f"{item.nodeid}: {text}"
     elif report.longrepr is not None:
         report.longrepr = redact(str(report.longrepr))

@@ -82,6 +82,10 @@ class McpServerError(RuntimeError):
             closed, ``-32001`` request timeout) gave one, else None.
     """
 
+    one_line_report = True
+    """The item's pytest report is this message alone (the message names the server, what
+    failed and its stderr; the SDK's traceback adds nothing)."""
+
     def __init__(self, message: str, *, server: str, code: int | None = None) -> None:
         super().__init__(message)
         self.server = server

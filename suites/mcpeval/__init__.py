@@ -36,7 +36,7 @@ from suites.mcpeval.scorer import (
     task_values,
     trajectory_judge_messages,
 )
-from suites.mcpeval.tasks import DOMAINS, generate_tasks, load_task_file
+from suites.mcpeval.tasks import DOMAINS, generate_tasks, load_task_file, replay_problem
 
 __all__ = ["SUITE", "McpevalOptions", "McpevalSuite"]
 
@@ -106,6 +106,12 @@ class McpevalSuite:
         by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
         if opts.tasks is not None:
             for domain, task in load_task_file(Path(opts.tasks)):
+                problem = replay_problem(domain, profile.seed, task["tool_calls"])
+                if problem is not None:
+                    raise ValueError(
+                        f"{opts.tasks}: task {task['id']!r}: its ground truth cannot be right: "
+                        f"{problem}; fix: give calls whose arguments fit the tool and exist in the "
+                        f"local {domain} world (seed {profile.seed})")
                 by_domain[domain].append(task)
         else:
             for domain in wanted:

@@ -188,6 +188,23 @@ def _empty(result: Any) -> bool:
     return False
 
 
+def replay_problem(domain: str, seed: int, calls: list[dict[str, Any]]) -> str | None:
+    """Replay ground-truth ``calls`` (concrete arguments) on the domain's world for ``seed``;
+    the first problem as text (an error result or an empty output), or None when every call
+    answers. The check every generated task passes, applied to a user's task file."""
+    from suites._common.mcp_servers._base import BadRequest
+
+    tools, _ = _replayers(domain, seed)
+    for i, call in enumerate(calls):
+        try:
+            result = tools[call["tool_name"]](**call["tool_parameters"])
+        except (BadRequest, LookupError, TypeError) as exc:
+            return f"tool_calls[{i}] {call['tool_name']} fails on the local server ({exc})"
+        if _empty(result):
+            return f"tool_calls[{i}] {call['tool_name']} returns nothing on the local server"
+    return None
+
+
 # -- templates --------------------------------------------------------------------------------
 
 Call = tuple[str, dict[str, Any]]
@@ -689,13 +706,22 @@ def load_task_file(path: Path) -> list[tuple[str, dict[str, Any]]]:
                 raise ValueError(f"{where}: field 'tool_calls[{i}]' must be an object with 'tool_name' "
                                  "(str) and 'tool_parameters' (object); fix: correct that call")  # fmt: skip
         names = {c["tool_name"] for c in task["tool_calls"]}
+        if not names:
+            raise ValueError(f"{where}: field 'tool_calls' is empty, so no prediction could match it; "
+                             "fix: list the ground-truth calls")  # fmt: skip
         domain = tool_domain(names)
         if domain is None:
-            best = max(DOMAINS, key=lambda d: len(names & set(TOOLS[SERVER_OF[d]])))
-            lacking = sorted(names - set(TOOLS[SERVER_OF[best]]))
+            served = {t for d in DOMAINS for t in TOOLS[SERVER_OF[d]]}
+            lacking = sorted(names - served)
+            if lacking:
+                raise ValueError(
+                    f"{where}: field 'tool_calls' names tools no local MCP server serves: "
+                    f"{', '.join(lacking)}; fix: use tasks over the airbnb, healthcare, sports, "
+                    "national_parks or yfinance tools")
+            spread = sorted({d for d in DOMAINS for t in names if t in TOOLS[SERVER_OF[d]]})
             raise ValueError(
-                f"{where}: field 'tool_calls' names tools no local MCP server serves: {', '.join(lacking)}; "
-                "fix: use tasks over the airbnb, healthcare, sports, national_parks or yfinance tools")
+                f"{where}: field 'tool_calls' mixes the tools of several servers ({', '.join(spread)}); "
+                "fix: one MCPEval task uses the tools of one domain")
         calls = [{"tool_name": c["tool_name"], "tool_parameters": dict(c.get("tool_parameters") or {})}
                  for c in task["tool_calls"]]  # fmt: skip
         out.append((domain, {**task, "tool_calls": calls}))

@@ -84,6 +84,9 @@ def test_server_killed_mid_run_errors_that_item_and_restarts(pytester):
     result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines(["*ERROR*airbnb-002*"])
     assert "MCP server 'airbnb'" in result.stdout.str()
+    # a one-line report: the message, not a traceback through the SDK's internals
+    assert "mcp/client" not in result.stdout.str() and "Traceback" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*test_task?airbnb-002?: McpServerError: MCP server 'airbnb'*"])
     lines = next(pytester.path.glob("reports-*/*/records.jsonl")).read_text().splitlines()
     records = {r["task_id"]: r for r in map(json.loads, lines)}
     assert records["airbnb-002"]["status"] == "error"
@@ -137,17 +140,33 @@ def test_task_file_in_the_original_format_runs(pytester, tmp_path):
 @pytest.mark.parametrize(
     ("lines", "message"),
     [
-        ([{"id": "t1", "name": "n", "description": "d", "tool_calls": []}, {"id": "t2", "name": "n"}],
+        ([{"id": "t1", "name": "n", "description": "d",
+           "tool_calls": [{"tool_name": "get_teams", "tool_parameters": {}}]}, {"id": "t2", "name": "n"}],
          "line 2: field 'description' is missing; fix: add 'description' (str) to every task"),
+        ([{"id": "t1", "name": "n", "description": "d", "tool_calls": []}],
+         "line 1: field 'tool_calls' is empty, so no prediction could match it; fix: list the "
+         "ground-truth calls"),
         ([{"id": "t1", "name": "n", "description": "d", "tool_calls": {"tool_name": "get_teams"}}],
          "line 1: field 'tool_calls' must be a list, got dict; fix: correct its type"),
         ([{"id": "t1", "name": "n", "description": "d",
            "tool_calls": [{"tool_name": "get_teams", "tool_parameters": {}},
                           {"tool_name": "get_stock_info"}]}],
-         "line 1: field 'tool_calls' names tools no local MCP server serves: get_stock_info; fix: use tasks "
-         "over the airbnb, healthcare, sports, national_parks or yfinance tools"),
+         "line 1: field 'tool_calls' mixes the tools of several servers (sports, yfinance); fix: one "
+         "MCPEval task uses the tools of one domain"),
+        ([{"id": "t1", "name": "n", "description": "d",
+           "tool_calls": [{"tool_name": "get_teams", "tool_parameters": {}},
+                          {"tool_name": "teleport_user"}]}],
+         "line 1: field 'tool_calls' names tools no local MCP server serves: teleport_user; fix: use "
+         "tasks over the airbnb, healthcare, sports, national_parks or yfinance tools"),
+        ([{"id": "t1", "name": "n", "description": "d",
+           "tool_calls": [{"tool_name": "airbnb_search",
+                           "tool_parameters": {"locaton": "Paris", "adults": "many"}}]}],
+         "task 't1': its ground truth cannot be right: tool_calls[[]0] airbnb_search fails on the local "
+         "server (search() got an unexpected keyword argument 'locaton'); fix: give calls whose "
+         "arguments fit the tool and exist in the local airbnb world "
+         "(seed 42)"),
     ],
-    ids=["missing-field", "wrong-type", "unknown-tool"],
+    ids=["missing-field", "empty-gold", "wrong-type", "mixed-domains", "unknown-tool", "gold-not-replayable"],
 )
 def test_bad_task_file_is_a_usage_error(pytester, tmp_path, lines, message):
     path = _jsonl(tmp_path / "bad.jsonl", lines)

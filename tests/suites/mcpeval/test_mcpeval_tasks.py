@@ -83,7 +83,8 @@ def test_no_tool_call_is_a_failure_with_zero_scores():
 
 def test_bad_json_line_names_file_line_and_fix(tmp_path):
     path = tmp_path / "t.jsonl"
-    path.write_text('{"id": "a", "name": "n", "description": "d", "tool_calls": []}\n{oops\n')
+    path.write_text('{"id": "a", "name": "n", "description": "d", '
+                    '"tool_calls": [{"tool_name": "get_teams", "tool_parameters": {}}]}\n{oops\n')
     with pytest.raises(ValueError) as err:
         load_task_file(path)
     assert str(err.value) == (
