@@ -14,6 +14,7 @@ Prints figures; asserts nothing.
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -30,7 +31,8 @@ from suites.mcpeval.tasks import generate_tasks  # noqa: E402
 
 
 def run_quick(workers: int) -> float:
-    """Wall seconds of the quick oracle run (raises when pytest fails)."""
+    """Wall seconds of the quick oracle run (raises when pytest fails). Call it before any
+    other child process: the peak RSS figure is the largest finished child of this process."""
     with tempfile.TemporaryDirectory() as out:
         cmd = [sys.executable, "-m", "pytest", str(ROOT / "suites" / "mcpeval"), "-q",
                "-p", "no:cacheprovider", "--egi-model", "egi/oracle", "--egi-mode", "quick",
@@ -70,6 +72,9 @@ def main() -> None:
     wall = run_quick(args.workers)
     rate = 50 / wall
     print(f"quick mcpeval, egi/oracle, -n {args.workers}: {wall:.2f} s wall, {rate:.1f} items/s (50 items)")
+    peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB on Linux
+    print(f"peak RSS of the largest process of that run (the controller, an xdist worker or an "
+          f"MCP server): {peak_mib:.0f} MiB")
     times, startup = call_latency(args.calls)
     ordered = sorted(times)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
