@@ -143,14 +143,9 @@ class Toolkit:
             Exception: anything the tool raised other than :class:`ToolError` (an
                 environment fault; the item becomes an error).
         """
-        parsed: Any
-        if isinstance(arguments, dict):
-            parsed = arguments
-        else:
-            try:
-                parsed = json.loads(arguments) if arguments else {}
-            except json.JSONDecodeError as exc:
-                return self._mistake(name, arguments, f"arguments are not valid JSON ({exc.msg})")
+        parsed, mistake = self._decode(name, arguments)
+        if mistake is not None:
+            return mistake
         tool = self.tools.get(name)
         if tool is None:
             known = ", ".join(self.tools)
@@ -174,6 +169,16 @@ class Toolkit:
         if tool.kind == "submit":
             return ToolOutcome(content=content, submitted=True, value=result)
         return ToolOutcome(content=content)
+
+    def _decode(self, name: str, arguments: str | dict[str, Any] | None) -> tuple[Any, ToolOutcome | None]:
+        """The call's arguments as parsed JSON (a dict passes through, empty means ``{}``), or
+        the model's mistake when they are not valid JSON; shared by every toolkit's ``call``."""
+        if isinstance(arguments, dict):
+            return arguments, None
+        try:
+            return (json.loads(arguments) if arguments else {}), None
+        except json.JSONDecodeError as exc:
+            return None, self._mistake(name, arguments, f"arguments are not valid JSON ({exc.msg})")
 
     def _mistake(self, name: str, arguments: Any, message: str, prefixed: bool = False) -> ToolOutcome:
         self.calls.append({"name": name, "arguments": arguments, "error": True})

@@ -522,14 +522,9 @@ class McpToolkit(Toolkit):
         Raises:
             McpServerError: the server failed (an environment fault).
         """
-        parsed: Any
-        if isinstance(arguments, dict):
-            parsed = arguments
-        else:
-            try:
-                parsed = json.loads(arguments) if arguments else {}
-            except json.JSONDecodeError as exc:
-                return self._mistake(name, arguments, f"arguments are not valid JSON ({exc.msg})")
+        parsed, mistake = self._decode(name, arguments)
+        if mistake is not None:
+            return mistake
         if not isinstance(parsed, dict):
             return self._mistake(name, parsed, "arguments must be a JSON object")
         target = self.names.to_mcp(name)
