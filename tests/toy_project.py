@@ -144,3 +144,20 @@ def make_toy_project(pytester) -> None:
     toy.mkdir()
     (toy / "__init__.py").write_text(SUITE_INIT)
     (toy / "test_toy.py").write_text(TEST_MODULE)
+
+
+def toy_suite_package(root, package: str):
+    """Write ``<root>/routing.yaml`` and ``<root>/<package>/toy`` (the toy suite, no test
+    module), yield the package folder, then drop the package's modules from ``sys.modules``.
+    For tests that import the suite directly (doctor); ``package`` must be unique per test
+    module so their imports never clash."""
+    import sys
+
+    (root / "routing.yaml").write_text(ROUTING)
+    suites = root / package
+    (suites / "toy").mkdir(parents=True)
+    (suites / "__init__.py").write_text("")
+    (suites / "toy" / "__init__.py").write_text(SUITE_INIT)
+    yield suites
+    for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+        del sys.modules[name]

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import io
 import socket
-import sys
 
 import pytest
 
 from pytest_egi.doctor import check_litellm_version, check_python, run_doctor
 from tests.helpers.openai_server import OpenAIServer
-from tests.toy_project import ROUTING, SUITE_INIT
+from tests.toy_project import toy_suite_package
 
 PKG = "doctorsuites"  # unique package name: no clash with other tests' suite packages
 
@@ -18,14 +17,7 @@ PKG = "doctorsuites"  # unique package name: no clash with other tests' suite pa
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     """``<tmp>/routing.yaml`` and ``<tmp>/doctorsuites/toy`` (the toy suite); cleans imports."""
-    (tmp_path / "routing.yaml").write_text(ROUTING)
-    suites = tmp_path / PKG
-    (suites / "toy").mkdir(parents=True)
-    (suites / "__init__.py").write_text("")
-    (suites / "toy" / "__init__.py").write_text(SUITE_INIT)
-    yield suites
-    for name in [m for m in sys.modules if m == PKG or m.startswith(PKG + ".")]:
-        del sys.modules[name]
+    yield from toy_suite_package(tmp_path, PKG)
 
 
 def _free_port() -> int:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import io
-import sys
 
 import pytest
 
 from pytest_egi.doctor import check_litellm_version, in_release_series, run_doctor, same_version
-from tests.toy_project import ROUTING, SUITE_INIT
+from tests.toy_project import toy_suite_package
 
 PKG = "versionsuites"  # unique package name: no clash with other tests' suite packages
 
@@ -50,14 +49,7 @@ def test_release_series_and_pins():
 @pytest.fixture
 def project(tmp_path):
     """``<tmp>/routing.yaml`` and ``<tmp>/versionsuites/toy`` (the toy suite); cleans imports."""
-    (tmp_path / "routing.yaml").write_text(ROUTING)
-    suites = tmp_path / PKG
-    (suites / "toy").mkdir(parents=True)
-    (suites / "__init__.py").write_text("")
-    (suites / "toy" / "__init__.py").write_text(SUITE_INIT)
-    yield suites
-    for name in [m for m in sys.modules if m == PKG or m.startswith(PKG + ".")]:
-        del sys.modules[name]
+    yield from toy_suite_package(tmp_path, PKG)
 
 
 def test_doctor_fails_on_a_post_release_of_a_bad_litellm(project):
