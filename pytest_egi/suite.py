@@ -8,13 +8,13 @@ module's package (and imports it by module path on the xdist controller).
 from __future__ import annotations
 
 import importlib
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.models.offline import Noise, ReferencePolicy
 
-__all__ = ["Suite", "SuiteProfile", "Task", "TaskScore", "load_suite"]
+__all__ = ["Suite", "SuiteProfile", "Task", "TaskScore", "load_suite", "suite_options"]
 
 
 class Task(BaseModel):
@@ -202,3 +202,21 @@ def load_suite(module: str) -> Suite:
     if suite is None:
         raise ImportError(f"{module} has no SUITE object (see pytest_egi.suite.Suite)")
     return suite
+
+
+OptionsT = TypeVar("OptionsT", bound=BaseModel)
+
+
+def suite_options(model: type[OptionsT], options: Any) -> OptionsT:
+    """``options`` as the suite's options ``model``: as it is when already one, defaults for
+    None, else validated from its fields (another pydantic model, or a dict such as a raw
+    file's ``options``).
+
+    Raises:
+        pydantic.ValidationError: the values do not fit ``model``.
+    """
+    if isinstance(options, model):
+        return options
+    if options is None:
+        return model()
+    return model.model_validate(options.model_dump() if hasattr(options, "model_dump") else options)

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
-from pytest_egi.suite import SuiteProfile, Task, TaskScore
+from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options
 from suites.herb.data import World, get_world, world_spec
 from suites.herb.env import get_env
 from suites.herb.generator import MAX_PRODUCTS
@@ -64,12 +64,7 @@ class HerbOptions(BaseModel):
 
 
 def _options(options: Any) -> HerbOptions:
-    if isinstance(options, HerbOptions):
-        return options
-    if options is None:
-        return HerbOptions()
-    return HerbOptions.model_validate(options.model_dump() if hasattr(options, "model_dump")
-                                      else options)  # fmt: skip
+    return suite_options(HerbOptions, options)
 
 
 def _category(question: dict[str, Any]) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_egi.agents.loops import Trajectory, run_tool_loop
 from pytest_egi.models.base import ModelClient
-from pytest_egi.suite import Task
+from pytest_egi.suite import Task, suite_options
 from suites.herb.env import get_env
 
 __all__ = ["GENERATION_PARAMS", "SYSTEM_PROMPT", "build_messages", "generation_params", "run_trial"]
@@ -95,13 +95,7 @@ def run_trial(task: Task, client: ModelClient, options: Any = None, judge: Any =
     """
     from suites.herb import HerbOptions
 
-    opts = (
-        options
-        if isinstance(options, HerbOptions)
-        else HerbOptions.model_validate(
-            options.model_dump() if hasattr(options, "model_dump") else (options or {})
-        )
-    )
+    opts = suite_options(HerbOptions, options)
     env = get_env(task.data["world"], opts)
     toolkit = env.toolkit(top_k=opts.top_k, faithful_tool_bugs=opts.faithful_tool_bugs)
     trajectory = run_tool_loop(client, build_messages(task), toolkit, max_turns=opts.max_steps,

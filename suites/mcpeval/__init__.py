@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
-from pytest_egi.suite import SuiteProfile, Task, TaskScore
+from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options
 from suites.mcpeval.policy import McpevalPolicy
 from suites.mcpeval.scorer import (
     compare_tool_calls,
@@ -54,12 +54,7 @@ class McpevalOptions(BaseModel):
 
 
 def _options(options: Any) -> McpevalOptions:
-    if isinstance(options, McpevalOptions):
-        return options
-    if options is None:
-        return McpevalOptions()
-    return McpevalOptions.model_validate(options.model_dump() if hasattr(options, "model_dump")
-                                         else options)  # fmt: skip
+    return suite_options(McpevalOptions, options)
 
 
 @lru_cache(maxsize=16)
