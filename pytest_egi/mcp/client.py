@@ -488,15 +488,24 @@ class McpToolkit(Toolkit):
 
     ``calls`` entries are ``{"name": <MCP tool name>, "arguments", "error", "server"}``.
 
+    ``hidden`` tools (MCP names) are the harness's own (a state snapshot, a reset): they are
+    not listed to the model, and a call to one is answered as an unknown tool without
+    reaching the server.
+
     Attributes:
         servers: server name → server.
         names: the OpenAI ↔ MCP name map.
         results: the :class:`ToolResult` of every call that reached a server, in call order.
     """
 
-    def __init__(self, servers: Mapping[str, McpServer], prefix: bool = False) -> None:
+    def __init__(
+        self, servers: Mapping[str, McpServer], prefix: bool = False, hidden: Iterable[str] = ()
+    ) -> None:
         self.servers = dict(servers)
-        self.names = ToolNames.build({n: s.list_tools() for n, s in self.servers.items()}, prefix=prefix)
+        self.hidden = frozenset(hidden)
+        listed = {n: [t for t in srv.list_tools() if t.name not in self.hidden]
+                  for n, srv in self.servers.items()}  # fmt: skip
+        self.names = ToolNames.build(listed, prefix=prefix)
         tools: dict[str, Tool] = {}
         for openai, (_, spec) in self.names.by_openai.items():
             tools[openai] = Tool(
@@ -507,9 +516,12 @@ class McpToolkit(Toolkit):
         self.results: list[ToolResult] = []
 
     @classmethod
-    def of_servers(cls, *servers: McpServer, prefix: bool | None = None) -> McpToolkit:
+    def of_servers(
+        cls, *servers: McpServer, prefix: bool | None = None, hidden: Iterable[str] = ()
+    ) -> McpToolkit:
         """A toolkit over ``servers`` (prefixed names by default when there are several)."""
-        return cls({s.spec.name: s for s in servers}, prefix=len(servers) > 1 if prefix is None else prefix)
+        return cls({s.spec.name: s for s in servers}, prefix=len(servers) > 1 if prefix is None else prefix,
+                   hidden=hidden)  # fmt: skip
 
     def schemas(self) -> list[dict[str, Any]]:
         """The OpenAI ``tools`` list (input schemas as the servers list them, normalised)."""
@@ -528,6 +540,8 @@ class McpToolkit(Toolkit):
         if not isinstance(parsed, dict):
             return self._mistake(name, parsed, "arguments must be a JSON object")
         target = self.names.to_mcp(name)
+        if target is None and (name in self.hidden or name.rsplit("__", 1)[-1] in self.hidden):
+            return self._mistake(name, parsed, f"unknown tool {name!r}")
         if target is None:  # unknown: the server says so (in its own words)
             server_name, tool = next(iter(self.servers)), name
         else:

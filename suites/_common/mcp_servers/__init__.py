@@ -98,12 +98,27 @@ def build_server(domain: str, seed: int) -> Any:
     return _module(domain).build_server(seed)
 
 
-def server_spec(domain: str, seed: int, timeout_s: float = 60.0) -> Any:
+def server_spec(
+    domain: str,
+    seed: int,
+    timeout_s: float = 60.0,
+    *,
+    name: str | None = None,
+    extra_args: tuple[str, ...] = (),
+) -> Any:
     """How to start the domain's server as a stdio subprocess of this Python.
 
+    Args:
+        domain: a key of :data:`SERVERS`.
+        seed: the world's seed.
+        timeout_s: per-request timeout of the client.
+        name: the spec's name (tool-name prefix and messages); default the domain. A suite
+            that mirrors another benchmark's server names passes them here (``yfinance``).
+        extra_args: further command-line arguments of the server module.
+
     Returns:
-        A :class:`pytest_egi.mcp.ServerSpec` named after the domain, running
-        ``python -m <module> --seed <seed>`` with the ``suites`` package on ``PYTHONPATH``.
+        A :class:`pytest_egi.mcp.ServerSpec` running ``python -m <module> --seed <seed>
+        <extra_args>`` with the ``suites`` package on ``PYTHONPATH``.
 
     Raises:
         KeyError: unknown domain.
@@ -114,9 +129,9 @@ def server_spec(domain: str, seed: int, timeout_s: float = 60.0) -> Any:
         raise KeyError(f"unknown MCP server domain {domain!r}; known: {', '.join(SERVERS)}")
     path = os.pathsep.join([str(_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
     return ServerSpec.of(
-        domain,
+        name or domain,
         sys.executable,
-        ["-m", SERVERS[domain], "--seed", str(seed)],
+        ["-m", SERVERS[domain], "--seed", str(seed), *extra_args],
         env={"PYTHONPATH": path},
         timeout_s=timeout_s,
     )

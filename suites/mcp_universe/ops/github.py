@@ -1,0 +1,1 @@
+"""``github.*`` ops (see the package docstring)."""

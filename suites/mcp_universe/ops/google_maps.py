@@ -1,0 +1,1 @@
+"""``google_maps.*`` ops (see the package docstring)."""

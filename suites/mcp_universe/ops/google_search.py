@@ -1,0 +1,1 @@
+"""``google_search.*`` ops (see the package docstring)."""

@@ -1,0 +1,1 @@
+"""``yfinance.*`` ops (see the package docstring)."""
