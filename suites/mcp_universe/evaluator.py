@@ -51,6 +51,7 @@ __all__ = [
     "evaluate",
     "evaluator_kind",
     "parse_func",
+    "render",
     "run_pipeline",
 ]
 
@@ -342,6 +343,32 @@ _builtin("contain", _contain, "output doesn't contain ground-truth")
 # ---------------------------------------------------------------------------------------------
 # Evaluation
 # ---------------------------------------------------------------------------------------------
+
+
+def render(value: Any, env: Mapping[str, str]) -> Any:
+    """Fill ``{{ VAR }}`` templates in every string of ``value`` (recursively through lists and
+    dicts) from ``env``, as upstream renders ``question``, ``value`` and ``op_args`` (Jinja2);
+    a variable ``env`` does not define is left as ``{{ VAR }}``.
+
+    Raises:
+        EvaluatorSpecError: a string that is not a valid template.
+    """
+    if isinstance(value, list):
+        return [render(v, env) for v in value]
+    if isinstance(value, dict):
+        return {k: render(v, env) for k, v in value.items()}
+    if not isinstance(value, str) or "{" not in value:
+        return value
+    import jinja2
+    from jinja2 import meta
+
+    jenv = jinja2.Environment(trim_blocks=True, lstrip_blocks=True, autoescape=False)
+    try:
+        names = meta.find_undeclared_variables(jenv.parse(value))
+        fill = {n: env.get(n, "{{ " + n + " }}") for n in names}
+        return jenv.from_string(value).render(**fill)
+    except jinja2.TemplateError as exc:
+        raise EvaluatorSpecError(f"bad template {value[:80]!r}: {exc}") from exc
 
 
 @dataclass(frozen=True)
