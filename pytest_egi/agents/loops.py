@@ -29,7 +29,10 @@ __all__ = [
     "Trajectory",
     "UserSimulator",
     "blank_answer_reason",
+    "call_model",
+    "end_with_text",
     "is_blank",
+    "keep_partial",
     "no_answer_reason",
     "run_dialogue_loop",
     "run_react_loop",
@@ -170,11 +173,27 @@ def keep_partial(traj: Trajectory) -> Iterator[None]:
         raise
 
 
-def _call(client: ModelClient, traj: Trajectory, tools: list[dict] | None, params: dict) -> dict | None:
-    """One model call, appended to the trajectory; None when the context window overflowed
-    (the trajectory then ends with termination ``context_exceeded`` and no answer)."""
+def call_model(
+    client: ModelClient,
+    traj: Trajectory,
+    tools: list[dict] | None,
+    params: dict,
+    messages: list[dict[str, Any]] | None = None,
+) -> dict | None:
+    """One model call; the reply is appended to the trajectory (usage, turns and
+    ``finish_reason`` updated). Returns the reply, or None when the context window overflowed
+    (the trajectory then ends with termination ``context_exceeded`` and no answer).
+
+    Args:
+        messages: what to send when it is not the trajectory's own message list (a scaffold
+            that rebuilds one prompt per turn from its history, as MCP-Universe's ReAct does);
+            None sends ``traj.messages``.
+
+    Raises:
+        ProviderError: from the client.
+    """
     try:
-        response = client.generate(traj.messages, tools, **params)
+        response = client.generate(traj.messages if messages is None else messages, tools, **params)
     except ContextWindowExceeded as exc:
         traj.termination = "context_exceeded"
         traj.final_answer = None
@@ -193,8 +212,9 @@ def _cut_off(traj: Trajectory) -> bool:
     return traj.finish_reason == "length"
 
 
-def _end_with_text(traj: Trajectory, text: Any, termination: Termination) -> None:
-    """End on a reply taken as the answer: cut off → ``truncated``; blank → no answer."""
+def end_with_text(traj: Trajectory, text: Any, termination: Termination) -> None:
+    """End on a reply taken as the answer: cut off (``finish_reason`` length) →
+    ``truncated`` with no answer; blank → no answer; else ``final_answer = text``."""
     if _cut_off(traj):
         traj.final_answer, traj.termination = None, "truncated"
         return
@@ -210,6 +230,7 @@ def run_tool_loop(
     max_turns: int,
     text_is_final: bool = True,
     params: dict[str, Any] | None = None,
+    turn_note: Callable[[int, int], str | None] | None = None,
 ) -> Trajectory:
     """Native function calling until a submit tool is called or turns run out.
 
@@ -222,6 +243,8 @@ def run_tool_loop(
             answer (``text_answer``); when False the model is told to use a tool and the turn
             is spent.
         params: sampling parameters passed to every call.
+        turn_note: ``(turns_taken, max_turns) -> text``: a user message added before every
+            turn after the first when it returns text (MCP-Universe's "N steps remaining").
 
     Returns:
         The trajectory; ``final_answer`` is the submit tool's value or the final text, None
@@ -240,7 +263,7 @@ def run_tool_loop(
     params = params or {}
     schemas = toolkit.schemas()
     with keep_partial(traj):
-        _tool_turns(client, traj, toolkit, schemas, max_turns, text_is_final, params)
+        _tool_turns(client, traj, toolkit, schemas, max_turns, text_is_final, params, turn_note)
     return traj
 
 
@@ -260,7 +283,7 @@ def _execute_calls(traj: Trajectory, toolkit: Toolkit, calls: list[dict[str, Any
         if outcome.submitted and not submitted:
             submitted, value = True, outcome.value
     if submitted:
-        _end_with_text(traj, value, "submitted")
+        end_with_text(traj, value, "submitted")
     return submitted
 
 
@@ -272,15 +295,19 @@ def _tool_turns(
     max_turns: int,
     text_is_final: bool,
     params: dict[str, Any],
+    turn_note: Callable[[int, int], str | None] | None = None,
 ) -> None:
     while traj.turns < max_turns:
-        message = _call(client, traj, schemas, params)
+        note = turn_note(traj.turns, max_turns) if turn_note is not None and traj.turns else None
+        if note:
+            traj.messages.append({"role": "user", "content": note})
+        message = call_model(client, traj, schemas, params)
         if message is None:
             break
         calls = message.get("tool_calls") or []
         if not calls:
             if text_is_final:
-                _end_with_text(traj, message.get("content"), "text_answer")
+                end_with_text(traj, message.get("content"), "text_answer")
                 break
             traj.messages.append({"role": "user", "content": "Please act by calling one of the tools."})
             continue
@@ -333,12 +360,12 @@ def run_react_loop(
     traj.info["invalid_actions"] = 0
     with keep_partial(traj):
         while traj.turns < max_turns:
-            message = _call(client, traj, None, params)
+            message = call_model(client, traj, None, params)
             if message is None:
                 break
             action = parse(message.get("content") or "")
             if action.kind == "respond":
-                _end_with_text(traj, action.payload, "submitted")
+                end_with_text(traj, action.payload, "submitted")
                 break
             if action.kind == "execute":
                 try:
@@ -413,7 +440,7 @@ def _dialogue_turns(
 ) -> int:
     user_turns = 0
     while traj.turns < max_turns:
-        message = _call(client, traj, schemas, params)
+        message = call_model(client, traj, schemas, params)
         if message is None:
             return user_turns
         calls = message.get("tool_calls") or []
@@ -423,12 +450,12 @@ def _dialogue_turns(
             continue
         text = message.get("content") or ""
         if user_turns >= max_user_turns:
-            _end_with_text(traj, text, "max_user_turns")
+            end_with_text(traj, text, "max_user_turns")
             break
         reply, done = simulator.reply(text)
         user_turns += 1
         traj.messages.append({"role": "user", "content": reply})
         if done:
-            _end_with_text(traj, text, "user_stop")
+            end_with_text(traj, text, "user_stop")
             break
     return user_turns
