@@ -1,3 +1,277 @@
-"""MCP-Universe (Luo et al., 2025, arXiv 2508.14704): tasks judged by executable evaluators
-on the final answer, over local MCP servers. (Work in progress: the suite object comes with
-the agents.)"""
+"""MCP-Universe (Luo et al., 2025, arXiv 2508.14704): tasks judged by executable evaluators on
+the agent's final answer, over local MCP servers.
+
+Each task gives the agent a question (with the answer's JSON ``output_format``), the MCP servers
+of its domain and a step budget; the agent's final answer, and for repository tasks the state it
+left behind, are checked by the task's evaluators (:mod:`suites.mcp_universe.evaluator`: the
+``->`` pipeline, the built-in and the domain ops). A task passes iff every evaluator passes.
+
+Categories are the domains: ``financial_analysis`` (yfinance + calculator, function calling),
+``location_navigation`` (google-maps, ReAct), ``web_search`` (google-search + fetch, ReAct) and
+``repository_management`` (github, ReAct; reported, not routed). Native sub-metrics per domain
+(see :func:`summarize_domain`): ``<domain>.pass_rate`` (SR, routed to M2), the average evaluator
+score (AE), average steps over passed tasks and over all (AS), and the pass rate per evaluator
+kind. Tasks are our own, generated from each domain's seeded world, or the original task files
+of a folder with ``--egi-opt mcp_universe.task_dir=PATH``. See README.md here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_egi.agents.loops import no_answer_reason
+from pytest_egi.models.offline import Noise
+from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options
+from suites.mcp_universe.tasks import DOMAINS, ROUTED_DOMAINS, TEMPLATE_ENV, domain_module
+
+__all__ = ["KINDS", "SUITE", "McpUniverseOptions", "McpUniverseSuite", "summarize_domain"]
+
+KINDS = ("format", "static", "dynamic")
+_SUMMARY_KEYS = (
+    "pass_rate",
+    "evaluator_score",
+    "avg_steps_passed",
+    "avg_steps",
+    "tasks",
+    *(f"{k}_pass_rate" for k in KINDS),
+)
+
+
+class McpUniverseOptions(BaseModel):
+    """``--egi-opt mcp_universe.<key>=<value>``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_dir: Path | None = None
+    """A folder of original MCP-Universe task files (searched recursively; a file under a
+    folder named after a domain is of that domain), run instead of the generated tasks."""
+    agent: Literal["auto", "react", "function_call"] = "auto"
+    """The agent for every task; ``auto`` uses each domain's agent in upstream's configs."""
+    max_iterations: int | None = Field(default=None, ge=1)
+    """Model calls per task; None uses the profile's ``max_iterations`` (default 20)."""
+
+
+def _options(options: Any) -> McpUniverseOptions:
+    return suite_options(McpUniverseOptions, options)
+
+
+def summarize_domain(domain: str, values: list[dict[str, Any]]) -> dict[str, float | None]:
+    """One domain's sub-metrics from its tasks' per-task values.
+
+    Formulas (paper §4, reference §1.6; upstream ships no aggregation script, its issue #9):
+    ``pass_rate`` (SR) = passed tasks / tasks; ``evaluator_score`` (AE) = mean over tasks of
+    passed evaluators / evaluators; ``avg_steps_passed`` (AS) = mean model calls over passed
+    tasks (None when none passed); ``avg_steps`` = the same over all tasks; ``<kind>_pass_rate``
+    = passed evaluators of that kind / evaluators of that kind over all tasks (None when the
+    domain has none); ``tasks`` = the count. Rates are 0–1; steps are model calls.
+    """
+    n = len(values)
+    passed = [v for v in values if v.get("passed")]
+    out: dict[str, float | None] = {
+        f"{domain}.pass_rate": len(passed) / n,
+        f"{domain}.evaluator_score": sum(float(v.get("evaluator_score") or 0.0) for v in values) / n,
+        f"{domain}.avg_steps_passed": (sum(float(v["steps"]) for v in passed) / len(passed))
+        if passed
+        else None,
+        f"{domain}.avg_steps": sum(float(v.get("steps") or 0.0) for v in values) / n,
+        f"{domain}.tasks": float(n),
+    }
+    for kind in KINDS:
+        total = sum(float(v.get(f"{kind}_total") or 0.0) for v in values)
+        ok = sum(float(v.get(f"{kind}_passed") or 0.0) for v in values)
+        out[f"{domain}.{kind}_pass_rate"] = ok / total if total else None
+    return out
+
+
+class McpUniverseSuite:
+    """The MCP-Universe suite object (see :class:`pytest_egi.suite.Suite`)."""
+
+    name = "mcp_universe"
+    version = "1"
+    categories = DOMAINS
+    options_model = McpUniverseOptions
+    profile_keys = frozenset({"max_iterations"})
+    sub_metrics = frozenset(f"{d}.{k}" for d in DOMAINS for k in _SUMMARY_KEYS)
+    diagnostics = frozenset(k for k in sub_metrics if k not in {f"{d}.pass_rate" for d in ROUTED_DOMAINS})
+    null_floor: dict[str, float] = {}
+    sub_metric_notes = {
+        **{
+            f"{d}.pass_rate": "share of tasks whose every evaluator passed (SR, 0-1); a task with no "
+            "answer fails"
+            for d in DOMAINS
+        },
+        "repository_management.pass_rate": "SR (0-1), reported only: routing.yaml routes no "
+        "repository signal",
+    }
+
+    def load_tasks(self, profile: SuiteProfile, options: Any) -> list[Task]:
+        """The generated tasks of the profile's domains (``<domain>-NNN``, upstream-sized), or
+        the task folder's files; ``per_category`` / ``limit`` keep the first ones.
+
+        Raises:
+            ValueError: unknown category, or a bad task file (message names file, field, fix).
+        """
+        from suites.mcp_universe.tasks import generated_tasks, load_task_dir
+
+        opts = _options(options)
+        wanted = list(profile.categories or DOMAINS)
+        unknown = [c for c in wanted if c not in DOMAINS]
+        if unknown:
+            raise ValueError(f"mcp_universe: unknown categories {unknown}; known: {list(DOMAINS)}")
+        extra = profile.model_extra or {}
+        max_iterations = opts.max_iterations or int(extra.get("max_iterations") or 20)
+        by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        if opts.task_dir is not None:
+            for domain, task in load_task_dir(opts.task_dir):
+                by_domain[domain].append(task)
+        else:
+            for domain in wanted:
+                by_domain[domain] = generated_tasks(domain, profile.seed)
+        out: list[Task] = []
+        for domain in DOMAINS:
+            tasks = by_domain.get(domain, [])
+            if profile.per_category:
+                tasks = tasks[: profile.per_category]
+            agent = None if opts.agent == "auto" else opts.agent
+            run = {"seed": profile.seed, "max_iterations": max_iterations, "agent": agent}
+            out += [Task(id=t["id"], category=domain, data={**t, **run}) for t in tasks]
+        if profile.limit is not None:
+            out = out[: profile.limit]
+        return out
+
+    def prepare(self, tasks: list[Task], options: Any) -> None:
+        """Start every server the tasks use (once per process, before the first item)."""
+        from suites.mcp_universe.servers import server_for
+        from suites.mcp_universe.tasks import task_servers
+
+        for name, seed in sorted(
+            {(n, t.data["seed"]) for t in tasks for n in task_servers(t.data, t.category)}
+        ):
+            server_for(name, seed).start()
+
+    def reference_policy(self, task: Task, options: Any, noise: Noise) -> Any:
+        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``.
+
+        Raises:
+            RuntimeError: the task (an original file) has no reference the local data can
+                give (the domain solver's reason); the item errors, it is not scored.
+        """
+        from suites.mcp_universe.domains import NotSolvable
+        from suites.mcp_universe.policy import McpUniversePolicy
+
+        reference = task.data.get("reference")
+        if reference is None:
+            try:
+                reference = domain_module(task.category).solve(task.data, task.data["seed"])
+            except NotSolvable as exc:
+                raise RuntimeError(
+                    f"mcp_universe: no reference solution for task {task.id!r} on the local data: {exc}"
+                ) from None
+        return McpUniversePolicy(reference, noise)
+
+    def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
+        """Run the task's evaluators on the final answer (reference §1.5–1.6).
+
+        Per-task values: ``passed`` (1/0), ``evaluator_score`` (passed / evaluators, 0–1),
+        ``steps`` (model calls), and ``<kind>_passed`` / ``<kind>_total`` counts per evaluator
+        kind. No answer (the core's ``no_answer_reason``, including a ReAct budget that ran
+        out) fails every evaluator, with that reason. Stateful checks read the state stored in
+        the trajectory, so rescoring reproduces the score.
+
+        Raises:
+            JudgeError: the LLM judge (``--egi-judge-model``) gave no usable verdict.
+        """
+        from suites.mcp_universe.evaluator import EvalContext, EvaluatorResult, evaluate, evaluator_kind
+
+        evaluators = task.data["evaluators"]
+        answer = trajectory.get("final_answer")
+        why = no_answer_reason(trajectory)
+        info = (trajectory.get("info") or {}).get("mcp_universe") or {}
+        ctx = EvalContext(
+            seed=int(task.data["seed"]), state=info.get("state") or {}, env=TEMPLATE_ENV, judge=judge
+        )
+        if why is not None:
+            results = [
+                EvaluatorResult(
+                    i,
+                    ev.get("func") or "",
+                    ev.get("op") or "",
+                    evaluator_kind(ev),
+                    False,
+                    f"no answer: {why}",
+                    ev.get("desc") or "",
+                )
+                for i, ev in enumerate(evaluators)
+            ]
+        else:
+            text = answer if isinstance(answer, str) else _as_text(answer)
+            results = [evaluate(ev, text, ctx, i) for i, ev in enumerate(evaluators)]
+        passed = all(r.passed for r in results)
+        values: dict[str, float | None] = {
+            "passed": 1.0 if passed else 0.0,
+            "evaluator_score": sum(r.passed for r in results) / len(results),
+            "steps": float(trajectory.get("turns") or 0),
+        }
+        for kind in KINDS:
+            mine = [r for r in results if r.kind == kind]
+            values[f"{kind}_passed"] = float(sum(r.passed for r in mine))
+            values[f"{kind}_total"] = float(len(mine))
+        failing = [f"evaluator {r.index} ({r.op or r.func}): {r.reason}" for r in results if not r.passed]
+        details: dict[str, Any] = {"evaluators": [r.to_dict() for r in results]}
+        if ctx.notes:
+            details["judge_notes"] = ctx.notes
+        return TaskScore(
+            success=passed,
+            values=values,
+            expected=[r.desc or f"{r.func} {r.op}".strip() for r in results],
+            got={"answer": _clip(answer if why is None else f"no answer ({why})"), "failed": failing},
+            details=details,
+        )
+
+    def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
+        """Per domain that ran: :func:`summarize_domain`; domains with no record are left out."""
+        by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for rec in records:
+            if rec.get("category") in DOMAINS:
+                by_domain[rec["category"]].append(rec.get("values") or {})
+        out: dict[str, float | None] = {}
+        for domain in DOMAINS:
+            if by_domain[domain]:
+                out.update(summarize_domain(domain, by_domain[domain]))
+        return out
+
+    def extra_files(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        """``<domain>_results.json``: per task, upstream's report line (Passed / Not Passed,
+        Score = passed evaluators / evaluators) and each evaluator's outcome and reason."""
+        out: dict[str, dict[str, Any]] = defaultdict(dict)
+        for rec in records:
+            if rec.get("category") not in DOMAINS or not rec.get("values"):
+                continue
+            evs = (rec.get("details") or {}).get("evaluators") or []
+            key = str(rec.get("task_id")) + (f"-t{rec['trial']}" if rec.get("trial") else "")
+            out[f"{rec['category']}_results.json"][key] = {
+                "passed": bool(rec["values"].get("passed")),
+                "score": rec["values"].get("evaluator_score"),
+                "evaluators": evs,
+            }
+        return dict(out)
+
+
+def _as_text(answer: Any) -> str:
+    import json
+
+    return json.dumps(answer)
+
+
+def _clip(value: Any, limit: int = 2000) -> Any:
+    if isinstance(value, str) and len(value) > limit:
+        return value[: limit - 1] + "…"
+    return value
+
+
+SUITE = McpUniverseSuite()
+"""The object the core loads (``suites.mcp_universe.SUITE``)."""
