@@ -31,16 +31,24 @@ def ev(func, op="", value=None, op_args=None):
 
 def test_parse_func_splits_names_and_arguments():
     assert parse_func("json -> get(routes) -> foreach -> get( stops ) -> len") == [
-        ("json", []), ("get", ["routes"]), ("foreach", []), ("get", ["stops"]), ("len", [])]
+        ("json", []),
+        ("get", ["routes"]),
+        ("foreach", []),
+        ("get", ["stops"]),
+        ("len", []),
+    ]
 
 
-@pytest.mark.parametrize("func, message", [
-    ("json -> explode", "unknown pipeline function 'explode'"),
-    ("get", "get takes 1 argument(s), got 0"),
-    ("len(x)", "len takes 0 argument(s), got 1"),
-    ("  ", "`func` must be a non-empty pipeline"),
-    ("->", "names no pipeline function"),
-])
+@pytest.mark.parametrize(
+    "func, message",
+    [
+        ("json -> explode", "unknown pipeline function 'explode'"),
+        ("get", "get takes 1 argument(s), got 0"),
+        ("len(x)", "len takes 0 argument(s), got 1"),
+        ("  ", "`func` must be a non-empty pipeline"),
+        ("->", "names no pipeline function"),
+    ],
+)
 def test_bad_pipelines_are_usage_errors(func, message):
     with pytest.raises(EvaluatorSpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse_func(func)
@@ -76,15 +84,26 @@ def test_every_leaf_must_pass_and_the_first_failure_is_the_reason():
     assert ok.passed and ok.reason == "" and ok.kind == "static"
 
 
-@pytest.mark.parametrize("op, value, leaf, passed", [
-    ("=", 2, 2, True), ("=", 2, 3, False),
-    ("<", 3, 2, True), ("<", 2, 2, False),
-    ("<=", 2, 2, True), ("<=", 1, 2, False),
-    (">", 1, 2, True), (">", 2, 2, False),
-    (">=", 2, 2, True), (">=", 3, 2, False),
-    ("in", ["x", "y"], "x", True), ("in", ["x", "y"], "z", False), ("in", "xyz", "y", True),
-    ("contain", "b", ["a", "b"], True), ("contain", "q", "abc", False),
-])
+@pytest.mark.parametrize(
+    "op, value, leaf, passed",
+    [
+        ("=", 2, 2, True),
+        ("=", 2, 3, False),
+        ("<", 3, 2, True),
+        ("<", 2, 2, False),
+        ("<=", 2, 2, True),
+        ("<=", 1, 2, False),
+        (">", 1, 2, True),
+        (">", 2, 2, False),
+        (">=", 2, 2, True),
+        (">=", 3, 2, False),
+        ("in", ["x", "y"], "x", True),
+        ("in", ["x", "y"], "z", False),
+        ("in", "xyz", "y", True),
+        ("contain", "b", ["a", "b"], True),
+        ("contain", "q", "abc", False),
+    ],
+)
 def test_builtin_ops(op, value, leaf, passed):
     r = evaluate(ev("json -> get(v)", op, value), json.dumps({"v": leaf}), CTX)
     assert r.passed is passed, r.reason
@@ -118,9 +137,11 @@ def test_unknown_op_is_a_usage_error_not_a_failure():
 def test_a_judge_failure_propagates_it_is_never_a_failed_evaluator():
     name = "testonly.judge_fails"
     if name not in OPS:
+
         @domain_op(name)
         def _judge_fails(leaf, value, op_args, ctx):
             raise JudgeError("no verdict after 3 attempts")
+
     with pytest.raises(JudgeError):
         evaluate(ev("raw", name), "anything", CTX)
 
@@ -145,6 +166,8 @@ def test_kinds():
 
 
 def test_render_fills_known_template_variables_and_keeps_unknown_ones():
-    out = render({"repo": "{{GITHUB_PERSONAL_ACCOUNT_NAME}}/app", "x": ["{{ OTHER }}", 3]},
-                 {"GITHUB_PERSONAL_ACCOUNT_NAME": "egi-agent"})
+    out = render(
+        {"repo": "{{GITHUB_PERSONAL_ACCOUNT_NAME}}/app", "x": ["{{ OTHER }}", 3]},
+        {"GITHUB_PERSONAL_ACCOUNT_NAME": "egi-agent"},
+    )
     assert out == {"repo": "egi-agent/app", "x": ["{{ OTHER }}", 3]}

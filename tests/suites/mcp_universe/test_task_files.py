@@ -1,0 +1,153 @@
+"""Loading MCP-Universe task files: every mistake is named (file, field, fix) at collection."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from suites.mcp_universe import summarize_domain
+from suites.mcp_universe.tasks import load_task_dir, load_task_file
+
+GOOD = {
+    "category": "general",
+    "question": "Create {{GITHUB_PERSONAL_ACCOUNT_NAME}}/demo please.",
+    "output_format": {"count": "[NUMBER]"},
+    "evaluators": [{"func": "json -> get(count)", "op": "=", "value": 3}],
+}
+
+
+def write(tmp_path, data, name="task_0001.json", folder="financial_analysis"):
+    d = tmp_path / folder
+    d.mkdir(parents=True, exist_ok=True)
+    p = d / name
+    p.write_text(data if isinstance(data, str) else json.dumps(data))
+    return p
+
+
+def test_a_good_file_loads_with_its_id_domain_and_rendered_templates(tmp_path):
+    p = write(tmp_path, GOOD)
+    domain, task = load_task_file(p, domain="financial_analysis")
+    assert domain == "financial_analysis"
+    assert task["id"] == "task_0001"
+    assert task["question"] == "Create egi-agent/demo please."
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda t: t.pop("question"), "question: missing or empty; fix: give the user's request as text"),
+        (
+            lambda t: t.update(evaluators=[]),
+            "evaluators: missing or empty (a task with no evaluator always passes)",
+        ),
+        (lambda t: t.update(evaluators=[{"op": "="}]), "evaluators[0].func: missing or not a string"),
+        (
+            lambda t: t.update(evaluators=[{"func": "json -> explode"}]),
+            "evaluators[0].func: unknown pipeline function 'explode'",
+        ),
+        (
+            lambda t: t.update(evaluators=[{"func": "json", "op": "=", "vaule": 3}]),
+            "evaluators[0]: unknown field(s) ['vaule']; fix: use only",
+        ),
+        (
+            lambda t: t.update(evaluators=[{"func": "json", "op": "weather.check_place_type_with_weather"}]),
+            "evaluators[0].op: unknown op 'weather.check_place_type_with_weather'; "
+            "fix: use an op the suite implements",
+        ),
+        (
+            lambda t: t.update(mcp_servers=[{"name": "notion"}]),
+            "mcp_servers: no local server plays 'notion'; fix: use servers the suite provides",
+        ),
+        (
+            lambda t: t.update(cleanups=[{"server": "github"}]),
+            "cleanups[0]: needs exactly server, tool, cleanup_func",
+        ),
+        (lambda t: t.update(qestion="typo"), "top level: unknown field(s) ['qestion']"),
+    ],
+)
+def test_bad_files_name_the_file_field_and_fix(tmp_path, mutate, message):
+    data = json.loads(json.dumps(GOOD))
+    mutate(data)
+    p = write(tmp_path, data)
+    with pytest.raises(ValueError) as info:
+        load_task_file(p, domain="financial_analysis")
+    assert str(info.value).startswith(f"{p}: ")
+    assert message in str(info.value)
+
+
+def test_not_json_names_the_line(tmp_path):
+    p = write(tmp_path, '{"question": "x",\n  oops}')
+    with pytest.raises(ValueError, match=r"task_0001.json: line 2 column 3: not JSON"):
+        load_task_file(p)
+
+
+def test_a_file_outside_a_domain_folder_without_domain_ops_is_refused(tmp_path):
+    p = write(tmp_path, GOOD, folder="mine")
+    with pytest.raises(ValueError, match="domain: cannot tell the domain"):
+        load_task_file(p)
+
+
+def test_task_dir_reads_domain_folders_and_names_an_empty_folder(tmp_path):
+    write(tmp_path, GOOD, "b.json")
+    write(tmp_path, GOOD, "a.json")
+    loaded = load_task_dir(tmp_path)
+    assert [(d, t["id"]) for d, t in loaded] == [("financial_analysis", "a"), ("financial_analysis", "b")]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ValueError, match="no \\*.json task file"):
+        load_task_dir(empty)
+    with pytest.raises(ValueError, match="is not a folder"):
+        load_task_dir(tmp_path / "missing")
+
+
+def test_summarize_domain_formulas_by_hand():
+    values = [
+        # passed, 2 of 2 evaluators, 4 steps
+        {
+            "passed": 1.0,
+            "evaluator_score": 1.0,
+            "steps": 4.0,
+            "format_passed": 1.0,
+            "format_total": 1.0,
+            "static_passed": 1.0,
+            "static_total": 1.0,
+            "dynamic_passed": 0.0,
+            "dynamic_total": 0.0,
+        },
+        # failed, 1 of 4 evaluators, 10 steps
+        {
+            "passed": 0.0,
+            "evaluator_score": 0.25,
+            "steps": 10.0,
+            "format_passed": 1.0,
+            "format_total": 1.0,
+            "static_passed": 0.0,
+            "static_total": 1.0,
+            "dynamic_passed": 0.0,
+            "dynamic_total": 2.0,
+        },
+        # passed, 3 of 3, 6 steps
+        {
+            "passed": 1.0,
+            "evaluator_score": 1.0,
+            "steps": 6.0,
+            "format_passed": 0.0,
+            "format_total": 0.0,
+            "static_passed": 1.0,
+            "static_total": 1.0,
+            "dynamic_passed": 2.0,
+            "dynamic_total": 2.0,
+        },
+    ]
+    out = summarize_domain("d", values)
+    assert out["d.pass_rate"] == pytest.approx(2 / 3)
+    assert out["d.evaluator_score"] == pytest.approx(2.25 / 3)
+    assert out["d.avg_steps_passed"] == pytest.approx(5.0)
+    assert out["d.avg_steps"] == pytest.approx(20 / 3)
+    assert out["d.format_pass_rate"] == pytest.approx(1.0)
+    assert out["d.static_pass_rate"] == pytest.approx(2 / 3)
+    assert out["d.dynamic_pass_rate"] == pytest.approx(0.5)
+    assert out["d.tasks"] == 3.0
+    none_passed = summarize_domain("d", [values[1]])
+    assert none_passed["d.avg_steps_passed"] is None and none_passed["d.pass_rate"] == 0.0
