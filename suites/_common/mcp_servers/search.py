@@ -30,7 +30,7 @@ __all__ = ["RESULTS_PER_PAGE", "SearchIndex", "build_server", "build_world", "se
 RESULTS_PER_PAGE = 10
 """Organic results per query (Google's default page size)."""
 
-TITLE_WEIGHT = 2.0
+TITLE_WEIGHT = 3.0
 """Weight of the title field's BM25 score added to the page text's (a fielded search: a page
 whose title matches the query ranks above long pages that merely mention it)."""
 

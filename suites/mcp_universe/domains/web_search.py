@@ -364,31 +364,44 @@ def _birthplace_river() -> Template:
 
 
 def _person_from_clues() -> Template:
-    def key(c: Corpus, x: dict[str, Any]) -> tuple[str, int, str, str]:
-        return (
-            x["occupation"],
-            x["birth_year"],
-            c.cities[x["birth_city"]]["name"],
-            c.orgs[x["employer"]]["name"],
-        )
-
-    def candidates(c: Corpus) -> list[dict[str, str]]:
-        staff = [x for x in c.people.values() if x["employer"]]
-        keys = [key(c, x) for x in staff]
+    def colleagues(c: Corpus, x: dict[str, Any]) -> list[dict[str, Any]]:
+        """Everyone at ``x``'s employer with ``x``'s occupation (``x`` included)."""
         return [
-            {"occupation": k[0], "year": str(k[1]), "city": k[2], "org": k[3]}
-            for k in keys
-            if keys.count(k) == 1
+            y
+            for y in c.people.values()
+            if y["employer"] == x["employer"] and y["occupation"] == x["occupation"]
         ]
 
+    def candidates(c: Corpus) -> list[dict[str, str]]:
+        # the organisation's staff list names one person of that occupation, who is not its head
+        return [
+            {"occupation": x["occupation"], "year": str(x["birth_year"]),
+             "city": c.cities[x["birth_city"]]["name"], "org": c.orgs[x["employer"]]["name"]}
+            for x in c.people.values()
+            if x["employer"] and c.orgs[x["employer"]]["head"] != x["id"] and len(colleagues(c, x)) == 1
+        ]  # fmt: skip
+
     def plan(c: Corpus, p: dict[str, str]) -> tuple[list[Hop], Callable[[list[str]], str]]:
-        want = (p["occupation"], int(p["year"]) if p["year"].isdigit() else -1, p["city"], p["org"])
-        found = [x for x in c.people.values() if x["employer"] and key(c, x) == want]
-        if len(found) != 1:
-            raise NotSolvable(f"{len(found)} people in the local corpus fit the clues {want}")
+        org = _by_name(c.orgs, p["org"], "organisation")
+        found = [
+            x for x in c.people.values()
+            if x["employer"] == org["id"] and x["occupation"] == p["occupation"]
+            and str(x["birth_year"]) == p["year"] and c.cities[x["birth_city"]]["name"] == p["city"]
+        ]  # fmt: skip
+        if len(found) != 1 or len(colleagues(c, found[0])) != 1 or org["head"] == found[0]["id"]:
+            raise NotSolvable(
+                f"the clues {p} do not single out one person on the staff list of {org['name']}"
+            )
         person = found[0]
-        query = f"{p['occupation']} born {p['year']} {p['city']} {p['org']}"
-        return [Hop(person["url"], query, r"^# (.+)$")], _last
+        staff_entry = r"^- \[[^\]]+" + _link_to(person["url"]) + r" \(" + re.escape(p["occupation"]) + r"\)$"
+        clues = (
+            r"^# ([^\n]+)$(?=(?s:.*)^- Born: "
+            + re.escape(p["year"])
+            + r", \["
+            + re.escape(p["city"])
+            + r"\])"
+        )
+        return [Hop(org["url"], org["name"], staff_entry), Hop(person["url"], None, clues)], _last
 
     def wrong(c: Corpus, p: dict[str, str], answer: str) -> str:
         org = _by_name(c.orgs, p["org"], "organisation")
