@@ -16,7 +16,12 @@ covers them evenly: a founder's birth year, the population of an organisation's 
 laureate's employer, the founding year of a work's builder, the mayor of an event's host city,
 a head's birthplace, the home city of a book author's employer (three hops), a club's stadium
 capacity from its coach, the river of a person's birthplace (paging), a person identified from
-clues, and the larger of two organisations by staff (two searches).
+clues (the organisation's staff list names one person of that occupation; the birth year and
+city are checked on their page), and the larger of two organisations by staff (two searches).
+
+The rule judge compares the final answer exactly (see :mod:`suites.mcp_universe.ops.google_search`),
+so every answer is a name, a year or a count as the page writes it; questions that need a
+particular form say so (the river's name without the word "River", the person's full name).
 
 Upstream's own task files load (the same format), but they ask about the real world, which the
 local corpus does not hold: :func:`solve` raises :class:`NotSolvable` for them, saying so.
