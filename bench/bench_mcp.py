@@ -47,9 +47,14 @@ CALLS = {
         ),
     ],
     "calculator": [("calculate", {"expression": "(1250.5 - 1100) / 1100 * 100"})],
+    "search": [
+        ("search", {"query": "Institute of Physics"}),
+        ("search", {"query": "festival harbour river"}),
+    ],
+    "fetch": [("fetch", {"url": "PAGE"}), ("fetch", {"url": "PAGE", "raw": True, "max_length": 999999})],
 }
-"""Domain → (tool, arguments): a cheap call and a heavy one; ``LISTING`` / ``PARK`` are filled
-from a first search."""
+"""Domain → (tool, arguments): a cheap call and a heavy one; ``LISTING`` / ``PARK`` / ``PAGE`` are
+filled from a first search (``PAGE``: the first city article of the web corpus)."""
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -57,12 +62,16 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def _args(server: McpServer, domain: str, args: object) -> dict:
+def _args(server: McpServer, domain: str, args: object, seed: int) -> dict:
     if args == "LISTING":
         hit = server.call_tool("airbnb_search", {"location": "Kyoto"}).json()["searchResults"][0]
         return {"id": hit["id"]}
     if args == "PARK":
         return {"parkCode": server.call_tool("findParks", {"limit": 1}).json()["parks"][0]["code"]}
+    if isinstance(args, dict) and args.get("url") == "PAGE":
+        from suites._common.mcp_servers.web_corpus import build_corpus
+
+        return {**args, "url": build_corpus(seed).cities["city-0"]["url"]}
     assert isinstance(args, dict)
     return args
 
@@ -80,9 +89,7 @@ def main() -> None:
     warm = McpServer(server_spec("calculator", opts.seed))
     warm.start()
     warm.close()
-    print(
-        f"first start in this process (import mcp, loop, calculator): {time.perf_counter() - begin:.2f}s"
-    )
+    print(f"first start in this process (import mcp, loop, calculator): {time.perf_counter() - begin:.2f}s")
     print(
         f"{'server':<15} {'start med':>9} {'start max':>9} {'stop':>6}  {'tool':<28} {'call med':>8} "
         f"{'p95':>7} {'bytes':>7}"
@@ -99,7 +106,7 @@ def main() -> None:
                 stops.append(time.perf_counter() - t)
         first = True
         for tool, raw in CALLS[domain]:
-            args = _args(server, domain, raw)
+            args = _args(server, domain, raw, opts.seed)
             server.call_tool(tool, args)  # warm the path
             lat, size = [], 0
             for _ in range(opts.calls):

@@ -12,6 +12,8 @@ One module per domain; each is a real MCP server written with the official ``mcp
   ``getCampgrounds``, ``getEvents``
 - ``finance``: the nine yfinance tools (``get_historical_stock_prices`` ... ``get_recommendations``)
 - ``calculator``: ``calculate``
+- ``search``: ``search`` (MCP-Universe's google-search) and ``fetch``: ``fetch`` (its fetch
+  server), over one seeded corpus of invented web pages (:mod:`.web_corpus`)
 
 (The key of :data:`SERVERS` is also the module name.)
 
@@ -43,6 +45,8 @@ SERVERS: dict[str, str] = {
     "national_parks": "suites._common.mcp_servers.national_parks",
     "finance": "suites._common.mcp_servers.finance",
     "calculator": "suites._common.mcp_servers.calculator",
+    "search": "suites._common.mcp_servers.search",
+    "fetch": "suites._common.mcp_servers.fetch",
 }
 """Domain → module of its server."""
 
@@ -76,6 +80,8 @@ TOOLS: dict[str, tuple[str, ...]] = {
         "get_recommendations",
     ),
     "calculator": ("calculate",),
+    "search": ("search",),
+    "fetch": ("fetch",),
 }
 """Domain → its tool names, in listing order."""
 

@@ -1,7 +1,7 @@
 """Each local MCP server as a real stdio subprocess: spawned, tools listed with the expected
 names and input schemas, one real call with a checked result, clean exit.
 
-The six servers start concurrently (one module-scoped fixture) to keep the wall time near one
+The servers start concurrently (one module-scoped fixture) to keep the wall time near one
 start-up.
 """
 
@@ -13,6 +13,7 @@ import pytest
 
 from pytest_egi.mcp.client import McpServer, _child_pids
 from suites._common.mcp_servers import SERVERS, TOOLS, server_spec
+from suites._common.mcp_servers.web_corpus import build_corpus
 
 SEED = 42
 
@@ -51,6 +52,8 @@ REQUIRED = {
         "get_recommendations": ["ticker", "recommendation_type"],
     },
     "calculator": {"calculate": ["expression"]},
+    "search": {"search": ["query"]},
+    "fetch": {"fetch": ["url"]},
 }
 """Domain → tool → its required parameters (upstream's)."""
 
@@ -72,6 +75,8 @@ PROPERTIES = {
     "get_games": {"league", "dates", "seasons", "team_ids", "cursor"},
     "clinical_trials_search": {"condition", "status", "max_results"},
     "get_recommendations": {"ticker", "recommendation_type", "months_back"},
+    "search": {"query"},
+    "fetch": {"url", "max_length", "start_index", "raw"},
 }
 
 
@@ -92,6 +97,17 @@ def _check_call(domain: str, server: McpServer) -> None:
     elif domain == "finance":
         data = server.call_tool("get_option_expiration_dates", {"ticker": "ORBT"}).json()
         assert data[:2] == ["2025-06-06", "2025-06-13"]
+    elif domain == "search":
+        city = build_corpus(SEED).cities["city-0"]
+        data = server.call_tool("search", {"query": city["name"]}).json()
+        assert data["search_parameters"] == {"engine": "google", "q": city["name"]}
+        assert data["organic_results"][0]["link"] == city["url"]
+        assert len(data["organic_results"]) == 10
+    elif domain == "fetch":
+        city = build_corpus(SEED).cities["city-0"]
+        text = server.call_tool("fetch", {"url": city["url"], "start_index": 5000}).text
+        assert text.startswith(f"Contents of {city['url']}:\n")
+        assert f"lies on the River {city['river']}" in text
     else:
         assert server.call_tool("calculate", {"expression": "2 * (3 + 4)"}).text == "14"
 

@@ -17,9 +17,11 @@ from suites._common.mcp_servers import (
     SERVERS,
     airbnb,
     build_server,
+    fetch,
     finance,
     healthcare,
     national_parks,
+    search,
     sports,
 )
 from suites._common.mcp_servers._base import BadRequest, make_server
@@ -68,6 +70,8 @@ def test_worlds_are_deterministic_per_seed(domain):
         "sports": sports,
         "national_parks": national_parks,
         "finance": finance,
+        "search": search,
+        "fetch": fetch,
     }[domain]
     assert module.build_world(SEED) == module.build_world(SEED)
     assert module.build_world(SEED) != module.build_world(SEED + 1)
