@@ -12,6 +12,10 @@ One module per domain; each is a real MCP server written with the official ``mcp
   ``getCampgrounds``, ``getEvents``
 - ``finance``: the nine yfinance tools (``get_historical_stock_prices`` ... ``get_recommendations``)
 - ``calculator``: ``calculate``
+- ``repository``: an in-memory GitHub with upstream github-mcp-server's tools (``get_me``,
+  ``search_repositories``, ``create_repository`` ... ``search_code``); stateful, with hidden
+  harness tools (``egi_snapshot_state``, ``egi_reset_state``, ``delete_repository``) that
+  :data:`TOOLS` does not list
 
 (The key of :data:`SERVERS` is also the module name.)
 
@@ -43,6 +47,7 @@ SERVERS: dict[str, str] = {
     "national_parks": "suites._common.mcp_servers.national_parks",
     "finance": "suites._common.mcp_servers.finance",
     "calculator": "suites._common.mcp_servers.calculator",
+    "repository": "suites._common.mcp_servers.repository",
 }
 """Domain → module of its server."""
 
@@ -76,8 +81,34 @@ TOOLS: dict[str, tuple[str, ...]] = {
         "get_recommendations",
     ),
     "calculator": ("calculate",),
+    "repository": (
+        "get_me",
+        "search_repositories",
+        "create_repository",
+        "fork_repository",
+        "create_branch",
+        "list_branches",
+        "list_commits",
+        "get_file_contents",
+        "create_or_update_file",
+        "push_files",
+        "delete_file",
+        "create_issue",
+        "get_issue",
+        "list_issues",
+        "update_issue",
+        "add_issue_comment",
+        "get_issue_comments",
+        "search_issues",
+        "create_pull_request",
+        "get_pull_request",
+        "list_pull_requests",
+        "merge_pull_request",
+        "search_code",
+    ),
 }
-"""Domain → its tool names, in listing order."""
+"""Domain → its model-visible tool names, in listing order (a stateful server's harness tools,
+:data:`suites.mcp_universe.servers.HIDDEN_TOOLS`, are served but not listed here)."""
 
 _ROOT = Path(__file__).resolve().parents[3]
 """The folder holding the ``suites`` package (put on the server's ``PYTHONPATH``)."""
