@@ -64,7 +64,7 @@ import hashlib
 import json
 import re
 import shlex
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from typing_extensions import TypedDict
@@ -119,7 +119,7 @@ TOOLS: tuple[str, ...] = (
 HIDDEN: tuple[str, ...] = ("egi_snapshot_state", "egi_reset_state", "delete_repository")
 """The harness's own tools (state snapshot, reset, upstream's cleanup)."""
 
-_EPOCH = datetime(2025, 6, 5, 12, 0, 0, tzinfo=timezone.utc)
+_EPOCH = datetime(2025, 6, 5, 12, 0, 0, tzinfo=UTC)
 _WEB = "https://github.com"
 _API = "https://api.github.com"
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
@@ -158,8 +158,12 @@ def _new_id(state: State) -> int:
     return state["next_id"]
 
 
-def _commit_sha(full_name: str, branch: str, parent: str | None, message: str, files: dict[str, str], tick: Any) -> str:
-    digest = json.dumps([full_name, branch, parent, message, tick, sorted((p, blob_sha(t)) for p, t in files.items())])
+def _commit_sha(
+    full_name: str, branch: str, parent: str | None, message: str, files: dict[str, str], tick: Any
+) -> str:
+    digest = json.dumps(
+        [full_name, branch, parent, message, tick, sorted((p, blob_sha(t)) for p, t in files.items())]
+    )
     return hashlib.sha1(digest.encode("utf-8")).hexdigest()
 
 
@@ -201,8 +205,10 @@ def _repo(state: State, owner: str, repo: str) -> dict[str, Any]:
 def _writable(state: State, data: dict[str, Any]) -> dict[str, Any]:
     """``data`` when the account may push to it (it owns it), else :class:`BadRequest`."""
     if data["owner"].lower() != state["account"].lower():
-        raise BadRequest(f"Permission denied: {state['account']} has no push access to {data['full_name']} "
-                         "(fork it to change it)")  # fmt: skip
+        raise BadRequest(
+            f"Permission denied: {state['account']} has no push access to {data['full_name']} "
+            "(fork it to change it)"
+        )
     return data
 
 
@@ -239,8 +245,10 @@ def _branch(data: dict[str, Any], branch: str) -> dict[str, Any]:
     if name is None:
         if not data["branches"]:
             raise BadRequest(f"Git Repository is empty: {data['full_name']} has no branch yet")
-        raise BadRequest(f"Branch not found: {branch!r} in {data['full_name']} "
-                         f"(branches: {', '.join(sorted(data['branches']))})")  # fmt: skip
+        raise BadRequest(
+            f"Branch not found: {branch!r} in {data['full_name']} "
+            f"(branches: {', '.join(sorted(data['branches']))})"
+        )
     return data["branches"][name]
 
 
@@ -348,7 +356,9 @@ def _user(login: str) -> dict[str, Any]:
 
 
 def _repo_json(data: dict[str, Any]) -> dict[str, Any]:
-    open_items = sum(i["state"] == "open" for i in data["issues"]) + sum(p["state"] == "open" for p in data["pulls"])
+    open_items = sum(i["state"] == "open" for i in data["issues"]) + sum(
+        p["state"] == "open" for p in data["pulls"]
+    )
     head = data["branches"].get(data["default_branch"])
     out = {
         "id": data["id"],
@@ -396,7 +406,10 @@ def _issue_json(data: dict[str, Any], issue: dict[str, Any], pull: bool = False)
         "repository_url": f"{_API}/repos/{full}",
     }
     if pull:
-        out["pull_request"] = {"html_url": f"{_WEB}/{full}/pull/{issue['number']}", "merged_at": issue.get("merged_at")}
+        out["pull_request"] = {
+            "html_url": f"{_WEB}/{full}/pull/{issue['number']}",
+            "merged_at": issue.get("merged_at"),
+        }
     return out
 
 
@@ -429,26 +442,36 @@ def _pull_json(state: State, data: dict[str, Any], pr: dict[str, Any]) -> dict[s
         "merged": pr["merged"],
         "merged_at": pr["merged_at"],
         "user": _user(pr["user"]),
-        "head": {"ref": pr["head"]["ref"], "label": f"{head_owner}:{pr['head']['ref']}",
-                 "sha": _head_sha(head_repo, pr["head"]["ref"]), "repo": {"full_name": pr["head"]["repo"]}},
-        "base": {"ref": pr["base"]["ref"], "label": f"{data['owner']}:{pr['base']['ref']}",
-                 "sha": _head_sha(data, pr["base"]["ref"]), "repo": {"full_name": data["full_name"]}},
+        "head": {
+            "ref": pr["head"]["ref"],
+            "label": f"{head_owner}:{pr['head']['ref']}",
+            "sha": _head_sha(head_repo, pr["head"]["ref"]),
+            "repo": {"full_name": pr["head"]["repo"]},
+        },
+        "base": {
+            "ref": pr["base"]["ref"],
+            "label": f"{data['owner']}:{pr['base']['ref']}",
+            "sha": _head_sha(data, pr["base"]["ref"]),
+            "repo": {"full_name": data["full_name"]},
+        },
         "comments": len(pr.get("comments", [])),
         "created_at": pr["created_at"],
         "updated_at": pr["updated_at"],
         "closed_at": pr["closed_at"],
         "html_url": f"{_WEB}/{data['full_name']}/pull/{pr['number']}",
-    }  # fmt: skip
+    }
 
 
 def _commit_json(data: dict[str, Any], commit: dict[str, Any]) -> dict[str, Any]:
     return {
         "sha": commit["sha"],
-        "commit": {"message": commit["message"],
-                   "author": {"name": commit["author"], "date": commit["date"]}},
+        "commit": {
+            "message": commit["message"],
+            "author": {"name": commit["author"], "date": commit["date"]},
+        },
         "author": _user(commit["author"]),
         "html_url": f"{_WEB}/{data['full_name']}/commit/{commit['sha']}",
-    }  # fmt: skip
+    }
 
 
 def _content_json(data: dict[str, Any], branch: str, path: str, text: str) -> dict[str, Any]:
@@ -467,7 +490,9 @@ def _content_json(data: dict[str, Any], branch: str, path: str, text: str) -> di
 # ---------------------------------------------------------------------------------------------
 
 
-def _commit(state: State, data: dict[str, Any], branch: str, message: str, changes: dict[str, str | None]) -> dict[str, Any]:
+def _commit(
+    state: State, data: dict[str, Any], branch: str, message: str, changes: dict[str, str | None]
+) -> dict[str, Any]:
     """Apply ``changes`` (path → text, None deletes) to ``branch`` as one commit (creating the
     branch when the repository is empty)."""
     if not str(message or "").strip():
@@ -485,8 +510,12 @@ def _commit(state: State, data: dict[str, Any], branch: str, message: str, chang
     b["files"] = dict(sorted(b["files"].items()))
     date = _now(state)
     parent = b["commits"][-1]["sha"] if b["commits"] else None
-    commit = {"sha": _commit_sha(data["full_name"], branch, parent, message, b["files"], state["clock"]),
-              "message": message, "author": state["account"], "date": date}  # fmt: skip
+    commit = {
+        "sha": _commit_sha(data["full_name"], branch, parent, message, b["files"], state["clock"]),
+        "message": message,
+        "author": state["account"],
+        "date": date,
+    }
     b["commits"].append(commit)
     data["updated_at"] = date
     return commit
@@ -535,7 +564,9 @@ class RepositoryWorld:
         owner = owner or self.account
         data = _repo(self.state, owner, repo)
         if data["owner"].lower() != self.account.lower():
-            raise BadRequest(f"Must have admin rights to Repository: {data['full_name']} belongs to {data['owner']}")
+            raise BadRequest(
+                f"Must have admin rights to Repository: {data['full_name']} belongs to {data['owner']}"
+            )
         del self.state["repos"][data["full_name"]]
         return {"deleted": data["full_name"]}
 
@@ -559,19 +590,35 @@ class RepositoryWorld:
 
     def get_me(self) -> dict[str, Any]:
         mine = [r for r in self.state["repos"].values() if r["owner"] == self.account]
-        return {**_user(self.account), "id": 1000001, "name": "EGI Agent",
-                "public_repos": sum(not r["private"] for r in mine),
-                "total_private_repos": sum(r["private"] for r in mine), "created_at": "2024-01-15T09:00:00Z"}  # fmt: skip
+        return {
+            **_user(self.account),
+            "id": 1000001,
+            "name": "EGI Agent",
+            "public_repos": sum(not r["private"] for r in mine),
+            "total_private_repos": sum(r["private"] for r in mine),
+            "created_at": "2024-01-15T09:00:00Z",
+        }
 
-    def search_repositories(self, query: str, page: int | None = None, perPage: int | None = None) -> dict[str, Any]:  # noqa: N803
+    def search_repositories(
+        self, query: str, page: int | None = None, perPage: int | None = None
+    ) -> dict[str, Any]:  # noqa: N803
         if not str(query or "").strip():
             raise BadRequest("query must not be empty")
         found = search_repos(self.state, query)
-        return {"total_count": len(found), "incomplete_results": False,
-                "items": [_repo_json(d) for d in _page(found, page, perPage)]}  # fmt: skip
+        return {
+            "total_count": len(found),
+            "incomplete_results": False,
+            "items": [_repo_json(d) for d in _page(found, page, perPage)],
+        }
 
-    def search_code(self, query: str, sort: str | None = None, order: str | None = None,
-                    page: int | None = None, perPage: int | None = None) -> dict[str, Any]:  # noqa: N803  # fmt: skip
+    def search_code(
+        self,
+        query: str,
+        sort: str | None = None,
+        order: str | None = None,
+        page: int | None = None,
+        perPage: int | None = None,
+    ) -> dict[str, Any]:  # noqa: N803
         owners, repos, paths, names, exts, words = [], [], [], [], [], []
         in_path = False
         for term in _terms(query):
@@ -612,14 +659,30 @@ class RepositoryWorld:
                     continue
                 hay = lp if in_path else text.lower() + "\n" + lp
                 if all(w in hay for w in words):
-                    items.append({"name": path.rsplit("/", 1)[-1], "path": path, "sha": blob_sha(text),
-                                  "html_url": f"{_WEB}/{data['full_name']}/blob/{data['default_branch']}/{path}",
-                                  "repository": {"full_name": data["full_name"], "html_url": f"{_WEB}/{data['full_name']}",
-                                                 "owner": _user(data["owner"]), "name": data["name"]}})  # fmt: skip
+                    items.append(
+                        {
+                            "name": path.rsplit("/", 1)[-1],
+                            "path": path,
+                            "sha": blob_sha(text),
+                            "html_url": f"{_WEB}/{data['full_name']}/blob/{data['default_branch']}/{path}",
+                            "repository": {
+                                "full_name": data["full_name"],
+                                "html_url": f"{_WEB}/{data['full_name']}",
+                                "owner": _user(data["owner"]),
+                                "name": data["name"],
+                            },
+                        }
+                    )
         return {"total_count": len(items), "incomplete_results": False, "items": _page(items, page, perPage)}
 
-    def search_issues(self, query: str, sort: str | None = None, order: str | None = None,
-                      page: int | None = None, perPage: int | None = None) -> dict[str, Any]:  # noqa: N803  # fmt: skip
+    def search_issues(
+        self,
+        query: str,
+        sort: str | None = None,
+        order: str | None = None,
+        page: int | None = None,
+        perPage: int | None = None,
+    ) -> dict[str, Any]:  # noqa: N803
         owners, repos, labels, words = [], [], [], []
         kind = state = author = None
         no_label = False
@@ -653,41 +716,75 @@ class RepositoryWorld:
                 continue
             if repos and data["full_name"].lower() not in repos:
                 continue
-            pool = ([] if kind == "pr" else [(i, False) for i in data["issues"]]) + \
-                   ([] if kind == "issue" else [(p, True) for p in data["pulls"]])  # fmt: skip
+            pool = ([] if kind == "pr" else [(i, False) for i in data["issues"]]) + (
+                [] if kind == "issue" else [(p, True) for p in data["pulls"]]
+            )
             for item, pull in pool:
                 labs = [] if pull else item["labels"]
                 if state and item["state"] != state or author and item["user"].lower() != author:
                     continue
                 if no_label and labs or any(lb not in labs for lb in labels):
                     continue
-                hay = "\n".join([item["title"] if "title" in fields else "", (item["body"] or "") if "body" in fields else "",
-                                 *([c["body"] for c in item.get("comments", [])] if "comments" in fields else [])]).lower()  # fmt: skip
+                hay = "\n".join(
+                    [
+                        item["title"] if "title" in fields else "",
+                        (item["body"] or "") if "body" in fields else "",
+                        *([c["body"] for c in item.get("comments", [])] if "comments" in fields else []),
+                    ]
+                ).lower()
                 if all(w in hay for w in words):
                     found.append(_issue_json(data, item, pull))
-        key = {"comments": lambda x: x["comments"], "updated": lambda x: x["updated_at"]}.get(sort or "", lambda x: x["created_at"])
+        key = {"comments": lambda x: x["comments"], "updated": lambda x: x["updated_at"]}.get(
+            sort or "", lambda x: x["created_at"]
+        )
         found.sort(key=key, reverse=(order or "desc") == "desc")
         return {"total_count": len(found), "incomplete_results": False, "items": _page(found, page, perPage)}
 
     # -- repositories --------------------------------------------------------------------------
 
-    def create_repository(self, name: str, description: str | None = None, private: bool | None = None,
-                          autoInit: bool | None = None) -> dict[str, Any]:  # noqa: N803  # fmt: skip
+    def create_repository(
+        self,
+        name: str,
+        description: str | None = None,
+        private: bool | None = None,
+        autoInit: bool | None = None,
+    ) -> dict[str, Any]:  # noqa: N803
         name = str(name or "").strip()
         if not _NAME.match(name) or name in (".", ".."):
             raise BadRequest(f"name {name!r} is not a valid repository name (letters, digits, '.', '-', '_')")
         if find_repo(self.state, self.account, name) is not None:
-            raise BadRequest(f"Repository creation failed: name already exists on this account ({self.account}/{name})")
+            raise BadRequest(
+                f"Repository creation failed: name already exists on this account ({self.account}/{name})"
+            )
         now = _now(self.state)
         full = f"{self.account}/{name}"
-        data = {"id": _new_id(self.state), "owner": self.account, "name": name, "full_name": full,
-                "description": description or None, "private": bool(private), "fork": False, "parent": None,
-                "default_branch": "main", "created_at": now, "updated_at": now, "language": None, "topics": [],
-                "stargazers_count": 0, "forks_count": 0, "labels": list(_DEFAULT_LABELS), "next_number": 1, "branches": {},
-                "issues": [], "pulls": []}  # fmt: skip
+        data = {
+            "id": _new_id(self.state),
+            "owner": self.account,
+            "name": name,
+            "full_name": full,
+            "description": description or None,
+            "private": bool(private),
+            "fork": False,
+            "parent": None,
+            "default_branch": "main",
+            "created_at": now,
+            "updated_at": now,
+            "language": None,
+            "topics": [],
+            "stargazers_count": 0,
+            "forks_count": 0,
+            "labels": list(_DEFAULT_LABELS),
+            "next_number": 1,
+            "branches": {},
+            "issues": [],
+            "pulls": [],
+        }
         self.state["repos"][full] = data
         if autoInit:
-            _commit(self.state, data, "main", "Initial commit", {"README.md": autoinit_readme(name, description)})
+            _commit(
+                self.state, data, "main", "Initial commit", {"README.md": autoinit_readme(name, description)}
+            )
         return _repo_json(data)
 
     def fork_repository(self, owner: str, repo: str, organization: str | None = None) -> dict[str, Any]:
@@ -696,7 +793,9 @@ class RepositoryWorld:
         if target.lower() != self.account.lower():
             raise BadRequest(f"organization {target!r} not found, or {self.account} is not a member of it")
         if source["owner"].lower() == self.account.lower():
-            raise BadRequest(f"{source['full_name']} belongs to {self.account}: a repository cannot be forked into its own owner")
+            raise BadRequest(
+                f"{source['full_name']} belongs to {self.account}: it cannot be forked into its owner"
+            )
         name = source["name"]
         existing = find_repo(self.state, self.account, name)
         if existing is not None and existing.get("parent") == source["full_name"]:
@@ -709,15 +808,32 @@ class RepositoryWorld:
         full = f"{self.account}/{name}"
         source["forks_count"] += 1
         self.state["repos"][full] = {
-            "id": _new_id(self.state), "owner": self.account, "name": name, "full_name": full,
-            "description": source["description"], "private": False, "fork": True, "parent": source["full_name"],
-            "default_branch": source["default_branch"], "created_at": now, "updated_at": now,
-            "language": source["language"], "topics": list(source["topics"]), "stargazers_count": 0, "forks_count": 0,
-            "labels": list(source["labels"]), "next_number": 1, "branches": copy.deepcopy(source["branches"]),
-            "issues": [], "pulls": []}  # fmt: skip
+            "id": _new_id(self.state),
+            "owner": self.account,
+            "name": name,
+            "full_name": full,
+            "description": source["description"],
+            "private": False,
+            "fork": True,
+            "parent": source["full_name"],
+            "default_branch": source["default_branch"],
+            "created_at": now,
+            "updated_at": now,
+            "language": source["language"],
+            "topics": list(source["topics"]),
+            "stargazers_count": 0,
+            "forks_count": 0,
+            "labels": list(source["labels"]),
+            "next_number": 1,
+            "branches": copy.deepcopy(source["branches"]),
+            "issues": [],
+            "pulls": [],
+        }
         return _repo_json(self.state["repos"][full])
 
-    def create_branch(self, owner: str, repo: str, branch: str, from_branch: str | None = None) -> dict[str, Any]:
+    def create_branch(
+        self, owner: str, repo: str, branch: str, from_branch: str | None = None
+    ) -> dict[str, Any]:
         data = _writable(self.state, _repo(self.state, owner, repo))
         branch = str(branch or "").strip().removeprefix("refs/heads/")
         if not branch or not re.match(r"^[A-Za-z0-9._/-]+$", branch) or branch.endswith("/"):
@@ -726,18 +842,38 @@ class RepositoryWorld:
         if branch in data["branches"]:
             raise BadRequest(f"Reference already exists: branch {branch!r} exists in {data['full_name']}")
         data["branches"][branch] = copy.deepcopy(source)
-        return {"ref": f"refs/heads/{branch}", "object": {"sha": source["commits"][-1]["sha"], "type": "commit"},
-                "url": f"{_API}/repos/{data['full_name']}/git/refs/heads/{branch}"}  # fmt: skip
+        return {
+            "ref": f"refs/heads/{branch}",
+            "object": {"sha": source["commits"][-1]["sha"], "type": "commit"},
+            "url": f"{_API}/repos/{data['full_name']}/git/refs/heads/{branch}",
+        }
 
-    def list_branches(self, owner: str, repo: str, page: int | None = None, perPage: int | None = None) -> list[dict[str, Any]]:  # noqa: N803
+    def list_branches(
+        self, owner: str, repo: str, page: int | None = None, perPage: int | None = None
+    ) -> list[dict[str, Any]]:  # noqa: N803
         data = _repo(self.state, owner, repo)
-        out = [{"name": n, "commit": {"sha": b["commits"][-1]["sha"],
-                                      "url": f"{_API}/repos/{data['full_name']}/commits/{b['commits'][-1]['sha']}"},
-                "protected": False} for n, b in sorted(data["branches"].items())]  # fmt: skip
+        out = [
+            {
+                "name": n,
+                "commit": {
+                    "sha": b["commits"][-1]["sha"],
+                    "url": f"{_API}/repos/{data['full_name']}/commits/{b['commits'][-1]['sha']}",
+                },
+                "protected": False,
+            }
+            for n, b in sorted(data["branches"].items())
+        ]
         return _page(out, page, perPage)
 
-    def list_commits(self, owner: str, repo: str, sha: str | None = None, author: str | None = None,
-                     page: int | None = None, perPage: int | None = None) -> list[dict[str, Any]]:  # noqa: N803  # fmt: skip
+    def list_commits(
+        self,
+        owner: str,
+        repo: str,
+        sha: str | None = None,
+        author: str | None = None,
+        page: int | None = None,
+        perPage: int | None = None,
+    ) -> list[dict[str, Any]]:  # noqa: N803
         data = _repo(self.state, owner, repo)
         commits = list(_branch(data, sha or data["default_branch"])["commits"])
         if author:
@@ -746,8 +882,9 @@ class RepositoryWorld:
 
     # -- files ---------------------------------------------------------------------------------
 
-    def get_file_contents(self, owner: str, repo: str, path: str = "/", ref: str | None = None,
-                          sha: str | None = None) -> Any:  # fmt: skip
+    def get_file_contents(
+        self, owner: str, repo: str, path: str = "/", ref: str | None = None, sha: str | None = None
+    ) -> Any:
         data = _repo(self.state, owner, repo)
         name = _resolve_ref(data, sha or ref)
         if name is None:
@@ -764,7 +901,7 @@ class RepositoryWorld:
         for fp, text in files.items():
             if not fp.startswith(prefix):
                 continue
-            rest = fp[len(prefix):]
+            rest = fp[len(prefix) :]
             head = rest.split("/", 1)[0]
             if "/" in rest:
                 entries.setdefault(head, {"type": "dir", "name": head, "path": prefix + head})
@@ -774,8 +911,16 @@ class RepositoryWorld:
             raise BadRequest(f"Not Found: {p!r} does not exist on {name!r} of {data['full_name']}")
         return [entries[k] for k in sorted(entries)]
 
-    def create_or_update_file(self, owner: str, repo: str, path: str, content: str, message: str, branch: str,
-                              sha: str | None = None) -> dict[str, Any]:  # fmt: skip
+    def create_or_update_file(
+        self,
+        owner: str,
+        repo: str,
+        path: str,
+        content: str,
+        message: str,
+        branch: str,
+        sha: str | None = None,
+    ) -> dict[str, Any]:
         data = _writable(self.state, _repo(self.state, owner, repo))
         p = _clean_path(path)
         if data["branches"]:
@@ -784,30 +929,45 @@ class RepositoryWorld:
             old = b["files"].get(p)
             if old is not None:
                 if not sha:
-                    raise BadRequest(f"Invalid request: \"sha\" wasn't supplied: {p} exists on {branch!r}; pass its "
-                                     "current sha (from get_file_contents) to update it")  # fmt: skip
+                    raise BadRequest(
+                        f'Invalid request: "sha" wasn\'t supplied: {p} exists on {branch!r}; pass its '
+                        "current sha (from get_file_contents) to update it"
+                    )
                 if sha != blob_sha(old):
-                    raise BadRequest(f"{p} does not match {sha}: the file's current sha on {branch!r} is {blob_sha(old)}")
+                    raise BadRequest(
+                        f"{p} does not match {sha}: the file's current sha on {branch!r} is {blob_sha(old)}"
+                    )
         commit = _commit(self.state, data, branch, message, {p: str(content)})
         return {"content": _content_json(data, branch, p, str(content)), "commit": _commit_json(data, commit)}
 
-    def push_files(self, owner: str, repo: str, branch: str, files: list[FileEntry], message: str) -> dict[str, Any]:
+    def push_files(
+        self, owner: str, repo: str, branch: str, files: list[FileEntry], message: str
+    ) -> dict[str, Any]:
         data = _writable(self.state, _repo(self.state, owner, repo))
         if not data["branches"]:
-            raise BadRequest(f"Git Repository is empty: create a first file in {data['full_name']} with "
-                             "create_or_update_file (or create it with autoInit) before push_files")  # fmt: skip
+            raise BadRequest(
+                f"Git Repository is empty: create a first file in {data['full_name']} with "
+                "create_or_update_file (or create it with autoInit) before push_files"
+            )
         _branch(data, branch)
         branch = _resolve_ref(data, branch) or branch
         if not files:
             raise BadRequest("files must list at least one {path, content}")
         changes = {}
         for f in files:
-            if not isinstance(f, dict) or not isinstance(f.get("path"), str) or not isinstance(f.get("content"), str):
+            if (
+                not isinstance(f, dict)
+                or not isinstance(f.get("path"), str)
+                or not isinstance(f.get("content"), str)
+            ):
                 raise BadRequest(f"each file must be {{path, content}} strings, got {f!r}")
             changes[_clean_path(f["path"])] = f["content"]
         commit = _commit(self.state, data, branch, message, changes)
-        return {"ref": f"refs/heads/{branch}", "object": {"sha": commit["sha"], "type": "commit"},
-                "url": f"{_API}/repos/{data['full_name']}/git/refs/heads/{branch}"}  # fmt: skip
+        return {
+            "ref": f"refs/heads/{branch}",
+            "object": {"sha": commit["sha"], "type": "commit"},
+            "url": f"{_API}/repos/{data['full_name']}/git/refs/heads/{branch}",
+        }
 
     def delete_file(self, owner: str, repo: str, path: str, message: str, branch: str) -> dict[str, Any]:
         data = _writable(self.state, _repo(self.state, owner, repo))
@@ -830,17 +990,35 @@ class RepositoryWorld:
                 return p, True
         raise BadRequest(f"Not Found: issue #{number} does not exist in {data['full_name']}")
 
-    def create_issue(self, owner: str, repo: str, title: str, body: str | None = None,
-                     assignees: list[str] | None = None, labels: list[str] | None = None,
-                     milestone: int | None = None) -> dict[str, Any]:  # fmt: skip
+    def create_issue(
+        self,
+        owner: str,
+        repo: str,
+        title: str,
+        body: str | None = None,
+        assignees: list[str] | None = None,
+        labels: list[str] | None = None,
+        milestone: int | None = None,
+    ) -> dict[str, Any]:
         data = _repo(self.state, owner, repo)
         if not str(title or "").strip():
             raise BadRequest("title must not be empty")
         labels = _labels(data, labels)
         now = _now(self.state)
-        issue = {"id": _new_id(self.state), "number": data["next_number"], "title": title, "body": body,
-                 "state": "open", "state_reason": None, "labels": labels, "user": self.account,
-                 "created_at": now, "updated_at": now, "closed_at": None, "comments": []}  # fmt: skip
+        issue = {
+            "id": _new_id(self.state),
+            "number": data["next_number"],
+            "title": title,
+            "body": body,
+            "state": "open",
+            "state_reason": None,
+            "labels": labels,
+            "user": self.account,
+            "created_at": now,
+            "updated_at": now,
+            "closed_at": None,
+            "comments": [],
+        }
         data["next_number"] += 1
         data["issues"].append(issue)
         return _issue_json(data, issue)
@@ -850,28 +1028,47 @@ class RepositoryWorld:
         item, pull = self._item(data, issue_number)
         return _issue_json(data, item, pull)
 
-    def list_issues(self, owner: str, repo: str, state: Literal["open", "closed", "all"] | None = None,
-                    labels: list[str] | None = None, sort: Literal["created", "updated", "comments"] | None = None,
-                    direction: Literal["asc", "desc"] | None = None, since: str | None = None,
-                    page: int | None = None, perPage: int | None = None) -> list[dict[str, Any]]:  # noqa: N803  # fmt: skip
+    def list_issues(
+        self,
+        owner: str,
+        repo: str,
+        state: Literal["open", "closed", "all"] | None = None,
+        labels: list[str] | None = None,
+        sort: Literal["created", "updated", "comments"] | None = None,
+        direction: Literal["asc", "desc"] | None = None,
+        since: str | None = None,
+        page: int | None = None,
+        perPage: int | None = None,
+    ) -> list[dict[str, Any]]:  # noqa: N803
         data = _repo(self.state, owner, repo)
         issues = list_repo_issues(self.state, owner, repo, state or "open", labels) or []
         if since:
             issues = [i for i in issues if i["updated_at"] >= since]
         key = {"comments": lambda i: len(i["comments"]), "updated": lambda i: i["updated_at"]}.get(
-            sort or "", lambda i: (i["created_at"], i["number"]))
+            sort or "", lambda i: (i["created_at"], i["number"])
+        )
         issues = sorted(issues, key=key, reverse=(direction or "desc") == "desc")
         return [_issue_json(data, i) for i in _page(issues, page, perPage)]
 
-    def update_issue(self, owner: str, repo: str, issue_number: int, title: str | None = None,
-                     body: str | None = None, state: Literal["open", "closed"] | None = None,
-                     labels: list[str] | None = None, assignees: list[str] | None = None,
-                     milestone: int | None = None) -> dict[str, Any]:  # fmt: skip
+    def update_issue(
+        self,
+        owner: str,
+        repo: str,
+        issue_number: int,
+        title: str | None = None,
+        body: str | None = None,
+        state: Literal["open", "closed"] | None = None,
+        labels: list[str] | None = None,
+        assignees: list[str] | None = None,
+        milestone: int | None = None,
+    ) -> dict[str, Any]:
         data = _repo(self.state, owner, repo)
         item, pull = self._item(data, issue_number)
         if data["owner"].lower() != self.account.lower() and item["user"] != self.account:
-            raise BadRequest(f"Permission denied: only the author or a maintainer of {data['full_name']} may edit "
-                             f"#{issue_number}")  # fmt: skip
+            raise BadRequest(
+                f"Permission denied: only the author or a maintainer of {data['full_name']} may edit "
+                f"#{issue_number}"
+            )
         now = _now(self.state)
         if title is not None:
             if not title.strip():
@@ -902,16 +1099,26 @@ class RepositoryWorld:
         item["updated_at"] = now
         return _comment_json(data, issue_number, comment)
 
-    def get_issue_comments(self, owner: str, repo: str, issue_number: int, page: int | None = None,
-                           perPage: int | None = None) -> list[dict[str, Any]]:  # noqa: N803  # fmt: skip
+    def get_issue_comments(
+        self, owner: str, repo: str, issue_number: int, page: int | None = None, perPage: int | None = None
+    ) -> list[dict[str, Any]]:  # noqa: N803
         data = _repo(self.state, owner, repo)
         item, _ = self._item(data, issue_number)
         return [_comment_json(data, issue_number, c) for c in _page(item.get("comments", []), page, perPage)]
 
     # -- pull requests -------------------------------------------------------------------------
 
-    def create_pull_request(self, owner: str, repo: str, title: str, head: str, base: str, body: str | None = None,
-                            draft: bool | None = None, maintainer_can_modify: bool | None = None) -> dict[str, Any]:  # fmt: skip
+    def create_pull_request(
+        self,
+        owner: str,
+        repo: str,
+        title: str,
+        head: str,
+        base: str,
+        body: str | None = None,
+        draft: bool | None = None,
+        maintainer_can_modify: bool | None = None,
+    ) -> dict[str, Any]:
         data = _repo(self.state, owner, repo)
         if not str(title or "").strip():
             raise BadRequest("title must not be empty")
@@ -922,8 +1129,11 @@ class RepositoryWorld:
         if ":" in head_ref:
             user, head_ref = head_ref.split(":", 1)
             if user.lower() != data["owner"].lower():
-                forks = [r for r in self.state["repos"].values()
-                         if r["owner"].lower() == user.lower() and r.get("parent") == data["full_name"]]  # fmt: skip
+                forks = [
+                    r
+                    for r in self.state["repos"].values()
+                    if r["owner"].lower() == user.lower() and r.get("parent") == data["full_name"]
+                ]
                 if not forks:
                     raise BadRequest(f"head {head!r}: {user} has no fork of {data['full_name']}")
                 head_repo = forks[0]
@@ -932,17 +1142,36 @@ class RepositoryWorld:
         if head_repo is data and head_ref == base:
             raise BadRequest(f"head and base are the same branch ({base!r})")
         for p in data["pulls"]:
-            if p["state"] == "open" and p["head"]["ref"] == head_ref and p["head"]["repo"] == head_repo["full_name"] \
-                    and p["base"]["ref"] == base:  # fmt: skip
-                raise BadRequest(f"A pull request already exists for {head_repo['owner']}:{head_ref} (#{p['number']})")
+            if (
+                p["state"] == "open"
+                and p["head"]["ref"] == head_ref
+                and p["head"]["repo"] == head_repo["full_name"]
+                and p["base"]["ref"] == base
+            ):
+                raise BadRequest(
+                    f"A pull request already exists for {head_repo['owner']}:{head_ref} (#{p['number']})"
+                )
         base_shas = {c["sha"] for c in base_b["commits"]}
         if all(c["sha"] in base_shas for c in head_repo["branches"][head_ref]["commits"]):
             raise BadRequest(f"No commits between {base} and {head}: push a change to {head_ref!r} first")
         now = _now(self.state)
-        pr = {"id": _new_id(self.state), "number": data["next_number"], "title": title, "body": body,
-              "state": "open", "draft": bool(draft), "merged": False, "merged_at": None,
-              "head": {"ref": head_ref, "repo": head_repo["full_name"]}, "base": {"ref": base},
-              "user": self.account, "created_at": now, "updated_at": now, "closed_at": None, "comments": []}  # fmt: skip
+        pr = {
+            "id": _new_id(self.state),
+            "number": data["next_number"],
+            "title": title,
+            "body": body,
+            "state": "open",
+            "draft": bool(draft),
+            "merged": False,
+            "merged_at": None,
+            "head": {"ref": head_ref, "repo": head_repo["full_name"]},
+            "base": {"ref": base},
+            "user": self.account,
+            "created_at": now,
+            "updated_at": now,
+            "closed_at": None,
+            "comments": [],
+        }
         data["next_number"] += 1
         data["pulls"].append(pr)
         return _pull_json(self.state, data, pr)
@@ -957,11 +1186,18 @@ class RepositoryWorld:
         data = _repo(self.state, owner, repo)
         return _pull_json(self.state, data, self._pull(data, pullNumber))
 
-    def list_pull_requests(self, owner: str, repo: str, state: Literal["open", "closed", "all"] | None = None,
-                           head: str | None = None, base: str | None = None,
-                           sort: Literal["created", "updated", "popularity", "long-running"] | None = None,
-                           direction: Literal["asc", "desc"] | None = None, page: int | None = None,
-                           perPage: int | None = None) -> list[dict[str, Any]]:  # noqa: N803  # fmt: skip
+    def list_pull_requests(
+        self,
+        owner: str,
+        repo: str,
+        state: Literal["open", "closed", "all"] | None = None,
+        head: str | None = None,
+        base: str | None = None,
+        sort: Literal["created", "updated", "popularity", "long-running"] | None = None,
+        direction: Literal["asc", "desc"] | None = None,
+        page: int | None = None,
+        perPage: int | None = None,
+    ) -> list[dict[str, Any]]:  # noqa: N803
         data = _repo(self.state, owner, repo)
         want = state or "open"
         out = []
@@ -972,34 +1208,71 @@ class RepositoryWorld:
                 continue
             if head:
                 user, _, ref = head.rpartition(":")
-                if p["head"]["ref"] != ref or user and p["head"]["repo"].split("/")[0].lower() != user.lower():
+                if (
+                    p["head"]["ref"] != ref
+                    or user
+                    and p["head"]["repo"].split("/")[0].lower() != user.lower()
+                ):
                     continue
             out.append(p)
         out.sort(key=lambda p: p["number"], reverse=(direction or "desc") == "desc")
         return [_pull_json(self.state, data, p) for p in _page(out, page, perPage)]
 
-    def merge_pull_request(self, owner: str, repo: str, pullNumber: int, commit_title: str | None = None,
-                           commit_message: str | None = None,
-                           merge_method: Literal["merge", "squash", "rebase"] | None = None) -> dict[str, Any]:  # noqa: N803  # fmt: skip
+    def merge_pull_request(
+        self,
+        owner: str,
+        repo: str,
+        pullNumber: int,
+        commit_title: str | None = None,
+        commit_message: str | None = None,
+        merge_method: Literal["merge", "squash", "rebase"] | None = None,
+    ) -> dict[str, Any]:  # noqa: N803
         data = _writable(self.state, _repo(self.state, owner, repo))
         pr = self._pull(data, pullNumber)
         if pr["state"] != "open":
-            raise BadRequest(f"Pull Request is not mergeable: #{pullNumber} is {'merged' if pr['merged'] else 'closed'}")
+            raise BadRequest(
+                f"Pull Request is not mergeable: #{pullNumber} is {'merged' if pr['merged'] else 'closed'}"
+            )
         head_repo = find_repo(self.state, *pr["head"]["repo"].split("/", 1))
         if head_repo is None or pr["head"]["ref"] not in head_repo["branches"]:
-            raise BadRequest(f"Pull Request is not mergeable: its head branch {pr['head']['ref']!r} no longer exists")
+            raise BadRequest(
+                f"Pull Request is not mergeable: its head branch {pr['head']['ref']!r} no longer exists"
+            )
         head_files = head_repo["branches"][pr["head"]["ref"]]["files"]
         base_files = data["branches"][pr["base"]["ref"]]["files"]
         changes = {p: t for p, t in head_files.items() if base_files.get(p) != t}
-        title = commit_title or f"Merge pull request #{pullNumber} from {pr['head']['repo'].split('/')[0]}/{pr['head']['ref']}"
-        commit = _commit(self.state, data, pr["base"]["ref"], title + (f"\n\n{commit_message}" if commit_message else ""),
-                         changes)  # fmt: skip
-        pr.update(state="closed", merged=True, merged_at=commit["date"], closed_at=commit["date"], updated_at=commit["date"])
+        title = (
+            commit_title
+            or f"Merge pull request #{pullNumber} from {pr['head']['repo'].split('/')[0]}/{pr['head']['ref']}"
+        )
+        commit = _commit(
+            self.state,
+            data,
+            pr["base"]["ref"],
+            title + (f"\n\n{commit_message}" if commit_message else ""),
+            changes,
+        )
+        pr.update(
+            state="closed",
+            merged=True,
+            merged_at=commit["date"],
+            closed_at=commit["date"],
+            updated_at=commit["date"],
+        )
         return {"sha": commit["sha"], "merged": True, "message": "Pull Request successfully merged"}
 
 
-_DEFAULT_LABELS = ("bug", "documentation", "duplicate", "enhancement", "good first issue", "help wanted",
-                   "invalid", "question", "wontfix")  # fmt: skip
+_DEFAULT_LABELS = (
+    "bug",
+    "documentation",
+    "duplicate",
+    "enhancement",
+    "good first issue",
+    "help wanted",
+    "invalid",
+    "question",
+    "wontfix",
+)
 """The labels GitHub gives a new repository."""
 
 
@@ -1032,11 +1305,18 @@ def _world_json(seed: int) -> str:
         created = spec["created_at"]
         commits = []
         parent = None
-        date = datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        date = datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
         for j, msg in enumerate(("Initial commit", "Add project files", "Update README")):
             date = date + timedelta(days=r.randint(3, 40), hours=r.randint(0, 23))
             sha = _commit_sha(full, "main", parent, msg, files, j)
-            commits.append({"sha": sha, "message": msg, "author": spec["owner"], "date": _iso(min(date, _EPOCH - timedelta(days=1)))})
+            commits.append(
+                {
+                    "sha": sha,
+                    "message": msg,
+                    "author": spec["owner"],
+                    "date": _iso(min(date, _EPOCH - timedelta(days=1))),
+                }
+            )
             parent = sha
         issues = seeded_issues(spec, r)
         for i, issue in enumerate(issues):
@@ -1044,16 +1324,27 @@ def _world_json(seed: int) -> str:
             for j, comment in enumerate(issue["comments"]):
                 comment["id"] = 3000000 + k * 10000 + i * 10 + j
         state["repos"][full] = {
-            "id": 700000 + k, "owner": spec["owner"], "name": spec["name"], "full_name": full,
-            "description": spec["description"], "private": False, "fork": False, "parent": None,
-            "default_branch": "main", "created_at": created, "updated_at": commits[-1]["date"],
-            "language": spec.get("language"), "topics": list(spec.get("topics", [])),
+            "id": 700000 + k,
+            "owner": spec["owner"],
+            "name": spec["name"],
+            "full_name": full,
+            "description": spec["description"],
+            "private": False,
+            "fork": False,
+            "parent": None,
+            "default_branch": "main",
+            "created_at": created,
+            "updated_at": commits[-1]["date"],
+            "language": spec.get("language"),
+            "topics": list(spec.get("topics", [])),
             "stargazers_count": spec.get("stars", 100) + r.randint(0, 99),
             "forks_count": spec.get("stars", 100) // 8 + r.randint(0, 20),
             "labels": sorted(set(_DEFAULT_LABELS) | set(spec.get("labels", {}))),
             "next_number": len(issues) + 1,
             "branches": {"main": {"files": dict(sorted(files.items())), "commits": commits}},
-            "issues": issues, "pulls": []}  # fmt: skip
+            "issues": issues,
+            "pulls": [],
+        }
     return json.dumps(state, sort_keys=False)
 
 
@@ -1088,8 +1379,9 @@ def build_server(seed: int) -> Any:
         """
         return run("search_repositories", query=query, page=page, perPage=perPage)
 
-    def create_repository(name: str, description: str | None = None, private: bool | None = None,
-                          autoInit: bool | None = None) -> str:  # noqa: N803  # fmt: skip
+    def create_repository(
+        name: str, description: str | None = None, private: bool | None = None, autoInit: bool | None = None
+    ) -> str:  # noqa: N803
         """Create a new GitHub repository in your account.
 
         Args:
@@ -1098,7 +1390,9 @@ def build_server(seed: int) -> Any:
             private: Whether repo should be private
             autoInit: Initialize with README
         """
-        return run("create_repository", name=name, description=description, private=private, autoInit=autoInit)
+        return run(
+            "create_repository", name=name, description=description, private=private, autoInit=autoInit
+        )
 
     def fork_repository(owner: str, repo: str, organization: str | None = None) -> str:
         """Fork a GitHub repository to your account or specified organization.
@@ -1132,8 +1426,14 @@ def build_server(seed: int) -> Any:
         """
         return run("list_branches", owner=owner, repo=repo, page=page, perPage=perPage)
 
-    def list_commits(owner: str, repo: str, sha: str | None = None, author: str | None = None,
-                     page: int | None = None, perPage: int | None = None) -> str:  # noqa: N803  # fmt: skip
+    def list_commits(
+        owner: str,
+        repo: str,
+        sha: str | None = None,
+        author: str | None = None,
+        page: int | None = None,
+        perPage: int | None = None,
+    ) -> str:  # noqa: N803
         """Get list of commits of a branch in a GitHub repository.
 
         Args:
@@ -1146,8 +1446,10 @@ def build_server(seed: int) -> Any:
         """
         return run("list_commits", owner=owner, repo=repo, sha=sha, author=author, page=page, perPage=perPage)
 
-    def get_file_contents(owner: str, repo: str, path: str = "/", ref: str | None = None, sha: str | None = None) -> str:
-        """Get the contents of a file or directory from a GitHub repository (a file's content is returned as text).
+    def get_file_contents(
+        owner: str, repo: str, path: str = "/", ref: str | None = None, sha: str | None = None
+    ) -> str:
+        """Get the contents of a file or directory from a GitHub repository (a file's text is returned).
 
         Args:
             owner: Repository owner (username or organization)
@@ -1158,9 +1460,11 @@ def build_server(seed: int) -> Any:
         """
         return run("get_file_contents", owner=owner, repo=repo, path=path, ref=ref, sha=sha)
 
-    def create_or_update_file(owner: str, repo: str, path: str, content: str, message: str, branch: str,
-                              sha: str | None = None) -> str:  # fmt: skip
-        """Create or update a single file in a GitHub repository. If updating, you must provide the SHA of the file you want to update.
+    def create_or_update_file(
+        owner: str, repo: str, path: str, content: str, message: str, branch: str, sha: str | None = None
+    ) -> str:
+        """Create or update a single file in a GitHub repository. If updating, you must provide the SHA of
+        the file you want to update.
 
         Args:
             owner: Repository owner (username or organization)
@@ -1171,8 +1475,16 @@ def build_server(seed: int) -> Any:
             branch: Branch to create/update the file in
             sha: Required if updating an existing file. The blob SHA of the file being replaced.
         """
-        return run("create_or_update_file", owner=owner, repo=repo, path=path, content=content, message=message,
-                   branch=branch, sha=sha)  # fmt: skip
+        return run(
+            "create_or_update_file",
+            owner=owner,
+            repo=repo,
+            path=path,
+            content=content,
+            message=message,
+            branch=branch,
+            sha=sha,
+        )
 
     def push_files(owner: str, repo: str, branch: str, files: list[FileEntry], message: str) -> str:
         """Push multiple files to a GitHub repository in a single commit.
@@ -1184,7 +1496,14 @@ def build_server(seed: int) -> Any:
             files: Array of file objects to push, each object with path (string) and content (string)
             message: Commit message
         """
-        return run("push_files", owner=owner, repo=repo, branch=branch, files=[dict(f) for f in files], message=message)
+        return run(
+            "push_files",
+            owner=owner,
+            repo=repo,
+            branch=branch,
+            files=[dict(f) for f in files],
+            message=message,
+        )
 
     def delete_file(owner: str, repo: str, path: str, message: str, branch: str) -> str:
         """Delete a file from a GitHub repository.
@@ -1198,8 +1517,15 @@ def build_server(seed: int) -> Any:
         """
         return run("delete_file", owner=owner, repo=repo, path=path, message=message, branch=branch)
 
-    def create_issue(owner: str, repo: str, title: str, body: str | None = None, assignees: list[str] | None = None,
-                     labels: list[str] | None = None, milestone: int | None = None) -> str:  # fmt: skip
+    def create_issue(
+        owner: str,
+        repo: str,
+        title: str,
+        body: str | None = None,
+        assignees: list[str] | None = None,
+        labels: list[str] | None = None,
+        milestone: int | None = None,
+    ) -> str:
         """Create a new issue in a GitHub repository.
 
         Args:
@@ -1211,8 +1537,16 @@ def build_server(seed: int) -> Any:
             labels: Labels to apply to this issue
             milestone: Milestone number
         """
-        return run("create_issue", owner=owner, repo=repo, title=title, body=body, assignees=assignees,
-                   labels=labels, milestone=milestone)  # fmt: skip
+        return run(
+            "create_issue",
+            owner=owner,
+            repo=repo,
+            title=title,
+            body=body,
+            assignees=assignees,
+            labels=labels,
+            milestone=milestone,
+        )
 
     def get_issue(owner: str, repo: str, issue_number: int) -> str:
         """Get details of a specific issue in a GitHub repository.
@@ -1224,10 +1558,17 @@ def build_server(seed: int) -> Any:
         """
         return run("get_issue", owner=owner, repo=repo, issue_number=issue_number)
 
-    def list_issues(owner: str, repo: str, state: Literal["open", "closed", "all"] | None = None,
-                    labels: list[str] | None = None, sort: Literal["created", "updated", "comments"] | None = None,
-                    direction: Literal["asc", "desc"] | None = None, since: str | None = None,
-                    page: int | None = None, perPage: int | None = None) -> str:  # noqa: N803  # fmt: skip
+    def list_issues(
+        owner: str,
+        repo: str,
+        state: Literal["open", "closed", "all"] | None = None,
+        labels: list[str] | None = None,
+        sort: Literal["created", "updated", "comments"] | None = None,
+        direction: Literal["asc", "desc"] | None = None,
+        since: str | None = None,
+        page: int | None = None,
+        perPage: int | None = None,
+    ) -> str:  # noqa: N803
         """List issues in a GitHub repository (pull requests are not included).
 
         Args:
@@ -1241,12 +1582,30 @@ def build_server(seed: int) -> Any:
             page: Page number for pagination (min 1)
             perPage: Results per page for pagination (min 1, max 100)
         """
-        return run("list_issues", owner=owner, repo=repo, state=state, labels=labels, sort=sort,
-                   direction=direction, since=since, page=page, perPage=perPage)  # fmt: skip
+        return run(
+            "list_issues",
+            owner=owner,
+            repo=repo,
+            state=state,
+            labels=labels,
+            sort=sort,
+            direction=direction,
+            since=since,
+            page=page,
+            perPage=perPage,
+        )
 
-    def update_issue(owner: str, repo: str, issue_number: int, title: str | None = None, body: str | None = None,
-                     state: Literal["open", "closed"] | None = None, labels: list[str] | None = None,
-                     assignees: list[str] | None = None, milestone: int | None = None) -> str:  # fmt: skip
+    def update_issue(
+        owner: str,
+        repo: str,
+        issue_number: int,
+        title: str | None = None,
+        body: str | None = None,
+        state: Literal["open", "closed"] | None = None,
+        labels: list[str] | None = None,
+        assignees: list[str] | None = None,
+        milestone: int | None = None,
+    ) -> str:
         """Update an existing issue in a GitHub repository.
 
         Args:
@@ -1260,8 +1619,18 @@ def build_server(seed: int) -> Any:
             assignees: New assignees
             milestone: New milestone number
         """
-        return run("update_issue", owner=owner, repo=repo, issue_number=issue_number, title=title, body=body,
-                   state=state, labels=labels, assignees=assignees, milestone=milestone)  # fmt: skip
+        return run(
+            "update_issue",
+            owner=owner,
+            repo=repo,
+            issue_number=issue_number,
+            title=title,
+            body=body,
+            state=state,
+            labels=labels,
+            assignees=assignees,
+            milestone=milestone,
+        )
 
     def add_issue_comment(owner: str, repo: str, issue_number: int, body: str) -> str:
         """Add a comment to a specific issue in a GitHub repository.
@@ -1274,8 +1643,9 @@ def build_server(seed: int) -> Any:
         """
         return run("add_issue_comment", owner=owner, repo=repo, issue_number=issue_number, body=body)
 
-    def get_issue_comments(owner: str, repo: str, issue_number: int, page: int | None = None,
-                           perPage: int | None = None) -> str:  # noqa: N803  # fmt: skip
+    def get_issue_comments(
+        owner: str, repo: str, issue_number: int, page: int | None = None, perPage: int | None = None
+    ) -> str:  # noqa: N803
         """Get comments for a specific issue in a GitHub repository.
 
         Args:
@@ -1285,14 +1655,26 @@ def build_server(seed: int) -> Any:
             page: Page number
             perPage: Number of records per page
         """
-        return run("get_issue_comments", owner=owner, repo=repo, issue_number=issue_number, page=page, perPage=perPage)
+        return run(
+            "get_issue_comments",
+            owner=owner,
+            repo=repo,
+            issue_number=issue_number,
+            page=page,
+            perPage=perPage,
+        )
 
-    def search_issues(query: str, sort: str | None = None, order: Literal["asc", "desc"] | None = None,
-                      page: int | None = None, perPage: int | None = None) -> str:  # noqa: N803  # fmt: skip
+    def search_issues(
+        query: str,
+        sort: str | None = None,
+        order: Literal["asc", "desc"] | None = None,
+        page: int | None = None,
+        perPage: int | None = None,
+    ) -> str:  # noqa: N803
         """Search for issues and pull requests across GitHub repositories.
 
         Args:
-            query: Search query using GitHub issues search syntax (repo:, is:issue, is:open, label:, in:title ...)
+            query: Search query in GitHub issues search syntax (repo:, is:issue, is:open, label:, in:title)
             sort: Sort field (comments, created, updated)
             order: Sort order
             page: Page number for pagination (min 1)
@@ -1300,8 +1682,16 @@ def build_server(seed: int) -> Any:
         """
         return run("search_issues", query=query, sort=sort, order=order, page=page, perPage=perPage)
 
-    def create_pull_request(owner: str, repo: str, title: str, head: str, base: str, body: str | None = None,
-                            draft: bool | None = None, maintainer_can_modify: bool | None = None) -> str:  # fmt: skip
+    def create_pull_request(
+        owner: str,
+        repo: str,
+        title: str,
+        head: str,
+        base: str,
+        body: str | None = None,
+        draft: bool | None = None,
+        maintainer_can_modify: bool | None = None,
+    ) -> str:
         """Create a new pull request in a GitHub repository.
 
         Args:
@@ -1314,8 +1704,17 @@ def build_server(seed: int) -> Any:
             draft: Create as draft PR
             maintainer_can_modify: Allow maintainer edits
         """
-        return run("create_pull_request", owner=owner, repo=repo, title=title, head=head, base=base, body=body,
-                   draft=draft, maintainer_can_modify=maintainer_can_modify)  # fmt: skip
+        return run(
+            "create_pull_request",
+            owner=owner,
+            repo=repo,
+            title=title,
+            head=head,
+            base=base,
+            body=body,
+            draft=draft,
+            maintainer_can_modify=maintainer_can_modify,
+        )
 
     def get_pull_request(owner: str, repo: str, pullNumber: int) -> str:  # noqa: N803
         """Get details of a specific pull request in a GitHub repository.
@@ -1327,11 +1726,17 @@ def build_server(seed: int) -> Any:
         """
         return run("get_pull_request", owner=owner, repo=repo, pullNumber=pullNumber)
 
-    def list_pull_requests(owner: str, repo: str, state: Literal["open", "closed", "all"] | None = None,
-                           head: str | None = None, base: str | None = None,
-                           sort: Literal["created", "updated", "popularity", "long-running"] | None = None,
-                           direction: Literal["asc", "desc"] | None = None, page: int | None = None,
-                           perPage: int | None = None) -> str:  # noqa: N803  # fmt: skip
+    def list_pull_requests(
+        owner: str,
+        repo: str,
+        state: Literal["open", "closed", "all"] | None = None,
+        head: str | None = None,
+        base: str | None = None,
+        sort: Literal["created", "updated", "popularity", "long-running"] | None = None,
+        direction: Literal["asc", "desc"] | None = None,
+        page: int | None = None,
+        perPage: int | None = None,
+    ) -> str:  # noqa: N803
         """List pull requests in a GitHub repository.
 
         Args:
@@ -1345,12 +1750,27 @@ def build_server(seed: int) -> Any:
             page: Page number for pagination (min 1)
             perPage: Results per page for pagination (min 1, max 100)
         """
-        return run("list_pull_requests", owner=owner, repo=repo, state=state, head=head, base=base, sort=sort,
-                   direction=direction, page=page, perPage=perPage)  # fmt: skip
+        return run(
+            "list_pull_requests",
+            owner=owner,
+            repo=repo,
+            state=state,
+            head=head,
+            base=base,
+            sort=sort,
+            direction=direction,
+            page=page,
+            perPage=perPage,
+        )
 
-    def merge_pull_request(owner: str, repo: str, pullNumber: int, commit_title: str | None = None,
-                           commit_message: str | None = None,
-                           merge_method: Literal["merge", "squash", "rebase"] | None = None) -> str:  # noqa: N803  # fmt: skip
+    def merge_pull_request(
+        owner: str,
+        repo: str,
+        pullNumber: int,
+        commit_title: str | None = None,
+        commit_message: str | None = None,
+        merge_method: Literal["merge", "squash", "rebase"] | None = None,
+    ) -> str:  # noqa: N803
         """Merge a pull request in a GitHub repository.
 
         Args:
@@ -1361,15 +1781,27 @@ def build_server(seed: int) -> Any:
             commit_message: Extra detail for merge commit
             merge_method: Merge method
         """
-        return run("merge_pull_request", owner=owner, repo=repo, pullNumber=pullNumber, commit_title=commit_title,
-                   commit_message=commit_message, merge_method=merge_method)  # fmt: skip
+        return run(
+            "merge_pull_request",
+            owner=owner,
+            repo=repo,
+            pullNumber=pullNumber,
+            commit_title=commit_title,
+            commit_message=commit_message,
+            merge_method=merge_method,
+        )
 
-    def search_code(query: str, sort: str | None = None, order: Literal["asc", "desc"] | None = None,
-                    page: int | None = None, perPage: int | None = None) -> str:  # noqa: N803  # fmt: skip
+    def search_code(
+        query: str,
+        sort: str | None = None,
+        order: Literal["asc", "desc"] | None = None,
+        page: int | None = None,
+        perPage: int | None = None,
+    ) -> str:  # noqa: N803
         """Search for code across GitHub repositories (default branches; forks are not indexed).
 
         Args:
-            query: Search query using GitHub code search syntax (words, repo:, user:, path:, filename:, extension:)
+            query: Search query in GitHub code search syntax (words, repo:, user:, path:, filename:)
             sort: Sort field ('indexed' only)
             order: Sort order
             page: Page number for pagination (min 1)
@@ -1394,11 +1826,37 @@ def build_server(seed: int) -> Any:
         """
         return run("delete_repository", repo=repo, owner=owner)
 
-    fns = {f.__name__: f for f in (
-        get_me, search_repositories, create_repository, fork_repository, create_branch, list_branches, list_commits,
-        get_file_contents, create_or_update_file, push_files, delete_file, create_issue, get_issue, list_issues,
-        update_issue, add_issue_comment, get_issue_comments, search_issues, create_pull_request, get_pull_request,
-        list_pull_requests, merge_pull_request, search_code, egi_snapshot_state, egi_reset_state, delete_repository)}  # fmt: skip
+    fns = {
+        f.__name__: f
+        for f in (
+            get_me,
+            search_repositories,
+            create_repository,
+            fork_repository,
+            create_branch,
+            list_branches,
+            list_commits,
+            get_file_contents,
+            create_or_update_file,
+            push_files,
+            delete_file,
+            create_issue,
+            get_issue,
+            list_issues,
+            update_issue,
+            add_issue_comment,
+            get_issue_comments,
+            search_issues,
+            create_pull_request,
+            get_pull_request,
+            list_pull_requests,
+            merge_pull_request,
+            search_code,
+            egi_snapshot_state,
+            egi_reset_state,
+            delete_repository,
+        )
+    }
     return make_server(
         "github",
         f"An in-memory GitHub. You are authenticated as {ACCOUNT}; repositories are named owner/name.",
