@@ -197,7 +197,8 @@ def _gen_report(r: random.Random, k: int) -> dict[str, Any]:
     owner, fragment, labels, state = _REPORTS[k % len(_REPORTS)]
     kind = "csv" if k % 2 == 0 else "json"
     label_text = f"labeled `{labels[0]}`" if labels else "without any label"
-    slug = f"{owner.lower()}-{fragment.lower()}-{'unlabeled' if not labels else labels[0].lower().replace(' ', '-').replace(':', '-')}"
+    tag = labels[0].lower().replace(" ", "-").replace(":", "-") if labels else "unlabeled"
+    slug = f"{owner.lower()}-{fragment.lower()}-{tag}"
     repo = f"{slug}-report-{k + 1:02d}"
     path = f"{slug.replace('-', '_')}_{state}.{kind}"
     count_col = f"{state}_issue_count"
@@ -205,12 +206,14 @@ def _gen_report(r: random.Random, k: int) -> dict[str, Any]:
         f"a CSV file `{path}` with exactly the two columns `repository_name` and `{count_col}` (one row per "
         "repository, using the full owner/name)"
         if kind == "csv"
-        else f"a JSON file `{path}` holding one object that maps each repository's full owner/name to its count"
+        else f"a JSON file `{path}` holding one object that maps each repository's full owner/name to "
+        "its count"
     )
     question = (
-        f"Find every repository owned by `{owner}` whose name contains `{fragment}`, and count, for each, the "
-        f"{state} issues {label_text} (pull requests do not count). Create a repository `{repo}` in my account "
-        f"and store the counts on its `main` branch as {shape}. Include repositories whose count is zero."
+        f"Find every repository owned by `{owner}` whose name contains `{fragment}`, and count, for each, "
+        f"the {state} issues {label_text} (pull requests do not count). Create a repository `{repo}` in my "
+        f"account and store the counts on its `main` branch as {shape}. Include repositories whose count "
+        "is zero."
     )
     op_args = {
         "owner": _ACCT,
@@ -263,6 +266,8 @@ _FILE_FORKS = [
 
 def _gen_file_fork(r: random.Random, k: int, seed: int) -> dict[str, Any]:
     candidates, path, lib, (c_owner, c_repo, c_path) = _FILE_FORKS[k % len(_FILE_FORKS)]
+    turn = k // len(_FILE_FORKS) % len(candidates)
+    candidates = candidates[turn:] + candidates[:turn]  # a repeated scenario lists them in another order
     world = build_world(seed)
     holder = next((o, n) for o, n in candidates if file_at(world, o, n, path) is not None)
     text = file_at(world, holder[0], holder[1], path) or ""
@@ -273,10 +278,10 @@ def _gen_file_fork(r: random.Random, k: int, seed: int) -> dict[str, Any]:
     first = f"# copied from {c_owner}/{c_repo}"
     listing = ", ".join(f"{o}'s {n}" for o, n in candidates)
     question = (
-        f"I am comparing three repositories: {listing}. Fork the one that contains `{fname}` into my account, "
-        f"keeping its name. Then check whether that `{fname}` uses the `{lib}` library. If it does not, copy "
-        f"`{cname}` from {c_owner}'s {c_repo} repository into my fork, next to `{fname}`, and make "
-        f'"{first}" the first line of the copy. If it does, leave the fork as it is.'
+        f"I am comparing three repositories: {listing}. Fork the one that contains `{fname}` into my "
+        f"account, keeping its name. Then check whether that `{fname}` uses the `{lib}` library. If it "
+        f"does not, copy `{cname}` from {c_owner}'s {c_repo} repository into my fork, next to `{fname}`, "
+        f'and make "{first}" the first line of the copy. If it does, leave the fork as it is.'
     )
     evs = [
         _ev(
@@ -366,8 +371,8 @@ def _gen_fewest(r: random.Random, k: int, seed: int) -> dict[str, Any]:
     ]
     question = (
         f"Between {pair[0]} and {pair[1]}, fork the repository with fewer {state} issues into my account "
-        f"(same name). If you forked {names[0]}, add the line '{lines[0]}' at the end of its README.md; if you "
-        f"forked {names[1]}, add '{lines[1]}' instead."
+        f"(same name). If you forked {names[0]}, add the line '{lines[0]}' at the end of its README.md; "
+        f"if you forked {names[1]}, add '{lines[1]}' instead."
     )
     common = {"owner": _ACCT, "repos": pair, "issue_state": state}
     evs = [
@@ -409,7 +414,8 @@ def _gen_automation(r: random.Random, k: int) -> dict[str, Any]:
             f'for an issue labeled `{lb}` it replies "{replies[lb]}"'
             for lb in ("bug", "feature", "discussion")
         )
-        rule += f'; for an issue with no label it replies "{replies[None]}" ([repo owner name] is the owner\'s login)'
+        rule += f'; for an issue with no label it replies "{replies[None]}"'
+        rule += " ([repo owner name] is the owner's login)"
         for title, lb in sample:
             args = {"owner": _ACCT, "repo": name, "title": title, "comment": replies[lb]}
             if lb:
@@ -449,7 +455,8 @@ def _gen_automation(r: random.Random, k: int) -> dict[str, Any]:
         job = f'a bot that comments "{reply}" on every new issue'
     tests = ", ".join(f'"{t}"' + (f" labeled `{lb}`" if lb else " with no label") for t, lb in sample)
     question = (
-        f'Create a repository `{name}` with only a `main` branch and a README.md that reads exactly "{readme}". '
+        f"Create a repository `{name}` with only a `main` branch and a README.md that reads exactly "
+        f'"{readme}". '
         f"I want {job}. Since there is no automation runner, act as the bot yourself: open the test issues "
         f"{tests}, then do what the bot would do for each."
     )
@@ -475,8 +482,8 @@ def _gen_skeleton(r: random.Random, k: int) -> dict[str, Any]:
     comment = "# package marker"
     links = r.sample(_LINK_SETS, 2)
     question = (
-        f"Create a repository `{name}` with two branches, `main` and `dev`. On `main`, README.md must read exactly "
-        f'"{readme}". On `dev`, README.md starts with the same text and also links to '
+        f"Create a repository `{name}` with two branches, `main` and `dev`. On `main`, README.md must read "
+        f'exactly "{readme}". On `dev`, README.md starts with the same text and also links to '
         f"{links[0][0]} and to {links[1][0]} (full GitHub URLs). Also on `dev`, create the folders "
         f'{", ".join(f"`{d}`" for d in dirs)}, each with an `__init__.py` containing the comment "{comment}".'
     )
@@ -544,7 +551,7 @@ def generate_tasks(seed: int, count: int) -> list[dict[str, Any]]:
         else:
             task = _gen_fewest(r, v, seed)
         task = {"id": f"{DOMAIN}-{i + 1:03d}", **task}
-        task["reference"] = solve(render(task, ENV), seed)
+        task["reference"] = solve(render(task, ENV), seed)  # before "reference" exists: it is not a template
         tasks.append(task)
     return tasks
 

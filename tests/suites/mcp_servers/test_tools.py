@@ -20,6 +20,7 @@ from suites._common.mcp_servers import (
     finance,
     healthcare,
     national_parks,
+    repository,
     sports,
 )
 from suites._common.mcp_servers._base import BadRequest, make_server
@@ -68,6 +69,7 @@ def test_worlds_are_deterministic_per_seed(domain):
         "sports": sports,
         "national_parks": national_parks,
         "finance": finance,
+        "repository": repository,
     }[domain]
     assert module.build_world(SEED) == module.build_world(SEED)
     assert module.build_world(SEED) != module.build_world(SEED + 1)
