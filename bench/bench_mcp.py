@@ -47,6 +47,10 @@ CALLS = {
         ),
     ],
     "calculator": [("calculate", {"expression": "(1250.5 - 1100) / 1100 * 100"})],
+    "repository": [
+        ("search_repositories", {"query": "user:google generative-ai in:name"}),
+        ("egi_snapshot_state", {}),
+    ],
 }
 """Domain → (tool, arguments): a cheap call and a heavy one; ``LISTING`` / ``PARK`` are filled
 from a first search."""

@@ -61,6 +61,7 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+import inspect
 import json
 import re
 import shlex
@@ -580,11 +581,10 @@ class RepositoryWorld:
             raise BadRequest(f"Unknown tool: {tool}")
         fn = getattr(self, tool)
         try:
-            return fn(**(arguments or {}))
+            inspect.signature(fn).bind(**(arguments or {}))
         except TypeError as exc:
-            if "argument" in str(exc):
-                raise BadRequest(f"bad arguments for {tool}: {exc}") from None
-            raise
+            raise BadRequest(f"bad arguments for {tool}: {exc}") from None
+        return fn(**(arguments or {}))
 
     # -- account and search --------------------------------------------------------------------
 
