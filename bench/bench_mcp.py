@@ -52,6 +52,10 @@ CALLS = {
         ("search", {"query": "festival harbour river"}),
     ],
     "fetch": [("fetch", {"url": "PAGE"}), ("fetch", {"url": "PAGE", "raw": True, "max_length": 999999})],
+    "repository": [
+        ("search_repositories", {"query": "user:google generative-ai in:name"}),
+        ("egi_snapshot_state", {}),
+    ],
 }
 """Domain → (tool, arguments): a cheap call and a heavy one; ``LISTING`` / ``PARK`` / ``PAGE`` are
 filled from a first search (``PAGE``: the first city article of the web corpus)."""

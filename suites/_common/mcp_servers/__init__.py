@@ -14,6 +14,10 @@ One module per domain; each is a real MCP server written with the official ``mcp
 - ``calculator``: ``calculate``
 - ``search``: ``search`` (MCP-Universe's google-search) and ``fetch``: ``fetch`` (its fetch
   server), over one seeded corpus of invented web pages (:mod:`.web_corpus`)
+- ``repository``: an in-memory GitHub with upstream github-mcp-server's tools (``get_me``,
+  ``search_repositories``, ``create_repository`` ... ``search_code``); stateful, with hidden
+  harness tools (``egi_snapshot_state``, ``egi_reset_state``, ``delete_repository``) that
+  :data:`TOOLS` does not list
 
 (The key of :data:`SERVERS` is also the module name.)
 
@@ -47,6 +51,7 @@ SERVERS: dict[str, str] = {
     "calculator": "suites._common.mcp_servers.calculator",
     "search": "suites._common.mcp_servers.search",
     "fetch": "suites._common.mcp_servers.fetch",
+    "repository": "suites._common.mcp_servers.repository",
 }
 """Domain → module of its server."""
 
@@ -82,8 +87,34 @@ TOOLS: dict[str, tuple[str, ...]] = {
     "calculator": ("calculate",),
     "search": ("search",),
     "fetch": ("fetch",),
+    "repository": (
+        "get_me",
+        "search_repositories",
+        "create_repository",
+        "fork_repository",
+        "create_branch",
+        "list_branches",
+        "list_commits",
+        "get_file_contents",
+        "create_or_update_file",
+        "push_files",
+        "delete_file",
+        "create_issue",
+        "get_issue",
+        "list_issues",
+        "update_issue",
+        "add_issue_comment",
+        "get_issue_comments",
+        "search_issues",
+        "create_pull_request",
+        "get_pull_request",
+        "list_pull_requests",
+        "merge_pull_request",
+        "search_code",
+    ),
 }
-"""Domain → its tool names, in listing order."""
+"""Domain → its model-visible tool names, in listing order (a stateful server's harness tools,
+:data:`suites.mcp_universe.servers.HIDDEN_TOOLS`, are served but not listed here)."""
 
 _ROOT = Path(__file__).resolve().parents[3]
 """The folder holding the ``suites`` package (put on the server's ``PYTHONPATH``)."""

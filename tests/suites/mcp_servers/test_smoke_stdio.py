@@ -14,6 +14,7 @@ import pytest
 from pytest_egi.mcp.client import McpServer, _child_pids
 from suites._common.mcp_servers import SERVERS, TOOLS, server_spec
 from suites._common.mcp_servers.web_corpus import build_corpus
+from suites.mcp_universe.servers import HIDDEN_TOOLS
 
 SEED = 42
 
@@ -54,6 +55,31 @@ REQUIRED = {
     "calculator": {"calculate": ["expression"]},
     "search": {"search": ["query"]},
     "fetch": {"fetch": ["url"]},
+    "repository": {
+        "get_me": [],
+        "search_repositories": ["query"],
+        "create_repository": ["name"],
+        "fork_repository": ["owner", "repo"],
+        "create_branch": ["owner", "repo", "branch"],
+        "list_branches": ["owner", "repo"],
+        "list_commits": ["owner", "repo"],
+        "get_file_contents": ["owner", "repo"],
+        "create_or_update_file": ["owner", "repo", "path", "content", "message", "branch"],
+        "push_files": ["owner", "repo", "branch", "files", "message"],
+        "delete_file": ["owner", "repo", "path", "message", "branch"],
+        "create_issue": ["owner", "repo", "title"],
+        "get_issue": ["owner", "repo", "issue_number"],
+        "list_issues": ["owner", "repo"],
+        "update_issue": ["owner", "repo", "issue_number"],
+        "add_issue_comment": ["owner", "repo", "issue_number", "body"],
+        "get_issue_comments": ["owner", "repo", "issue_number"],
+        "search_issues": ["query"],
+        "create_pull_request": ["owner", "repo", "title", "head", "base"],
+        "get_pull_request": ["owner", "repo", "pullNumber"],
+        "list_pull_requests": ["owner", "repo"],
+        "merge_pull_request": ["owner", "repo", "pullNumber"],
+        "search_code": ["query"],
+    },
 }
 """Domain → tool → its required parameters (upstream's)."""
 
@@ -77,6 +103,7 @@ PROPERTIES = {
     "get_recommendations": {"ticker", "recommendation_type", "months_back"},
     "search": {"query"},
     "fetch": {"url", "max_length", "start_index", "raw"},
+    "create_repository": {"name", "description", "private", "autoInit"},
 }
 
 
@@ -108,6 +135,10 @@ def _check_call(domain: str, server: McpServer) -> None:
         text = server.call_tool("fetch", {"url": city["url"], "start_index": 5000}).text
         assert text.startswith(f"Contents of {city['url']}:\n")
         assert f"lies on the River {city['river']}" in text
+    elif domain == "repository":
+        data = server.call_tool("search_repositories", {"query": "repo:OSU-NLP-Group/TravelPlanner"}).json()
+        assert [i["full_name"] for i in data["items"]] == ["OSU-NLP-Group/TravelPlanner"]
+        assert server.call_tool("get_me").json()["login"] == "egi-agent"
     else:
         assert server.call_tool("calculate", {"expression": "2 * (3 + 4)"}).text == "14"
 
@@ -127,7 +158,7 @@ def test_server_over_stdio(servers, domain):
     server = servers[domain]
     pid = server.pid
     assert pid in _child_pids()
-    tools = {t.name: t for t in server.list_tools()}
+    tools = {t.name: t for t in server.list_tools() if t.name not in HIDDEN_TOOLS}  # the harness's own
     assert tuple(tools) == TOOLS[domain]
     for name, required in REQUIRED[domain].items():
         schema = tools[name].input_schema

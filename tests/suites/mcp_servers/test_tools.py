@@ -21,6 +21,7 @@ from suites._common.mcp_servers import (
     finance,
     healthcare,
     national_parks,
+    repository,
     search,
     sports,
 )
@@ -72,6 +73,7 @@ def test_worlds_are_deterministic_per_seed(domain):
         "finance": finance,
         "search": search,
         "fetch": fetch,
+        "repository": repository,
     }[domain]
     assert module.build_world(SEED) == module.build_world(SEED)
     assert module.build_world(SEED) != module.build_world(SEED + 1)
