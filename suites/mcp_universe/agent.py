@@ -334,7 +334,7 @@ def run_trial(task: Task, client: ModelClient, options: Any = None, judge: Any =
     def call(server: str, tool: str, arguments: dict[str, Any]) -> Any:
         return servers[server].call_tool(tool, arguments)
 
-    cleaned = run_cleanups(d.get("cleanups") or [], executed, call) if stateful else []
+    cleaned = [c.to_dict() for c in run_cleanups(d.get("cleanups") or [], executed, call)] if stateful else []
     traj.info["mcp_universe"] = {
         "domain": task.category,
         "agent": agent,
