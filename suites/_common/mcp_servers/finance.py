@@ -735,8 +735,7 @@ def close_on_or_before(company: dict[str, Any], day: date) -> tuple[date, float]
 
     This is the non-trading-day rule of MCP-Universe's finance checks (a weekend or holiday
     takes the previous trading day's close), as yfinance's forward fill gives it."""
-    index = company.setdefault("_dates", [p["Date"][:10] for p in company["prices"]])
-    i = bisect_right(index, day.isoformat())
+    i = bisect_right(company["prices"], day.isoformat(), key=lambda p: p["Date"][:10])
     if i == 0:
         return None
     row = company["prices"][i - 1]
