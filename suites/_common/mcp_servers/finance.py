@@ -53,6 +53,7 @@ from suites._common.mcp_servers._base import TODAY, BadRequest, days, make_serve
 
 __all__ = [
     "COMPANIES",
+    "KNOWN_COMPANIES",
     "OPEN_START",
     "TICKER_PATTERN",
     "build_server",
@@ -580,7 +581,7 @@ OPEN_QUARTERS = [
 ]
 """Quarter ends of an open-world company's quarterly statements, newest first."""
 
-_KNOWN = {
+KNOWN_COMPANIES = {
     "AAPL": ("Apple Inc.", "Technology", "Consumer Electronics"),
     "MSFT": ("Microsoft Corporation", "Technology", "Software - Infrastructure"),
     "GOOGL": ("Alphabet Inc.", "Communication Services", "Internet Content & Information"),
@@ -745,7 +746,7 @@ def close_on_or_before(company: dict[str, Any], day: date) -> tuple[date, float]
 def _open_company(seed: int, symbol: str) -> dict[str, Any]:
     """One open-world company, from (seed, symbol) alone (module docstring)."""
     r = random.Random(f"egi-mcp:finance-open:{seed}:{symbol}")
-    name, sector, industry = _KNOWN.get(symbol) or (
+    name, sector, industry = KNOWN_COMPANIES.get(symbol) or (
         f"{symbol.lstrip('^')} Holdings",
         r.choice(["Technology", "Industrials", "Healthcare", "Financial Services", "Consumer Cyclical"]),
         "Diversified",

@@ -34,7 +34,7 @@ __all__ = ["DOMAIN", "SERVERS", "SCREEN_POOL", "generate_tasks", "solve"]
 DOMAIN = "financial_analysis"
 SERVERS = ("yfinance", "calculator")
 
-SCREEN_POOL = tuple(finance._KNOWN)
+SCREEN_POOL = tuple(finance.KNOWN_COMPANIES)
 """Well-known symbols, in order: the generated tasks' tickers and the candidates the solver
 checks for screens (dividend payers, rising net income)."""
 
@@ -159,7 +159,7 @@ def _compare(key: str, per_key: str, top: str) -> Callable[[_Work, dict[str, Any
         ratios = {}
         for t in a["tickers"]:
             _income(w, t)
-            ratios[t] = yf._ratio(w.seed, t, top)
+            ratios[t] = yf.ratio(w.seed, t, top)
             w.block(t).setdefault(per_key, round(ratios[t] * 100, 6))
         best = max(ratios, key=ratios.__getitem__)
         w.answer[key] = best
@@ -311,13 +311,13 @@ HANDLERS: dict[str, Callable[[_Work, dict[str, Any]], Perturb]] = {
     "yfinance.check_quant_investment_task_output": _quant,
     "yfinance.check_buy_sell_hold_signal": _signal,
     "yfinance.check_gross_profit_margin": _figure(
-        "gross profit margin", lambda s, t: yf._ratio(s, t, "gross profit") * 100
+        "gross profit margin", lambda s, t: yf.ratio(s, t, "gross profit") * 100
     ),
     "yfinance.check_net_profit_margin": _figure(
-        "net profit margin", lambda s, t: yf._ratio(s, t, "net income") * 100
+        "net profit margin", lambda s, t: yf.ratio(s, t, "net income") * 100
     ),
     "yfinance.check_rd_expense_percentage": _figure(
-        "R&D expense percentage", lambda s, t: yf._ratio(s, t, "rd expense") * 100
+        "R&D expense percentage", lambda s, t: yf.ratio(s, t, "rd expense") * 100
     ),
     "yfinance.check_rd_expense": _figure("R&D expense", lambda s, t: yf.financial_data(s, t)["rd expense"]),
     "yfinance.check_total_revenue": _figure(

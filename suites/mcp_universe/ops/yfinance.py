@@ -69,6 +69,7 @@ __all__ = [
     "net_income_growth",
     "portfolio_return",
     "price_changes_after_report",
+    "ratio",
     "significant_holders",
     "trading_signal",
     "world",
@@ -175,7 +176,8 @@ def financial_data(seed: int, ticker: str, period: str = "annually") -> dict[str
     return out
 
 
-def _ratio(seed: int, ticker: str, top: str) -> float:
+def ratio(seed: int, ticker: str, top: str) -> float:
+    """``financial_data[top] / total revenue`` of the latest annual statement (a fraction)."""
     data = financial_data(seed, ticker)
     return data[top] / data["total revenue"]
 
@@ -635,21 +637,21 @@ def _figure_op(name: str, answer_key: str, truth: Any, tol: float, what: str) ->
 _figure_op(
     "check_gross_profit_margin",
     "gross profit margin",
-    lambda s, t: _ratio(s, t, "gross profit") * 100,
+    lambda s, t: ratio(s, t, "gross profit") * 100,
     MARGIN_TOL,
     "gross profit margin (%)",
 )
 _figure_op(
     "check_net_profit_margin",
     "net profit margin",
-    lambda s, t: _ratio(s, t, "net income") * 100,
+    lambda s, t: ratio(s, t, "net income") * 100,
     MARGIN_TOL,
     "net profit margin (%)",
 )
 _figure_op(
     "check_rd_expense_percentage",
     "R&D expense percentage",
-    lambda s, t: _ratio(s, t, "rd expense") * 100,
+    lambda s, t: ratio(s, t, "rd expense") * 100,
     MARGIN_TOL,
     "R&D expense share of revenue (%)",
 )
@@ -683,7 +685,7 @@ def _compare_op(name: str, per_ticker_key: str, answer_key: str, top: str) -> No
         for t in tickers:
             _key(_key(x, t), per_ticker_key, f"answer[{t!r}]")
         given = _key(x, answer_key)
-        ratios = {t: _ratio(ctx.seed, t, top) for t in tickers}
+        ratios = {t: ratio(ctx.seed, t, top) for t in tickers}
         best = max(ratios, key=ratios.__getitem__)
         if given == best:
             return True, ""

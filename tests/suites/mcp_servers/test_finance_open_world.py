@@ -134,14 +134,14 @@ def test_open_company_has_every_kind_of_data_the_ops_read():
 def test_splits_are_adjusted_and_dividends_vary():
     world = finance.build_world(SEED, open_world=True)
     split_seen = payers = 0
-    for symbol in finance._KNOWN:
+    for symbol in finance.KNOWN_COMPANIES:
         c = finance.company(world, symbol)
         payers += any(a["Dividends"] for a in c["actions"])
         for i, p in enumerate(c["prices"]):
             if p["Stock Splits"]:
                 split_seen += 1
                 assert abs(math.log(p["Close"] / c["prices"][i - 1]["Close"])) < 0.25  # no 1/ratio jump
-    assert split_seen >= 3 and 10 < payers < len(finance._KNOWN)
+    assert split_seen >= 3 and 10 < payers < len(finance.KNOWN_COMPANIES)
 
 
 def _reference_calls() -> list[dict[str, Any]]:
