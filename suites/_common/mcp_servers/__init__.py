@@ -11,6 +11,7 @@ One module per domain; each is a real MCP server written with the official ``mcp
 - ``national_parks``: ``findParks``, ``getParkDetails``, ``getAlerts``, ``getVisitorCenters``,
   ``getCampgrounds``, ``getEvents``
 - ``finance``: the nine yfinance tools (``get_historical_stock_prices`` ... ``get_recommendations``)
+  (``--open-world``: a generated company for any real ticker, as MCP-Universe's tasks need)
 - ``calculator``: ``calculate``
 - ``search``: ``search`` (MCP-Universe's google-search) and ``fetch``: ``fetch`` (its fetch
   server), over one seeded corpus of invented web pages (:mod:`.web_corpus`)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -122,12 +122,32 @@ def describe_parameters(fn: Callable[..., Any]) -> str:
     return " ".join(summary.split())
 
 
-def main(build_server: Callable[[int], Any], argv: Sequence[str] | None = None) -> None:
-    """Parse ``--seed N`` and serve over stdio until stdin closes."""
+def main(
+    build_server: Callable[..., Any],
+    argv: Sequence[str] | None = None,
+    flags: Mapping[str, str] | None = None,
+) -> None:
+    """Parse ``--seed N`` (and the server's own on/off ``flags``) and serve over stdio until
+    stdin closes.
+
+    Args:
+        build_server: ``build_server(seed, **flags)``.
+        argv: the command line (default ``sys.argv[1:]``).
+        flags: option name → help text of boolean options the server takes
+            (``{"--open-world": "..."}``); each is passed to ``build_server`` as a keyword
+            (``open_world=True``) only when given on the command line.
+    """
     parser = argparse.ArgumentParser(description=(build_server.__doc__ or "").strip().splitlines()[0])
     parser.add_argument("--seed", type=int, default=42, help="world seed (default 42)")
+    for flag, text in (flags or {}).items():
+        parser.add_argument(flag, action="store_true", help=text)
     args = parser.parse_args(argv)
-    server = build_server(args.seed)
+    chosen = {
+        flag.lstrip("-").replace("-", "_"): True
+        for flag in (flags or {})
+        if getattr(args, flag.lstrip("-").replace("-", "_"))
+    }
+    server = build_server(args.seed, **chosen)
     try:
         server.run()  # stdio
     except KeyboardInterrupt:

@@ -20,18 +20,49 @@ ordinary text).
 World: 10 fictional companies with business-day prices from 2023-01-03 to 2025-06-04 (seeded
 random walks; weekends and a fixed holiday list missing), dividends and splits, 4 annual and
 5 quarterly statements, holders, insider trades, analyst ratings, news and option chains.
+
+Open world (``--open-world``, ``build_world(seed, open_world=True)``; MCP-Universe's tasks name
+real tickers): besides the ten companies, any symbol matching :data:`TICKER_PATTERN` (1-6
+letters or digits with at least one letter, upper-cased first, optionally a leading ``^`` and
+a ``.``/``-`` class or exchange suffix of 1-3 letters or digits: ``MSFT``, ``BRK-B``,
+``BF.B``, ``^GSPC``, ``0700.HK``) is a company generated on first use from (seed, symbol)
+alone, so the same symbol has the same data whatever was asked before. Each has prices for
+every NYSE trading day from 2014-01-02 to 2025-06-04 (:func:`nyse_holidays`), split-adjusted as
+yfinance serves them (a split appears in ``Stock Splits`` and the actions, not as a jump),
+quarterly dividends for most companies (some start late, skip a year or stop), annual and
+quarterly statements with every line item MCP-Universe's evaluators read (``Total Revenue``,
+``Gross Profit``, ``Research And Development``, ``Operating Income``, ``Net Income``, ``Net
+Income Common Stockholders`` ...), ten institutional and ten mutual-fund holders (always
+including ``Vanguard Group Inc``, ``Blackrock Inc.`` and ``State Street Corporation``, with
+``Date Reported``, ``pctHeld``, ``Shares``, ``Value``, ``pctChange``) and option chains whose
+implied volatility differs per strike. A symbol outside the pattern stays an error result;
+without the flag the world and every result are exactly the closed world above.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import random
+import re
+from bisect import bisect_right
 from datetime import date, timedelta
 from typing import Any
 
 from suites._common.mcp_servers._base import TODAY, BadRequest, days, make_server, parse_date, rng
 
-__all__ = ["COMPANIES", "build_server", "build_world", "history"]
+__all__ = [
+    "COMPANIES",
+    "KNOWN_COMPANIES",
+    "OPEN_START",
+    "TICKER_PATTERN",
+    "build_server",
+    "build_world",
+    "close_on_or_before",
+    "company",
+    "history",
+    "nyse_holidays",
+]
 
 COMPANIES = [
     ("NVLT", "Novalith Systems", "Technology", "Semiconductors", 182.0),
@@ -155,10 +186,16 @@ def _ts(d: date) -> str:
     return f"{d.isoformat()}T00:00:00.000"
 
 
-def build_world(seed: int) -> dict[str, Any]:
+def build_world(seed: int, open_world: bool = False) -> dict[str, Any]:
     """``{"tickers": {symbol: company}}``; each company has ``prices`` (one OHLCV row per trading
     day, oldest first), ``actions``, ``statements``, ``holders``, ``recommendations``,
-    ``upgrades_downgrades``, ``news``, ``options`` and ``info``."""
+    ``upgrades_downgrades``, ``news``, ``options`` and ``info``.
+
+    With ``open_world`` the dict also holds ``"open_world": True`` and ``"seed"``, and
+    :func:`company` adds a generated company for any symbol of :data:`TICKER_PATTERN` on first
+    use (module docstring); the ten fixed companies are the same either way."""
+    if open_world:
+        return {**build_world(seed), "open_world": True, "seed": seed}
     r = rng(seed, "finance")
     trading = _trading_days()
     tickers: dict[str, Any] = {}
@@ -525,11 +562,490 @@ def _options(r: Any, symbol: str, spot: float, vol: float) -> dict[str, dict[str
     return chains
 
 
-def _company(world: dict[str, Any], ticker: str) -> dict[str, Any]:
-    company = world["tickers"].get(str(ticker).strip().upper())
-    if company is None:
-        raise BadRequest(f"Company ticker {ticker} not found.")
-    return company
+# ---------------------------------------------------------------------------------------------
+# Open world: a company for any real-looking ticker, generated from (seed, symbol)
+# ---------------------------------------------------------------------------------------------
+
+TICKER_PATTERN = re.compile(r"^\^?[A-Z0-9]{1,6}(?:[.-][A-Z0-9]{1,3})?$")
+"""Symbols an open world generates (after upper-casing; at least one letter besides)."""
+
+OPEN_START = date(2014, 1, 2)
+"""First trading day of an open-world company's price history."""
+
+OPEN_QUARTERS = [
+    date(2025, 3, 31),
+    date(2024, 12, 31),
+    date(2024, 9, 30),
+    date(2024, 6, 30),
+    date(2024, 3, 31),
+]
+"""Quarter ends of an open-world company's quarterly statements, newest first."""
+
+KNOWN_COMPANIES = {
+    "AAPL": ("Apple Inc.", "Technology", "Consumer Electronics"),
+    "MSFT": ("Microsoft Corporation", "Technology", "Software - Infrastructure"),
+    "GOOGL": ("Alphabet Inc.", "Communication Services", "Internet Content & Information"),
+    "GOOG": ("Alphabet Inc.", "Communication Services", "Internet Content & Information"),
+    "AMZN": ("Amazon.com, Inc.", "Consumer Cyclical", "Internet Retail"),
+    "META": ("Meta Platforms, Inc.", "Communication Services", "Internet Content & Information"),
+    "NVDA": ("NVIDIA Corporation", "Technology", "Semiconductors"),
+    "AMD": ("Advanced Micro Devices, Inc.", "Technology", "Semiconductors"),
+    "INTC": ("Intel Corporation", "Technology", "Semiconductors"),
+    "TSLA": ("Tesla, Inc.", "Consumer Cyclical", "Auto Manufacturers"),
+    "CRM": ("Salesforce, Inc.", "Technology", "Software - Application"),
+    "ORCL": ("Oracle Corporation", "Technology", "Software - Infrastructure"),
+    "IBM": ("International Business Machines Corporation", "Technology", "Information Technology Services"),
+    "CSCO": ("Cisco Systems, Inc.", "Technology", "Communication Equipment"),
+    "ADBE": ("Adobe Inc.", "Technology", "Software - Application"),
+    "NFLX": ("Netflix, Inc.", "Communication Services", "Entertainment"),
+    "JPM": ("JPMorgan Chase & Co.", "Financial Services", "Banks - Diversified"),
+    "BAC": ("Bank of America Corporation", "Financial Services", "Banks - Diversified"),
+    "GS": ("The Goldman Sachs Group, Inc.", "Financial Services", "Capital Markets"),
+    "V": ("Visa Inc.", "Financial Services", "Credit Services"),
+    "MA": ("Mastercard Incorporated", "Financial Services", "Credit Services"),
+    "BRK-B": ("Berkshire Hathaway Inc.", "Financial Services", "Insurance - Diversified"),
+    "JNJ": ("Johnson & Johnson", "Healthcare", "Drug Manufacturers - General"),
+    "PFE": ("Pfizer Inc.", "Healthcare", "Drug Manufacturers - General"),
+    "MRK": ("Merck & Co., Inc.", "Healthcare", "Drug Manufacturers - General"),
+    "UNH": ("UnitedHealth Group Incorporated", "Healthcare", "Healthcare Plans"),
+    "KO": ("The Coca-Cola Company", "Consumer Defensive", "Beverages - Non-Alcoholic"),
+    "PEP": ("PepsiCo, Inc.", "Consumer Defensive", "Beverages - Non-Alcoholic"),
+    "PG": ("The Procter & Gamble Company", "Consumer Defensive", "Household & Personal Products"),
+    "WMT": ("Walmart Inc.", "Consumer Defensive", "Discount Stores"),
+    "COST": ("Costco Wholesale Corporation", "Consumer Defensive", "Discount Stores"),
+    "MCD": ("McDonald's Corporation", "Consumer Cyclical", "Restaurants"),
+    "HD": ("The Home Depot, Inc.", "Consumer Cyclical", "Home Improvement Retail"),
+    "NKE": ("NIKE, Inc.", "Consumer Cyclical", "Footwear & Accessories"),
+    "DIS": ("The Walt Disney Company", "Communication Services", "Entertainment"),
+    "T": ("AT&T Inc.", "Communication Services", "Telecom Services"),
+    "VZ": ("Verizon Communications Inc.", "Communication Services", "Telecom Services"),
+    "XOM": ("Exxon Mobil Corporation", "Energy", "Oil & Gas Integrated"),
+    "CVX": ("Chevron Corporation", "Energy", "Oil & Gas Integrated"),
+    "CAT": ("Caterpillar Inc.", "Industrials", "Farm & Heavy Construction Machinery"),
+    "BA": ("The Boeing Company", "Industrials", "Aerospace & Defense"),
+    "MMM": ("3M Company", "Industrials", "Conglomerates"),
+}
+"""Names, sectors and industries of well-known symbols (public facts; every figure is generated)."""
+
+_BIG_HOLDERS = [
+    ("Vanguard Group Inc", 0.075, 0.10),
+    ("Blackrock Inc.", 0.045, 0.08),
+    ("State Street Corporation", 0.03, 0.055),
+]
+_OTHER_HOLDERS = [
+    "FMR, LLC",
+    "Geode Capital Management, LLC",
+    "Morgan Stanley",
+    "JPMORGAN CHASE & CO",
+    "Price (T.Rowe) Associates Inc",
+    "Northern Trust Corporation",
+    "Bank of America Corporation",
+    "Capital World Investors",
+    "Capital Research Global Investors",
+    "Norges Bank Investment Management",
+    "Wellington Management Group, LLP",
+    "Invesco Ltd.",
+    "Charles Schwab Investment Management, Inc.",
+    "UBS Group AG",
+    "Goldman Sachs Group Inc",
+    "Berkshire Hathaway, Inc",
+]
+_OPEN_FUNDS = [
+    "Vanguard Total Stock Market Index Fund",
+    "Vanguard 500 Index Fund",
+    "Fidelity 500 Index Fund",
+    "SPDR S&P 500 ETF Trust",
+    "iShares Core S&P 500 ETF",
+    "Invesco QQQ Trust, Series 1",
+    "Vanguard Growth Index Fund",
+    "Vanguard Institutional Index Fund",
+    "Select Sector SPDR Fund",
+    "American Funds Growth Fund of America",
+    "Vanguard Value Index Fund",
+    "iShares Russell 1000 Growth ETF",
+]
+
+
+def _easter(year: int) -> date:
+    """Gregorian Easter Sunday (the anonymous algorithm, Meeus, *Astronomical Algorithms*)."""
+    a, b, c = year % 19, year // 100, year % 100
+    d, e = divmod(b, 4)
+    g = (8 * b + 13) // 25
+    h = (19 * a + b - d - g + 15) % 30
+    i, k = divmod(c, 4)
+    l_ = (32 + 2 * e + 2 * i - h - k) % 7
+    m = (a + 11 * h + 19 * l_) // 433
+    month = (h + l_ - 7 * m + 90) // 25
+    return date(year, month, (h + l_ - 7 * m + 33 * month + 19) % 32)
+
+
+def _nth_weekday(year: int, month: int, weekday: int, n: int) -> date:
+    """The n-th (1-based; -1 = last) given weekday of a month."""
+    if n > 0:
+        first = date(year, month, 1)
+        return first + timedelta(days=(weekday - first.weekday()) % 7 + 7 * (n - 1))
+    last = (date(year + month // 12, month % 12 + 1, 1)) - timedelta(days=1)
+    return last - timedelta(days=(last.weekday() - weekday) % 7)
+
+
+def nyse_holidays(year: int) -> set[date]:
+    """The NYSE's full-day closures of a year, by its rules: New Year's Day (a Sunday moves to
+    Monday; a Saturday is not made up), Martin Luther King Jr. Day, Washington's Birthday, Good
+    Friday, Memorial Day, Juneteenth (from 2022), Independence Day, Labor Day, Thanksgiving and
+    Christmas (a Saturday moves to Friday, a Sunday to Monday), and the days of mourning
+    2018-12-05 and 2025-01-09. Agrees with :data:`HOLIDAYS` from 2023-01-03 on."""
+
+    def observed(d: date) -> date:
+        return d - timedelta(days=1) if d.weekday() == 5 else d + timedelta(days=1) if d.weekday() == 6 else d
+
+    out = {
+        _nth_weekday(year, 1, 0, 3),
+        _nth_weekday(year, 2, 0, 3),
+        _easter(year) - timedelta(days=2),
+        _nth_weekday(year, 5, 0, -1),
+        observed(date(year, 7, 4)),
+        _nth_weekday(year, 9, 0, 1),
+        _nth_weekday(year, 11, 3, 4),
+        observed(date(year, 12, 25)),
+    }
+    new_year = date(year, 1, 1)
+    if new_year.weekday() != 5:
+        out.add(observed(new_year))
+    if year >= 2022:
+        out.add(observed(date(year, 6, 19)))
+    out |= {d for d in (date(2018, 12, 5), date(2025, 1, 9)) if d.year == year}
+    return out
+
+
+def _open_trading_days() -> list[date]:
+    closed = set().union(*(nyse_holidays(y) for y in range(OPEN_START.year, TODAY.year + 1)))
+    return [d for d in days(OPEN_START, TODAY) if d.weekday() < 5 and d not in closed]
+
+
+_OPEN_DAYS: list[date] = []
+
+
+def _open_days() -> list[date]:
+    if not _OPEN_DAYS:
+        _OPEN_DAYS.extend(_open_trading_days())
+    return _OPEN_DAYS
+
+
+def close_on_or_before(company: dict[str, Any], day: date) -> tuple[date, float] | None:
+    """The last trading day on or before ``day`` and its close, or None before the history.
+
+    This is the non-trading-day rule of MCP-Universe's finance checks (a weekend or holiday
+    takes the previous trading day's close), as yfinance's forward fill gives it."""
+    i = bisect_right(company["prices"], day.isoformat(), key=lambda p: p["Date"][:10])
+    if i == 0:
+        return None
+    row = company["prices"][i - 1]
+    return date.fromisoformat(row["Date"][:10]), row["Close"]
+
+
+def _open_company(seed: int, symbol: str) -> dict[str, Any]:
+    """One open-world company, from (seed, symbol) alone (module docstring)."""
+    r = random.Random(f"egi-mcp:finance-open:{seed}:{symbol}")
+    name, sector, industry = KNOWN_COMPANIES.get(symbol) or (
+        f"{symbol.lstrip('^')} Holdings",
+        r.choice(["Technology", "Industrials", "Healthcare", "Financial Services", "Consumer Cyclical"]),
+        "Diversified",
+    )
+    trading = _open_days()
+    drift, vol = r.uniform(-0.0001, 0.0008), r.uniform(0.011, 0.026)
+    price = r.uniform(15.0, 250.0)
+    # Dividends: quarterly in months offset+0/3/6/9, from first_year; a skipped year or a stop.
+    pays = r.random() < 0.7
+    first_year = 2014 if r.random() < 0.55 else r.randint(2015, 2023)
+    skipped = r.randint(first_year + 1, 2024) if pays and r.random() < 0.15 and first_year < 2024 else None
+    stop_year = (
+        r.randint(first_year + 3, 2024) if pays and r.random() < 0.1 and first_year + 3 <= 2024 else None
+    )
+    months = {m for m in range(1 + r.randint(0, 2), 13, 3)}
+    pay_day = r.randint(3, 20)
+    quarter_yield = r.uniform(0.0015, 0.009)
+    base_dividend = max(0.01, round(price * quarter_yield, 2))
+    split_day = trading[r.randrange(500, len(trading) - 60)] if r.random() < 0.25 else None
+    split_ratio = float(r.choice([2, 2, 3, 4])) if split_day else 0.0
+    close, prices, actions = price, [], []
+    paid: set[tuple[int, int]] = set()
+    for d in trading:
+        open_ = close * (1 + r.gauss(0, vol / 3))
+        close = max(1.0, close * math.exp(r.gauss(drift, vol)))
+        high = max(open_, close) * (1 + abs(r.gauss(0, vol / 2)))
+        low = min(open_, close) * (1 - abs(r.gauss(0, vol / 2)))
+        dividend = 0.0
+        if (
+            pays
+            and d.month in months
+            and d.day >= pay_day
+            and (d.year, d.month) not in paid
+            and first_year <= d.year != skipped
+            and (stop_year is None or d.year <= stop_year)
+        ):
+            paid.add((d.year, d.month))
+            dividend = round(base_dividend * 1.05 ** (d.year - first_year), 2)
+        split = split_ratio if d == split_day else 0.0
+        prices.append(
+            {
+                "Date": _ts(d),
+                "Open": round(open_, 2),
+                "High": round(high, 2),
+                "Low": round(low, 2),
+                "Close": round(close, 2),
+                "Volume": r.randint(1_000_000, 90_000_000),
+                "Dividends": dividend,
+                "Stock Splits": split,
+            }
+        )
+        if dividend or split:
+            actions.append({"Date": _ts(d), "Dividends": dividend, "Stock Splits": split})
+    last = prices[-1]
+    shares = r.randint(150, 6_000) * 1_000_000
+    revenue = shares * last["Close"] / r.uniform(2.0, 12.0)
+    statements = _open_statements(r, revenue, shares)
+    found: dict[str, Any] = {"name": name, "prices": prices, "actions": actions, "statements": statements}
+    found["holders"] = _open_holders(r, found, shares)
+    year = [p for p in prices if p["Date"] >= _ts(TODAY - timedelta(days=365))]
+    income = statements["income_stmt"][0]
+    eps = income["Net Income"] / shares
+    dividend_rate = round(
+        sum(a["Dividends"] for a in actions if a["Date"] >= _ts(TODAY - timedelta(days=365))), 2
+    )
+    found["info"] = {
+        "symbol": symbol,
+        "shortName": name,
+        "longName": name,
+        "sector": sector,
+        "industry": industry,
+        "country": "United States",
+        "currency": "USD",
+        "exchange": r.choice(["NMS", "NYQ"]),
+        "fullTimeEmployees": r.randint(2_000, 400_000),
+        "currentPrice": last["Close"],
+        "previousClose": prices[-2]["Close"],
+        "open": last["Open"],
+        "dayHigh": last["High"],
+        "dayLow": last["Low"],
+        "volume": last["Volume"],
+        "averageVolume": round(sum(p["Volume"] for p in prices[-60:]) / 60),
+        "fiftyTwoWeekHigh": max(p["High"] for p in year),
+        "fiftyTwoWeekLow": min(p["Low"] for p in year),
+        "marketCap": round(shares * last["Close"]),
+        "sharesOutstanding": shares,
+        "trailingEps": round(eps, 2),
+        "trailingPE": round(last["Close"] / eps, 2) if eps > 0 else None,
+        "dividendRate": dividend_rate,
+        "dividendYield": round(dividend_rate / last["Close"] * 100, 2),
+        "beta": round(r.uniform(0.4, 1.8), 2),
+        "totalRevenue": income["Total Revenue"],
+        "grossMargins": round(income["Gross Profit"] / income["Total Revenue"], 4),
+        "operatingMargins": round(income["Operating Income"] / income["Total Revenue"], 4),
+        "profitMargins": round(income["Net Income"] / income["Total Revenue"], 4),
+        "recommendationKey": r.choice(["buy", "hold", "strong_buy", "underperform"]),
+        "numberOfAnalystOpinions": r.randint(6, 50),
+        "targetMeanPrice": round(last["Close"] * r.uniform(0.85, 1.3), 2),
+    }
+    found["recommendations"] = _recommendations(r)
+    found["upgrades_downgrades"] = _upgrades(r, last["Close"])
+    found["news"] = [
+        {
+            "title": t.format(name=name),
+            "summary": f"{name} ({symbol}) drew attention from analysts this week.",
+            "description": "",
+            "url": f"https://finance.yahoo.com/news/{symbol.lower()}-{i}.html",
+        }
+        for i, t in enumerate(r.sample(_NEWS, 4))
+    ]
+    found["options"] = _open_options(r, symbol, last["Close"], vol)
+    return found
+
+
+def _open_statements(r: random.Random, revenue: float, shares: int) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {t: [] for t in FINANCIAL_TYPES}
+    fy_month = r.choice([12, 12, 12, 12, 9, 6, 3])
+    fy_last = date(2025 if fy_month <= 3 else 2024, fy_month, 1)
+    fy_ends = [_month_end(fy_last.replace(year=fy_last.year - k)) for k in range(4)]
+    rd_ratio, sga_ratio = r.uniform(0.01, 0.18), r.uniform(0.04, 0.15)
+    gross_margin = max(r.uniform(0.3, 0.75), rd_ratio + sga_ratio + r.uniform(-0.02, 0.2))
+    preferred = r.uniform(0.005, 0.03) if r.random() < 0.25 else 0.0
+    growth = r.uniform(-0.06, 0.1)
+    for prefix, periods, scale, step in (
+        ("", fy_ends, 1.0, growth * 4),
+        ("quarterly_", OPEN_QUARTERS, 0.25, growth),
+    ):
+        rev = revenue * scale
+        for end in periods:
+            gross = rev * max(0.05, gross_margin + r.uniform(-0.03, 0.03))
+            rnd = rev * max(0.003, rd_ratio + r.uniform(-0.01, 0.01))
+            sga = rev * sga_ratio
+            op = gross - rnd - sga
+            pretax = op * r.uniform(0.92, 1.05)
+            tax = max(0.0, pretax * 0.18)
+            net = pretax - tax
+            out[f"{prefix}income_stmt"].append(
+                {
+                    "date": end.isoformat(),
+                    "Total Revenue": round(rev),
+                    "Cost Of Revenue": round(rev - gross),
+                    "Gross Profit": round(gross),
+                    "Research And Development": round(rnd),
+                    "Selling General And Administration": round(sga),
+                    "Operating Expense": round(rnd + sga),
+                    "Operating Income": round(op),
+                    "EBIT": round(pretax),
+                    "EBITDA": round(pretax * r.uniform(1.1, 1.3)),
+                    "Pretax Income": round(pretax),
+                    "Tax Provision": round(tax),
+                    "Net Income": round(net),
+                    "Net Income Common Stockholders": round(net - abs(net) * preferred),
+                    "Basic EPS": round(net / shares, 2),
+                    "Diluted EPS": round(net / shares * 0.99, 2),
+                }
+            )
+            assets = rev * r.uniform(1.2, 3.0) / scale
+            liabilities = assets * r.uniform(0.3, 0.7)
+            out[f"{prefix}balance_sheet"].append(
+                {
+                    "date": end.isoformat(),
+                    "Total Assets": round(assets),
+                    "Total Liabilities Net Minority Interest": round(liabilities),
+                    "Stockholders Equity": round(assets - liabilities),
+                    "Current Assets": round(assets * 0.35),
+                    "Current Liabilities": round(liabilities * 0.4),
+                    "Cash And Cash Equivalents": round(assets * 0.1),
+                    "Total Debt": round(liabilities * 0.5),
+                    "Ordinary Shares Number": shares,
+                }
+            )
+            ocf = net * r.uniform(1.0, 1.5)
+            capex = -rev * r.uniform(0.03, 0.12)
+            out[f"{prefix}cashflow"].append(
+                {
+                    "date": end.isoformat(),
+                    "Operating Cash Flow": round(ocf),
+                    "Capital Expenditure": round(capex),
+                    "Free Cash Flow": round(ocf + capex),
+                    "Cash Dividends Paid": -round(abs(net) * r.uniform(0, 0.4)),
+                    "Repurchase Of Capital Stock": -round(abs(net) * r.uniform(0, 0.3)),
+                }
+            )
+            rev /= (1 + step) * r.uniform(0.97, 1.03)  # going back in time
+    return out
+
+
+def _month_end(first: date) -> date:
+    return date(first.year + first.month // 12, first.month % 12 + 1, 1) - timedelta(days=1)
+
+
+def _open_holders(r: random.Random, found: dict[str, Any], shares: int) -> dict[str, list[dict[str, Any]]]:
+    price = found["prices"][-1]["Close"]
+    holders = _holders(r, shares, price)  # insiders, major holders (institutional rows replaced)
+    reported = date(2025, 3, 31) if r.random() < 0.7 else date(2024, 12, 31)
+    earlier = _month_end(date(reported.year, reported.month, 1) - timedelta(days=80))
+
+    def rows(names: list[tuple[str, float, float]], dated: bool) -> list[dict[str, Any]]:
+        out = []
+        for holder, lo, hi in names:
+            when = earlier if dated and r.random() < 0.2 else reported
+            pct = round(r.uniform(lo, hi), 4)
+            held = round(shares * pct)
+            close = close_on_or_before(found, when)
+            assert close is not None
+            out.append(
+                {
+                    "Date Reported": _ts(when),
+                    "Holder": holder,
+                    "pctHeld": pct,
+                    "Shares": held,
+                    "Value": round(held * close[1] * r.uniform(0.97, 1.03)),
+                    "pctChange": round(r.uniform(-0.08, 0.12), 4),
+                }
+            )
+        out.sort(key=lambda h: -h["Shares"])
+        return out
+
+    big = [(h, lo, hi) for h, lo, hi in _BIG_HOLDERS]
+    others = [(h, 0.004, 0.03) for h in r.sample(_OTHER_HOLDERS, 7)]
+    if r.random() < 0.2:
+        others[0] = (others[0][0], 0.05, 0.07)
+    holders["institutional_holders"] = rows(big[:1], False) + rows(big[1:] + others, True)
+    holders["institutional_holders"].sort(key=lambda h: -h["Shares"])
+    holders["mutualfund_holders"] = rows([(f, 0.004, 0.035) for f in r.sample(_OPEN_FUNDS, 10)], True)
+    return holders
+
+
+def _open_options(
+    r: random.Random, symbol: str, spot: float, vol: float
+) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    fridays = [TODAY + timedelta(days=(4 - TODAY.weekday()) % 7 + 7 * k) for k in range(4)]
+    fridays += [
+        date(2025, 7, 18),
+        date(2025, 8, 15),
+        date(2025, 9, 19),
+        date(2025, 12, 19),
+        date(2026, 1, 16),
+    ]
+    step = 1.0 if spot < 50 else 2.5 if spot < 100 else 5.0 if spot < 300 else 10.0
+    center = round(spot / step) * step
+    sigma_base = vol * math.sqrt(252)
+    chains = {}
+    for exp in fridays:
+        t = max((exp - TODAY).days, 1) / 365
+        calls, puts = [], []
+        for k in range(-8, 9):
+            strike = round(center + k * step, 2)
+            if strike <= 0:
+                continue
+            sigma = sigma_base * (1 + 0.08 * abs(k) / 8 + (0.05 if k < 0 else 0)) + r.uniform(-0.04, 0.04)
+            sigma = max(0.05, sigma)
+            d1 = (math.log(spot / strike) + 0.5 * sigma**2 * t) / (sigma * math.sqrt(t))
+            d2 = d1 - sigma * math.sqrt(t)
+            call = spot * _norm_cdf(d1) - strike * _norm_cdf(d2)
+            put = call - spot + strike
+            for kind, value, rows in (("C", call, calls), ("P", put, puts)):
+                value = max(0.01, value)
+                code = f"{symbol.lstrip('^')}{exp.strftime('%y%m%d')}{kind}{int(strike * 1000):08d}"
+                rows.append(
+                    {
+                        "contractSymbol": code,
+                        "lastTradeDate": f"{(TODAY - timedelta(days=1)).isoformat()}T19:59:00.000",
+                        "strike": strike,
+                        "lastPrice": round(value, 2),
+                        "bid": round(value * 0.97, 2),
+                        "ask": round(value * 1.03, 2),
+                        "change": round(r.uniform(-0.5, 0.5), 2),
+                        "percentChange": round(r.uniform(-8, 8), 2),
+                        "volume": r.randint(0, 5000),
+                        "openInterest": r.randint(0, 20000),
+                        "impliedVolatility": round(sigma + r.uniform(-0.01, 0.01) * (kind == "P"), 4),
+                        "inTheMoney": strike < spot if kind == "C" else strike > spot,
+                        "contractSize": "REGULAR",
+                        "currency": "USD",
+                    }
+                )
+        chains[exp.isoformat()] = {"calls": calls, "puts": puts}
+    return chains
+
+
+def company(world: dict[str, Any], ticker: str) -> dict[str, Any]:
+    """The company of ``ticker`` (case-insensitive); in an open world a symbol matching
+    :data:`TICKER_PATTERN` is generated on first use (and kept in ``world``).
+
+    Raises:
+        BadRequest: an unknown ticker (closed world) or a symbol outside the pattern.
+    """
+    symbol = str(ticker).strip().upper()
+    found = world["tickers"].get(symbol)
+    if found is not None:
+        return found
+    if world.get("open_world") and TICKER_PATTERN.match(symbol) and re.search("[A-Z]", symbol):
+        found = world["tickers"][symbol] = _open_company(world["seed"], symbol)
+        return found
+    raise BadRequest(f"Company ticker {ticker} not found.")
+
+
+_company = company
 
 
 def history(
@@ -575,9 +1091,9 @@ def history(
     ]
 
 
-def build_server(seed: int) -> Any:
+def build_server(seed: int, open_world: bool = False) -> Any:
     """Finance (yfinance-style) MCP server over a seeded synthetic market."""
-    world = build_world(seed)
+    world = build_world(seed, open_world=open_world)
 
     def get_historical_stock_prices(ticker: str, start_date: str, end_date: str, interval: str = "1d") -> str:
         """Get historical stock prices for a given ticker symbol from yahoo finance. Include the
@@ -727,12 +1243,21 @@ def build_server(seed: int) -> Any:
         get_option_chain,
         get_recommendations,
     ]
-    return make_server(
-        "finance", "Yahoo Finance style market data (today is 2025-06-05).", [(fn, False) for fn in tools]
-    )
+    instructions = "Yahoo Finance style market data (today is 2025-06-05)."
+    if open_world:
+        for fn in tools:
+            fn.__doc__ = (fn.__doc__ or "").replace('e.g. "NVLT"', 'e.g. "AAPL"')
+        instructions = (
+            "Yahoo Finance style market data for any ticker symbol (today is 2025-06-05; "
+            "daily prices from 2014-01-02)."
+        )
+    return make_server("finance", instructions, [(fn, False) for fn in tools])
 
 
 if __name__ == "__main__":
     from suites._common.mcp_servers._base import main
 
-    main(build_server)
+    main(
+        build_server,
+        flags={"--open-world": "serve a generated company for any real-looking ticker symbol"},
+    )
