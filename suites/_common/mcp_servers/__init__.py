@@ -12,6 +12,9 @@ One module per domain; each is a real MCP server written with the official ``mcp
   ``getCampgrounds``, ``getEvents``
 - ``finance``: the nine yfinance tools (``get_historical_stock_prices`` ... ``get_recommendations``)
 - ``calculator``: ``calculate``
+- ``maps``: MCP-Universe's google-maps tools (``maps_geocode``, ``maps_reverse_geocode``,
+  ``maps_search_places``, ``maps_place_details``, ``maps_distance_matrix``, ``maps_elevation``,
+  ``maps_directions``)
 
 (The key of :data:`SERVERS` is also the module name.)
 
@@ -43,6 +46,7 @@ SERVERS: dict[str, str] = {
     "national_parks": "suites._common.mcp_servers.national_parks",
     "finance": "suites._common.mcp_servers.finance",
     "calculator": "suites._common.mcp_servers.calculator",
+    "maps": "suites._common.mcp_servers.maps",
 }
 """Domain → module of its server."""
 
@@ -76,6 +80,15 @@ TOOLS: dict[str, tuple[str, ...]] = {
         "get_recommendations",
     ),
     "calculator": ("calculate",),
+    "maps": (
+        "maps_geocode",
+        "maps_reverse_geocode",
+        "maps_search_places",
+        "maps_place_details",
+        "maps_distance_matrix",
+        "maps_elevation",
+        "maps_directions",
+    ),
 }
 """Domain → its tool names, in listing order."""
 

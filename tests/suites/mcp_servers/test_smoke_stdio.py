@@ -1,7 +1,7 @@
 """Each local MCP server as a real stdio subprocess: spawned, tools listed with the expected
 names and input schemas, one real call with a checked result, clean exit.
 
-The six servers start concurrently (one module-scoped fixture) to keep the wall time near one
+The servers start concurrently (one module-scoped fixture) to keep the wall time near one
 start-up.
 """
 
@@ -51,6 +51,15 @@ REQUIRED = {
         "get_recommendations": ["ticker", "recommendation_type"],
     },
     "calculator": {"calculate": ["expression"]},
+    "maps": {
+        "maps_geocode": ["address"],
+        "maps_reverse_geocode": ["latitude", "longitude"],
+        "maps_search_places": ["query"],
+        "maps_place_details": ["place_id"],
+        "maps_distance_matrix": ["origins", "destinations"],
+        "maps_elevation": ["locations"],
+        "maps_directions": ["origin", "destination"],
+    },
 }
 """Domain → tool → its required parameters (upstream's)."""
 
@@ -72,6 +81,8 @@ PROPERTIES = {
     "get_games": {"league", "dates", "seasons", "team_ids", "cursor"},
     "clinical_trials_search": {"condition", "status", "max_results"},
     "get_recommendations": {"ticker", "recommendation_type", "months_back"},
+    "maps_search_places": {"query", "location", "radius"},
+    "maps_distance_matrix": {"origins", "destinations", "mode"},
 }
 
 
@@ -92,6 +103,18 @@ def _check_call(domain: str, server: McpServer) -> None:
     elif domain == "finance":
         data = server.call_tool("get_option_expiration_dates", {"ticker": "ORBT"}).json()
         assert data[:2] == ["2025-06-06", "2025-06-13"]
+    elif domain == "maps":
+        data = server.call_tool(
+            "maps_distance_matrix",
+            {
+                "origins": ["Merlion Park, Singapore"],
+                "destinations": ["Petronas Twin Towers"],
+                "mode": "driving",
+            },
+        ).json()
+        assert data["origin_addresses"] == ["1 Fullerton Rd, Singapore"]
+        assert data["results"][0]["elements"][0]["status"] == "OK"
+        assert data["results"][0]["elements"][0]["distance"]["value"] == 395235
     else:
         assert server.call_tool("calculate", {"expression": "2 * (3 + 4)"}).text == "14"
 
