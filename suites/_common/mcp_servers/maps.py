@@ -37,7 +37,9 @@ failed: NOT_FOUND`` ...) as MCP error results.
 from __future__ import annotations
 
 import base64
+import bisect
 import hashlib
+import itertools
 import json
 import math
 import random
@@ -291,8 +293,13 @@ _STOP = frozenset(
 
 def norm(text: str) -> str:
     """Lower-case, accents stripped, every run of non-alphanumerics one space (for matching)."""
-    s = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode().lower()
-    return " ".join(re.sub(r"[^a-z0-9]+", " ", s).split())
+    s = str(text)
+    if not s.isascii():
+        s = unicodedata.normalize("NFKD", s).encode("ascii", "ignore").decode()
+    return " ".join(_NON_ALNUM.sub(" ", s.lower()).split())
+
+
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
 
 
 def _has(text: str, key: str) -> bool:
@@ -555,11 +562,11 @@ class MapsWorld:
     def _generate(self, town: Town) -> tuple[dict[str, Any], ...]:
         r = random.Random(f"egi-mcp:maps:{self.seed}:{town.name}")
         kinds = list(KINDS)
-        weights = [KINDS[k][0] for k in kinds]
+        cum = list(itertools.accumulate(KINDS[k][0] for k in kinds))
         cos = max(0.2, math.cos(math.radians(town.lat)))
         out = []
         for k in range(town.n_places):
-            kind = r.choices(kinds, weights)[0]
+            kind = kinds[bisect.bisect_right(cum, r.random() * cum[-1])]
             d = town.radius_km * math.sqrt(r.random())
             a = r.uniform(0, 2 * math.pi)
             lat = town.lat + d * math.cos(a) / 111.32

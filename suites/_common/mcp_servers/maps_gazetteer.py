@@ -17,7 +17,7 @@ SIZES: dict[str, tuple[float, int]] = {
     "S": (28.0, 180),
     "M": (30.0, 450),
     "L": (26.0, 1600),
-    "X": (22.0, 12000),
+    "X": (22.0, 20000),
 }
 """Size code → (radius of the town's place disc in km, number of seeded places)."""
 

@@ -73,8 +73,8 @@ _GET = re.compile(r"get\((\w+)\)")
 
 
 def _call(calls: list[dict[str, Any]], world: M.MapsWorld, tool: str, **arguments: Any) -> Any:
-    """Record a tool call and return its result (the server's own function on the same world)."""
-    calls.append({"server": SERVER, "tool": tool, "arguments": arguments})
+    """Make a tool call (the server's own function on the same world), record it if the server
+    accepts it, and return its result."""
     fn = {
         "maps_geocode": M.geocode,
         "maps_search_places": M.search_places,
@@ -83,7 +83,9 @@ def _call(calls: list[dict[str, Any]], world: M.MapsWorld, tool: str, **argument
         "maps_directions": M.directions,
         "maps_place_details": M.place_details,
     }[tool]
-    return fn(world, **arguments)
+    result = fn(world, **arguments)  # a refused call (BadRequest) is not recorded
+    calls.append({"server": SERVER, "tool": tool, "arguments": arguments})
+    return result
 
 
 def _evaluators(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -473,33 +475,37 @@ def _solve_middle(calls: list[dict[str, Any]], world: M.MapsWorld, need: _Need) 
     span = max(max(lats) - min(lats), max(lngs) - min(lngs), 0.05)
     c_lat, c_lng, half = (max(lats) + min(lats)) / 2, (max(lngs) + min(lngs)) / 2, span * 1.5
     threshold = min(float(c["threshold"]) for c in need.middles)
-    good: list[tuple[float, float, float]] = []
-    for _ in range(5):
-        grid = sorted(
-            (
-                spread(c_lat + half * i / 20, c_lng + half * j / 20),
-                c_lat + half * i / 20,
-                c_lng + half * j / 20,
-            )
-            for i in range(-20, 21)
-            for j in range(-20, 21)
-        )
-        good += [g for g in grid if g[0] < threshold * 0.6]
-        _, c_lat, c_lng = grid[0]
-        half /= 4
 
-    def cost(lat: float, lng: float) -> float:  # total travel time: prefer central meeting points
+    def cost(lat: float, lng: float) -> float:  # total travel distance: prefer central meeting points
         return sum(M.haversine_km(p.lat, p.lng, lat, lng) for p in parties.values())
 
     def reach(lat: float, lng: float) -> float:
         return min(M.haversine_km(p.lat, p.lng, lat, lng) for p in parties.values())
 
+    good: list[tuple[float, float, float]] = []
+    n = 20
+    for _ in range(5):
+        grid = [
+            (spread(c_lat + half * i / n, c_lng + half * j / n), c_lat + half * i / n, c_lng + half * j / n)
+            for i in range(-n, n + 1)
+            for j in range(-n, n + 1)
+        ]
+        good += [g for g in grid if g[0] < threshold * 0.6]
+        # refine around the most central balanced point (far away, every point is "balanced")
+        _, c_lat, c_lng = min(grid, key=lambda g: (max(g[0] - threshold / 2, 0.0), cost(g[1], g[2])))
+        half /= 4
+        n = 12
+
     good.sort(key=lambda g: cost(g[1], g[2]))
-    typical = sorted(reach(g[1], g[2]) for g in good)[len(good) // 2] if good else 1.0
+    typical = sorted(reach(g[1], g[2]) for g in good[:200])[len(good[:200]) // 2] if good else 1.0
     radius_km = min(max(1.0, typical / 2), 20.0)
+    step = radius_km / 111.32
     seeds: list[tuple[float, float]] = []
-    for _, lat, lng in good:
-        if all(M.haversine_km(lat, lng, a, b) > radius_km for a, b in seeds):
+    cells: set[tuple[int, int]] = set()
+    for _, lat, lng in good:  # one seed per cell of the radius' size, most central first
+        cell = (round(lat / step), round(lng / step))
+        if cell not in cells:
+            cells.add(cell)
             seeds.append((lat, lng))
         if len(seeds) >= 30:
             break
@@ -1039,32 +1045,46 @@ def _gen_dir(r: random.Random, i: int) -> dict[str, Any]:
     return {"category": "general", "question": q, "output_format": {"stops": _STOP_FORMAT}, "evaluators": evs}
 
 
-@lru_cache(maxsize=4)
-def _generated(seed: int, count: int) -> tuple[str, ...]:
-    r = random.Random(f"egi-mcp-universe:{DOMAIN}:{seed}")
-    out: list[str] = []
-    attempts = 0
-    while len(out) < count:
-        attempts += 1
-        if attempts > count * 6 + 30:
-            raise RuntimeError(f"{DOMAIN}: could not generate {count} solvable tasks for seed {seed}")
-        shape = _PATTERN[len(out) % len(_PATTERN)]
-        builder = {
-            "trip": _gen_trip,
-            "meet": _gen_meet,
-            "dir": _gen_dir,
-            "route": lambda rr, k: _gen_route(rr, k, False),
-            "two": lambda rr, k: _gen_route(rr, k, True),
-        }[shape]
-        task = builder(r, len(out))
-        task.update({"mcp_servers": [{"name": SERVER}], "use_specified_server": True, "cleanups": []})
-        task["id"] = f"{DOMAIN}-{len(out):03d}"
-        try:
-            task["reference"] = solve(task, seed)
-        except NotSolvable:
-            continue
-        out.append(json.dumps(task))
-    return tuple(out)
+class _Generator:
+    """The generated tasks of one seed, made in order and kept (a longer list extends the
+    shorter one, so a smaller count is always a prefix)."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.rng = random.Random(f"egi-mcp-universe:{DOMAIN}:{seed}")
+        self.tasks: list[str] = []
+        self.attempts = 0
+
+    def upto(self, count: int) -> list[str]:
+        while len(self.tasks) < count:
+            self.attempts += 1
+            if self.attempts > count * 6 + 30:
+                raise RuntimeError(
+                    f"{DOMAIN}: could not generate {count} solvable tasks for seed {self.seed}"
+                )
+            k = len(self.tasks)
+            shape = _PATTERN[k % len(_PATTERN)]
+            if shape == "trip":
+                task = _gen_trip(self.rng, k)
+            elif shape == "meet":
+                task = _gen_meet(self.rng, k)
+            elif shape == "dir":
+                task = _gen_dir(self.rng, k)
+            else:
+                task = _gen_route(self.rng, k, two=shape == "two")
+            task.update({"mcp_servers": [{"name": SERVER}], "use_specified_server": True, "cleanups": []})
+            task["id"] = f"{DOMAIN}-{k:03d}"
+            try:
+                task["reference"] = solve(task, self.seed)
+            except NotSolvable:
+                continue
+            self.tasks.append(json.dumps(task))
+        return self.tasks[:count]
+
+
+@lru_cache(maxsize=8)
+def _generator(seed: int) -> _Generator:
+    return _Generator(seed)
 
 
 def generate_tasks(seed: int, count: int) -> list[dict[str, Any]]:
@@ -1075,6 +1095,4 @@ def generate_tasks(seed: int, count: int) -> list[dict[str, Any]]:
     """
     if count <= 0:
         return []
-    # build the longest list asked so far once; a prefix of it serves smaller counts
-    size = max(count, 45)
-    return [json.loads(t) for t in _generated(seed, size)[:count]]
+    return [json.loads(t) for t in _generator(seed).upto(count)]
