@@ -526,3 +526,16 @@ def test_check_places_and_ratings():
     assert run(ev, truth) == (True, "")
     extra = dict(truth, **{"Made Up": 4.5})
     assert run(ev, extra)[1].startswith("the places are not the same")
+
+
+def test_validate_places_reads_the_named_list():
+    hotel = places("Nice", "hotel")[0]
+    ev = {"func": "json", "op": "google_maps.validate_places", "op_args": {"place_type": "hotels"}}
+    assert run(ev, {"hotels": [stop(hotel)]}) == (True, "")  # upstream raised on every answer (.isError)
+    assert run(ev, {"hotels": stop(hotel)}) == (True, "")  # one object counts as a list of one
+    assert run(ev, {"hotels": [{"name": "x", "place id": "ChIJzz"}]}) == (
+        False,
+        "the place ChIJzz doesn't exists",
+    )
+    with pytest.raises(EvaluatorSpecError, match="op_args needs 'place_type'"):
+        run({**ev, "op_args": {}}, {"hotels": []})
