@@ -32,8 +32,14 @@ from suites.crmarena.reference import (
 )
 from suites.crmarena.schema import OBJECTS
 
-__all__ = ["GENERATION_PARAMS", "CrmReferencePolicy", "build_messages", "format_answer",
-           "generation_params", "run_trial"]
+__all__ = [
+    "GENERATION_PARAMS",
+    "CrmReferencePolicy",
+    "build_messages",
+    "format_answer",
+    "generation_params",
+    "run_trial",
+]
 
 OUTPUT_PREFIX = "Salesforce instance output: "
 INVALID_FORMAT = (
@@ -240,9 +246,7 @@ class CrmReferencePolicy:
         self.observed: list[Any] = []
         self.call_n = 0
 
-    def __call__(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
-    ) -> dict[str, Any]:
+    def __call__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         try:
             if self.retry_query is not None:
                 query, self.retry_query = self.retry_query, None
@@ -273,9 +277,7 @@ class CrmReferencePolicy:
             return assistant_message(None, [call])
         return assistant_message(f"<thought>I query the org.</thought>\n<execute>{query}</execute>")
 
-    def _answer(
-        self, answer: list[str | None], tools: list[dict[str, Any]] | None
-    ) -> dict[str, Any]:
+    def _answer(self, answer: list[str | None], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         if self.noise.happens("wrong_answer") or self.poisoned:
             answer = wrong_answer(self.record, answer, self.observed)
         text = format_answer(answer)

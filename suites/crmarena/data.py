@@ -384,9 +384,7 @@ def _candidates(task: str, ctx: _Context) -> Iterator[tuple[str, str, str]]:
     return generators[task]()
 
 
-def generate_tasks(
-    org, seed: int, per_category: int, categories: Iterable[str] | None = None
-) -> list[dict]:
+def generate_tasks(org, seed: int, per_category: int, categories: Iterable[str] | None = None) -> list[dict]:
     """Generate ``per_category`` tasks for each of the nine categories, gold computed on ``org``.
 
     Args:

@@ -286,7 +286,6 @@ class Org:
         """
         return _integrity_lines(self.connection, self.schema, examples)
 
-
     def content_hash(self) -> str:
         """SHA-256 over every object table's rows in rowid order (determinism check)."""
         digest = hashlib.sha256()
@@ -610,7 +609,7 @@ def _complete_export(connection: sqlite3.Connection, path: Path, categories: tup
                 f'UPDATE "{table}" SET '
                 + ", ".join(f'"{c}" = NULLIF("{c}", \'\')' for c, _ in typed)
                 + " WHERE "
-                + " OR ".join(f'"{c}" = \'\'' for c, _ in typed)
+                + " OR ".join(f"\"{c}\" = ''" for c, _ in typed)
             )
         for column, ftype in typed:
             _normalise(connection, table, column, ftype)
@@ -630,7 +629,7 @@ def _normalise(connection: sqlite3.Connection, table: str, column: str, ftype: s
     if ftype not in ("datetime", "date"):
         return
     values = connection.execute(
-        f'SELECT rowid, {q} FROM "{table}" WHERE {q} IS NOT NULL AND NOT (typeof({q}) = \'text\' AND '
+        f"SELECT rowid, {q} FROM \"{table}\" WHERE {q} IS NOT NULL AND NOT (typeof({q}) = 'text' AND "
         + (f"{q} GLOB '{_DATETIME_GLOB}')" if ftype == "datetime" else f"length({q}) = 10)")
     ).fetchall()
     updates = []

@@ -508,7 +508,7 @@ def _required_fields() -> dict[str, tuple[str, ...]]:
         fields = {"Id": None}
         for needs in CATEGORY_NEEDS.values():
             fields.update(dict.fromkeys(needs.get(object_name, ())))
-        for (obj, name) in ORIGINAL_LAYOUT_DEFAULTS:
+        for obj, name in ORIGINAL_LAYOUT_DEFAULTS:
             if obj == object_name:
                 fields.pop(name, None)
         required[object_name] = tuple(f for f in OBJECTS[object_name] if f in fields)

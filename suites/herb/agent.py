@@ -38,6 +38,7 @@ def generation_params(client: Any) -> dict[str, Any]:
         params["max_tokens"] = REASONING_MAX_TOKENS
     return params
 
+
 SYSTEM_PROMPT = """You answer questions about a company's products from its internal data.
 
 The data comes from six kinds of sources:

@@ -106,7 +106,8 @@ class McpevalSuite:
                     raise ValueError(
                         f"{opts.tasks}: task {task['id']!r}: its ground truth cannot be right: "
                         f"{problem}; fix: give calls whose arguments fit the tool and exist in the "
-                        f"local {domain} world (seed {profile.seed})")
+                        f"local {domain} world (seed {profile.seed})"
+                    )
                 by_domain[domain].append(task)
         else:
             for domain in wanted:
@@ -210,13 +211,15 @@ def _judge(judge: Any, task: Task, trajectory: dict[str, Any]) -> dict[str, Any]
     final_text = final if isinstance(final, str) else (None if final is None else str(final))
     return {
         "trajectory": judge.ask(
-            trajectory_judge_messages(task.data, conversation,
-                                      expected_tool_calls=task.data.get("tool_calls")),
+            trajectory_judge_messages(
+                task.data, conversation, expected_tool_calls=task.data.get("tool_calls")
+            ),
             lambda reply: parse_judge_verdict(reply, "trajectory"),
         ),
         "completion": judge.ask(
-            completion_judge_messages(task.data, final_text, conversation,
-                                      expected_answer=task.data.get("final_response")),
+            completion_judge_messages(
+                task.data, final_text, conversation, expected_answer=task.data.get("final_response")
+            ),
             lambda reply: parse_judge_verdict(reply, "completion"),
         ),
     }

@@ -162,9 +162,9 @@ def _replayers(domain: str, seed: int) -> tuple[dict[str, Callable[..., Any]], d
             "get_stock_info": lambda ticker: company(ticker)["info"],
             "get_historical_stock_prices": lambda **a: finance.history(w, **a),
             "get_stock_actions": lambda ticker: company(ticker)["actions"],
-            "get_financial_statement": lambda ticker, financial_type: (
-                company(ticker)["statements"][financial_type]
-            ),
+            "get_financial_statement": lambda ticker, financial_type: company(ticker)["statements"][
+                financial_type
+            ],
             "get_holder_info": lambda ticker, holder_type: company(ticker)["holders"][holder_type],
             "get_option_expiration_dates": lambda ticker: list(company(ticker)["options"]),
             "get_option_chain": chain,
@@ -717,11 +717,13 @@ def load_task_file(path: Path) -> list[tuple[str, dict[str, Any]]]:
                 raise ValueError(
                     f"{where}: field 'tool_calls' names tools no local MCP server serves: "
                     f"{', '.join(lacking)}; fix: use tasks over the airbnb, healthcare, sports, "
-                    "national_parks or yfinance tools")
+                    "national_parks or yfinance tools"
+                )
             spread = sorted({d for d in DOMAINS for t in names if t in TOOLS[SERVER_OF[d]]})
             raise ValueError(
                 f"{where}: field 'tool_calls' mixes the tools of several servers ({', '.join(spread)}); "
-                "fix: one MCPEval task uses the tools of one domain")
+                "fix: one MCPEval task uses the tools of one domain"
+            )
         calls = [{"tool_name": c["tool_name"], "tool_parameters": dict(c.get("tool_parameters") or {})}
                  for c in task["tool_calls"]]  # fmt: skip
         out.append((domain, {**task, "tool_calls": calls}))

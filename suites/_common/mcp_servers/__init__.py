@@ -19,6 +19,9 @@ One module per domain; each is a real MCP server written with the official ``mcp
   ``search_repositories``, ``create_repository`` ... ``search_code``); stateful, with hidden
   harness tools (``egi_snapshot_state``, ``egi_reset_state``, ``delete_repository``) that
   :data:`TOOLS` does not list
+- ``maps``: MCP-Universe's google-maps tools (``maps_geocode``, ``maps_reverse_geocode``,
+  ``maps_search_places``, ``maps_place_details``, ``maps_distance_matrix``, ``maps_elevation``,
+  ``maps_directions``)
 
 (The key of :data:`SERVERS` is also the module name.)
 
@@ -53,6 +56,7 @@ SERVERS: dict[str, str] = {
     "search": "suites._common.mcp_servers.search",
     "fetch": "suites._common.mcp_servers.fetch",
     "repository": "suites._common.mcp_servers.repository",
+    "maps": "suites._common.mcp_servers.maps",
 }
 """Domain → module of its server."""
 
@@ -112,6 +116,15 @@ TOOLS: dict[str, tuple[str, ...]] = {
         "list_pull_requests",
         "merge_pull_request",
         "search_code",
+    ),
+    "maps": (
+        "maps_geocode",
+        "maps_reverse_geocode",
+        "maps_search_places",
+        "maps_place_details",
+        "maps_distance_matrix",
+        "maps_elevation",
+        "maps_directions",
     ),
 }
 """Domain → its model-visible tool names, in listing order (a stateful server's harness tools,

@@ -80,6 +80,15 @@ REQUIRED = {
         "merge_pull_request": ["owner", "repo", "pullNumber"],
         "search_code": ["query"],
     },
+    "maps": {
+        "maps_geocode": ["address"],
+        "maps_reverse_geocode": ["latitude", "longitude"],
+        "maps_search_places": ["query"],
+        "maps_place_details": ["place_id"],
+        "maps_distance_matrix": ["origins", "destinations"],
+        "maps_elevation": ["locations"],
+        "maps_directions": ["origin", "destination"],
+    },
 }
 """Domain → tool → its required parameters (upstream's)."""
 
@@ -104,6 +113,8 @@ PROPERTIES = {
     "search": {"query"},
     "fetch": {"url", "max_length", "start_index", "raw"},
     "create_repository": {"name", "description", "private", "autoInit"},
+    "maps_search_places": {"query", "location", "radius"},
+    "maps_distance_matrix": {"origins", "destinations", "mode"},
 }
 
 
@@ -139,6 +150,18 @@ def _check_call(domain: str, server: McpServer) -> None:
         data = server.call_tool("search_repositories", {"query": "repo:OSU-NLP-Group/TravelPlanner"}).json()
         assert [i["full_name"] for i in data["items"]] == ["OSU-NLP-Group/TravelPlanner"]
         assert server.call_tool("get_me").json()["login"] == "egi-agent"
+    elif domain == "maps":
+        data = server.call_tool(
+            "maps_distance_matrix",
+            {
+                "origins": ["Merlion Park, Singapore"],
+                "destinations": ["Petronas Twin Towers"],
+                "mode": "driving",
+            },
+        ).json()
+        assert data["origin_addresses"] == ["1 Fullerton Rd, Singapore"]
+        assert data["results"][0]["elements"][0]["status"] == "OK"
+        assert data["results"][0]["elements"][0]["distance"]["value"] == 395235
     else:
         assert server.call_tool("calculate", {"expression": "2 * (3 + 4)"}).text == "14"
 
