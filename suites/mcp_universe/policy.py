@@ -11,11 +11,14 @@ The reference (``calls``, ``answer``, ``mistake``) is the domain solver's
 never from the evaluators' expected values (the evaluators recompute their truth on their
 own at scoring time).
 
-Seeded mistakes, one draw per task (so a higher rate only adds mistakes): with probability p
-the trial is faulty and makes one of
+Seeded mistakes: every decision (each reference call, and the final answer) may go wrong with
+probability p, drawn for every decision whatever the rate (so a higher rate only adds
+mistakes, and a task with more steps is more likely to go wrong, as for a model). A trial with
+at least one faulty decision makes one of
 
 - ``wrong_answer``: the reference's ``mistake`` (a value changed in the answer, or a write
-  call dropped or altered): the evaluators it names fail;
+  call dropped or altered: what a wrong lookup or a wrong write leads to): the evaluators it
+  names fail;
 - ``gave_up``: the calls are made but the reply after them is blank (no answer).
 """
 
@@ -44,7 +47,8 @@ class McpUniversePolicy:
     """
 
     def __init__(self, reference: dict[str, Any], noise: Noise) -> None:
-        faulty = noise.uniform("task") < noise.p
+        draws = [noise.uniform("decision") < noise.p for _ in range(len(reference["calls"]) + 1)]
+        faulty = any(draws)
         kind = noise.choice("mistake", list(MISTAKES))
         self.mistake = kind if faulty else None
         plan = reference["mistake"] if self.mistake == "wrong_answer" else reference
