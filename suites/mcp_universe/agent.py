@@ -19,7 +19,10 @@ configs):
 
 Around the loop (:func:`run_trial`): stateful servers (the repository server) are reset
 before the trial; after it, their state is snapshotted into the trajectory (the ops read it
-there, so rescoring reproduces the score) and the task's ``cleanups`` run as upstream's do.
+there, so rescoring reproduces the score; the repository server's snapshot is what the trial
+changed, a delta against its seeded base, see
+:func:`suites._common.mcp_servers.repository.state_view`) and the task's ``cleanups`` run as
+upstream's do.
 An environment fault (a server that dies or hangs) raises; it is never shown to the model.
 """
 
@@ -305,7 +308,8 @@ def run_trial(task: Task, client: ModelClient, options: Any = None, judge: Any =
 
     Returns:
         The trajectory; ``info["mcp_universe"]`` holds the domain, agent, servers, budget, the
-        stateful servers' ``state`` after the trial and the cleanups run.
+        stateful servers' ``state`` after the trial (server name → its ``egi_snapshot_state``;
+        for ``github`` a delta against the seeded base) and the cleanups run.
 
     Raises:
         McpServerError: a server failed (an environment fault: the item errors).

@@ -92,7 +92,9 @@ class EvalContext:
     Attributes:
         seed: the seed of the local worlds (deterministic servers rebuild their data from it).
         state: post-trial snapshots of stateful servers, by upstream server name (``"github"``:
-            the repository server's state when the agent finished). Ops read state from here,
+            what the agent changed in the repository server's state, a delta against the seeded
+            base that :func:`~suites._common.mcp_servers.repository.state_view` turns back into
+            the whole state). Ops read state from here,
             never from a live server, so scoring is pure and ``--rescore`` reproduces it.
         env: the template variables the task was rendered with
             (``GITHUB_PERSONAL_ACCOUNT_NAME`` ...).

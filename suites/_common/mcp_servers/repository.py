@@ -19,8 +19,9 @@ Tools (upstream names and parameters):
   ``list_pull_requests``, ``merge_pull_request``.
 
 The harness's own tools (never listed to the model, see
-:data:`suites.mcp_universe.servers.HIDDEN_TOOLS`): ``egi_snapshot_state()`` returns the whole
-mutable state as JSON (shape below), ``egi_reset_state()`` restores the seeded base, and
+:data:`suites.mcp_universe.servers.HIDDEN_TOOLS`): ``egi_snapshot_state()`` returns what the
+trial changed, a delta against the seeded base (shape below; :func:`state_view` rebuilds the
+whole state from it), ``egi_reset_state()`` restores the seeded base, and
 ``delete_repository(repo, owner?)`` is upstream's cleanup function (owner defaults to the
 account).
 
@@ -32,7 +33,8 @@ files, issues and dates are our own content, generated from the seed. Names are 
 case-insensitively, as on GitHub. Time is a logical clock: seeded data predates "today"
 (2025-06-05); every write the agent makes is one second later than the previous one.
 
-State shape (``egi_snapshot_state``; :func:`build_world` returns the seeded base)::
+State shape (:func:`build_world` returns the seeded base; :func:`state_view` the state a
+snapshot describes)::
 
     {"account": "egi-agent", "clock": int, "next_id": int,
      "repos": {"<owner>/<name>": {
@@ -50,6 +52,31 @@ State shape (``egi_snapshot_state``; :func:`build_world` returns the seeded base
 
 Issue and pull-request numbers share one sequence per repository (``next_number``), as on
 GitHub; ``list_issues`` returns issues only. File ``sha`` values are git blob ids of the text.
+
+Snapshot shape (``egi_snapshot_state``, :func:`snapshot_delta`): only what differs from the
+seeded base ``build_world(seed)``, so a trajectory stores a few kilobytes, not the world::
+
+    {"format": "repository-delta/1", "seed": int,            # the base it is relative to
+     "clock": int, "next_id": int,                            # the top-level fields that changed
+     "created": {"<owner>/<name>": {<whole repository record>}},   # new repositories (and any
+                                                                   # record stored whole)
+     "forked": {"<owner>/<name>": {"from": "<base owner>/<name>",   # a fork of a base repository:
+                                   "changes": {<repository changes>}}},  # changes vs that record
+     "modified": {"<owner>/<name>": {<repository changes>}},  # a base repository changed in place
+     "deleted": ["<owner>/<name>"],                           # base repositories gone
+     "order": ["<owner>/<name>", ...]}                        # only when the repositories' order
+                                                              # is not base order + new ones
+
+Repository changes hold only the fields that differ from the reference record: a plain field
+(``description``, ``updated_at``, ``labels``, ``next_number`` ...) its new value;
+``"branches": {"<branch>": null (deleted) | {"files": {"<path>": "<text>" | null (deleted)},
+"commits_added": [commit, ...]}}`` (a new branch is diffed against the reference's default
+branch and says so with ``"copy_of": "<branch>"``; ``"commits"`` replaces the list when the
+old commits are not a prefix of the new ones; files stay sorted by path, as the server keeps
+them); ``"issues"`` / ``"pulls"``: ``{"<number>": <whole item> | null (removed)}`` for the
+items that changed or are new, or the whole list when that is shorter or the order changed.
+:func:`snapshot_delta` checks that :func:`apply_delta` rebuilds the state exactly (every
+field, in order) and stores a repository whole when its changes would not.
 
 Errors the model causes (an unknown repository, branch or issue, a branch that exists, a file
 ``sha`` missing or stale, an empty repository, a pull request without commits ...) are
@@ -76,7 +103,9 @@ __all__ = [
     "ACCOUNT",
     "TOOLS",
     "HIDDEN",
+    "DELTA_FORMAT",
     "RepositoryWorld",
+    "apply_delta",
     "autoinit_readme",
     "blob_sha",
     "build_server",
@@ -85,6 +114,8 @@ __all__ = [
     "find_repo",
     "list_repo_issues",
     "search_repos",
+    "snapshot_delta",
+    "state_view",
 ]
 
 ACCOUNT = "egi-agent"
@@ -551,9 +582,10 @@ class RepositoryWorld:
 
     # -- harness -------------------------------------------------------------------------------
 
-    def egi_snapshot_state(self) -> State:
-        """The whole mutable state (a deep copy; shape in the module docstring)."""
-        return copy.deepcopy(self.state)
+    def egi_snapshot_state(self) -> dict[str, Any]:
+        """What the trial changed: the delta of the state against the seeded base (snapshot
+        shape in the module docstring; :func:`state_view` rebuilds the whole state)."""
+        return snapshot_delta(self.seed, self.state)
 
     def egi_reset_state(self) -> dict[str, Any]:
         """Restore the seeded base state."""
@@ -1354,6 +1386,213 @@ def build_world(seed: int) -> State:
 
 
 # ---------------------------------------------------------------------------------------------
+# Snapshots: a delta against the seeded base
+# ---------------------------------------------------------------------------------------------
+
+DELTA_FORMAT = "repository-delta/1"
+"""The ``format`` of a snapshot delta (shape in the module docstring)."""
+
+_ITEM_LISTS = ("issues", "pulls")
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _diff_items(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> Any:
+    """Issues or pull requests: ``{"<number>": item | None}`` or the whole list."""
+    old_by = {str(i["number"]): i for i in old}
+    new_by = {str(i["number"]): i for i in new}
+    changes: dict[str, Any] = {n: None for n in old_by if n not in new_by}
+    changes.update({n: i for n, i in new_by.items() if old_by.get(n) != i})
+    if len(new_by) != len(new) or _text(_apply_items(old, changes)) != _text(new):
+        return new
+    return changes if len(_text(changes)) <= len(_text(new)) else new
+
+
+def _apply_items(old: list[dict[str, Any]], changes: Any) -> list[dict[str, Any]]:
+    if isinstance(changes, list):
+        return copy.deepcopy(changes)
+    out = [copy.deepcopy(changes.get(str(i["number"]), i)) for i in old]
+    out = [i for i in out if i is not None]
+    seen = {str(i["number"]) for i in old}
+    return out + [copy.deepcopy(i) for n, i in changes.items() if n not in seen and i is not None]
+
+
+def _diff_branch(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    files = {p: None for p in old["files"] if p not in new["files"]}
+    files.update({p: t for p, t in new["files"].items() if old["files"].get(p) != t})
+    if files:
+        out["files"] = files
+    n = len(old["commits"])
+    if new["commits"][:n] == old["commits"]:
+        if new["commits"][n:]:
+            out["commits_added"] = new["commits"][n:]
+    else:
+        out["commits"] = new["commits"]
+    return out
+
+
+def _apply_branch(old: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    files = dict(old["files"])
+    for path, text in changes.get("files", {}).items():
+        if text is None:
+            files.pop(path, None)
+        else:
+            files[path] = text
+    commits = (
+        changes["commits"] if "commits" in changes else old["commits"] + changes.get("commits_added", [])
+    )
+    return copy.deepcopy({"files": dict(sorted(files.items())), "commits": commits})
+
+
+_EMPTY_BRANCH: dict[str, Any] = {"files": {}, "commits": []}
+
+
+def _diff_repo(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The changes that turn the repository record ``old`` into ``new`` (shape in the module
+    docstring); :func:`_apply_repo` is its inverse."""
+    out: dict[str, Any] = {}
+    for key, value in new.items():
+        if key in old and old[key] == value:
+            continue
+        if key == "branches" and key in old:
+            branches: dict[str, Any] = {b: None for b in old[key] if b not in value}
+            for b, branch in value.items():
+                if b in old[key]:
+                    if old[key][b] != branch:
+                        branches[b] = _diff_branch(old[key][b], branch)
+                    continue
+                like = old.get("default_branch")
+                ref = old[key].get(like) if like else None
+                branches[b] = ({"copy_of": like} if ref else {}) | _diff_branch(ref or _EMPTY_BRANCH, branch)
+            out[key] = branches
+        elif key in _ITEM_LISTS and key in old:
+            out[key] = _diff_items(old[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _apply_repo(old: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(old)
+    for key, value in changes.items():
+        if key == "branches" and key in old:
+            branches = out[key]
+            for b, diff in value.items():
+                if diff is None:
+                    branches.pop(b, None)
+                    continue
+                ref = old[key].get(b) or old[key].get(diff.get("copy_of") or "") or _EMPTY_BRANCH
+                branches[b] = _apply_branch(ref, diff)
+        elif key in _ITEM_LISTS and key in old:
+            out[key] = _apply_items(old[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def snapshot_delta(seed: int, state: State) -> dict[str, Any]:
+    """What ``state`` changed from the seeded base ``build_world(seed)`` (snapshot shape in the
+    module docstring). ``apply_delta(build_world(seed), delta)`` equals ``state`` exactly (the
+    same fields, in the same order).
+
+    Raises:
+        RuntimeError: the delta would not rebuild ``state`` (a top-level field the base lacks
+            was removed): a defect of this module, never the model's doing.
+    """
+    base = build_world(seed)
+    delta: dict[str, Any] = {"format": DELTA_FORMAT, "seed": seed}
+    delta.update({k: v for k, v in state.items() if k != "repos" and (k not in base or base[k] != v)})
+    created: dict[str, Any] = {}
+    forked: dict[str, Any] = {}
+    modified: dict[str, Any] = {}
+    for full, data in state["repos"].items():
+        old = base["repos"].get(full)
+        parent = data.get("parent")
+        if old is not None:
+            if old == data:
+                continue
+            changes = _diff_repo(old, data)
+            if _text(_apply_repo(old, changes)) == _text(data):
+                modified[full] = changes
+                continue
+        elif data.get("fork") and parent in base["repos"]:
+            changes = _diff_repo(base["repos"][parent], data)
+            if _text(_apply_repo(base["repos"][parent], changes)) == _text(data):
+                forked[full] = {"from": parent, "changes": changes}
+                continue
+        created[full] = data
+    delta["created"] = copy.deepcopy(created)
+    delta["forked"] = copy.deepcopy(forked)
+    delta["modified"] = copy.deepcopy(modified)
+    delta["deleted"] = [full for full in base["repos"] if full not in state["repos"]]
+    rebuilt = apply_delta(base, delta)
+    if list(rebuilt["repos"]) != list(state["repos"]):
+        delta["order"] = list(state["repos"])
+        rebuilt = apply_delta(base, delta)
+    if _text(rebuilt) != _text(state):
+        raise RuntimeError(
+            "repository snapshot: the delta does not rebuild the state (a defect of snapshot_delta)"
+        )
+    return delta
+
+
+def apply_delta(base: State, delta: dict[str, Any]) -> State:
+    """The state a snapshot ``delta`` describes, rebuilt on ``base`` (a fresh copy; ``base``
+    is not changed). Shape of ``delta`` in the module docstring.
+
+    Raises:
+        ValueError: ``delta`` is not a snapshot delta (``format`` is not :data:`DELTA_FORMAT`)
+            or names a base repository that ``base`` lacks.
+    """
+    if not isinstance(delta, dict) or delta.get("format") != DELTA_FORMAT:
+        got = delta.get("format") if isinstance(delta, dict) else type(delta).__name__
+        raise ValueError(f"not a repository snapshot delta: format is {got!r}, expected {DELTA_FORMAT!r}")
+    repos = dict(base["repos"])
+    try:
+        for full in delta.get("deleted", []):
+            del repos[full]
+        for full, changes in delta.get("modified", {}).items():
+            repos[full] = _apply_repo(base["repos"][full], changes)
+        for full, fork in delta.get("forked", {}).items():
+            repos[full] = _apply_repo(base["repos"][fork["from"]], fork["changes"])
+    except KeyError as exc:
+        raise ValueError(f"the snapshot delta names repository {exc.args[0]}, which the base lacks") from None
+    for full, data in delta.get("created", {}).items():
+        repos[full] = copy.deepcopy(data)
+    if "order" in delta:
+        repos = {full: repos[full] for full in delta["order"]}
+    fields = {k: v for k, v in base.items() if k != "repos"}
+    fields.update((k, v) for k, v in delta.items() if k not in _DELTA_KEYS)
+    return json.loads(_text({**fields, "repos": repos}))  # a copy sharing nothing with base
+
+
+_DELTA_KEYS = frozenset({"format", "seed", "created", "forked", "modified", "deleted", "order"})
+
+
+def state_view(seed: int, snapshot: dict[str, Any]) -> State:
+    """The whole state a snapshot describes: the seeded base ``build_world(seed)`` (rebuilt from
+    the seed, its JSON cached) with the delta applied; what every ``github.*`` op reads. A whole
+    state (``{"repos": ...}`` without ``format``: a hand-made state, or a trajectory recorded
+    before snapshots became deltas) is returned as is. The result is a fresh copy.
+
+    Raises:
+        ValueError: the snapshot is neither a delta nor a whole state, or it was taken on
+            another seed's world.
+    """
+    if isinstance(snapshot, dict) and "format" not in snapshot and "repos" in snapshot:
+        return snapshot
+    if isinstance(snapshot, dict) and snapshot.get("format") == DELTA_FORMAT and snapshot.get("seed") != seed:
+        raise ValueError(
+            f"the repository snapshot was taken on the world of seed {snapshot.get('seed')}, "
+            f"not on the task's seed {seed}"
+        )
+    return apply_delta(build_world(seed), snapshot)
+
+
+# ---------------------------------------------------------------------------------------------
 # The MCP server
 # ---------------------------------------------------------------------------------------------
 
@@ -1810,7 +2049,7 @@ def build_server(seed: int) -> Any:
         return run("search_code", query=query, sort=sort, order=order, page=page, perPage=perPage)
 
     def egi_snapshot_state() -> str:
-        """Harness only: the whole mutable state as JSON."""
+        """Harness only: what the trial changed (a delta against the seeded base) as JSON."""
         return _dumps(world.egi_snapshot_state())
 
     def egi_reset_state() -> str:

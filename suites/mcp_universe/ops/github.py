@@ -1,8 +1,10 @@
 """``github.*`` ops of MCP-Universe's repository_management domain.
 
 Every op reads the repository server's state snapshot taken when the agent finished,
-``ctx.state["github"]`` (shape: :mod:`suites._common.mcp_servers.repository`), never a live
-server, so scoring is pure and a rescore reproduces it. The answer text is not read (upstream's
+``ctx.state["github"]``, never a live server, so scoring is pure and a rescore reproduces it.
+The snapshot is a delta against the seeded base; every op reads the whole state it describes,
+:func:`~suites._common.mcp_servers.repository.state_view` ``(ctx.seed, snapshot)`` (shapes:
+:mod:`suites._common.mcp_servers.repository`). The answer text is not read (upstream's
 tasks use ``func: raw`` and judge the repositories the agent left behind). A missing snapshot is
 a harness fault (``RuntimeError``: the item errors, never a failed evaluator).
 
@@ -22,20 +24,35 @@ import json
 import shlex
 from typing import Any
 
-from suites._common.mcp_servers.repository import file_at, find_repo, list_repo_issues, search_repos
+from suites._common.mcp_servers.repository import (
+    file_at,
+    find_repo,
+    list_repo_issues,
+    search_repos,
+    state_view,
+)
 from suites.mcp_universe.evaluator import EvalContext, EvaluatorSpecError, domain_op
 
 __all__ = ["fewest_issues_repo", "ground_truth_issue_counts", "repository_named"]
 
 
 def _state(ctx: EvalContext) -> dict[str, Any]:
-    state = ctx.state.get("github") if ctx.state else None
-    if not isinstance(state, dict) or "repos" not in state:
+    """The whole repository state the trial left (:func:`state_view` of the snapshot).
+
+    Raises:
+        RuntimeError: no snapshot, or one that does not fit the task's seed (a harness fault:
+            the item errors, never a failed evaluator).
+    """
+    snapshot = ctx.state.get("github") if ctx.state else None
+    if not isinstance(snapshot, dict) or not ({"repos", "format"} & set(snapshot)):
         raise RuntimeError(
             "github.* ops need the repository server's state snapshot in ctx.state['github'] "
             "(take it with egi_snapshot_state after the trial, before cleanups)"
         )
-    return state
+    try:
+        return state_view(ctx.seed, snapshot)
+    except ValueError as exc:
+        raise RuntimeError(f"github.* ops cannot read the repository state snapshot: {exc}") from None
 
 
 def _args(op_args: Any, *keys: str) -> dict[str, Any]:

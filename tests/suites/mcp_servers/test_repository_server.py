@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from suites._common.mcp_servers import TOOLS, build_server, repository, server_spec
-from suites._common.mcp_servers.repository import ACCOUNT, blob_sha, build_world
+from suites._common.mcp_servers.repository import ACCOUNT, blob_sha, build_world, state_view
 from suites.mcp_universe.servers import HIDDEN_TOOLS
 
 SEED = 11
@@ -91,12 +91,12 @@ def test_tools_listed_and_hidden_harness_tools(gh):
 
 def test_snapshot_reset_snapshot_is_the_seeded_base(gh):
     base = gh.ok("egi_snapshot_state")
-    assert base == build_world(SEED) and base["account"] == ACCOUNT
+    assert state_view(SEED, base) == build_world(SEED) and state_view(SEED, base)["account"] == ACCOUNT
     gh.ok("create_repository", {"name": "tmp", "autoInit": True})
     gh.ok("fork_repository", {"owner": "salesforce", "repo": "BLIP"})
-    changed = gh.ok("egi_snapshot_state")
+    changed = state_view(SEED, gh.ok("egi_snapshot_state"))
     assert {"egi-agent/tmp", "egi-agent/BLIP"} <= set(changed["repos"]) and changed["clock"] == 3
-    assert gh.ok("egi_reset_state") == {"reset": True, "repositories": len(base["repos"])}
+    assert gh.ok("egi_reset_state") == {"reset": True, "repositories": len(build_world(SEED)["repos"])}
     assert gh.ok("egi_snapshot_state") == base
 
 
@@ -316,7 +316,7 @@ def test_reference_calls_succeed_over_stdio_then_cleanups_and_reset():
     server = McpServer(server_spec("repository", SEED, timeout_s=30, name="github"))
     try:
         base = json.loads(server.call_tool("egi_snapshot_state").text)
-        assert base == build_world(SEED)
+        assert state_view(SEED, base) == build_world(SEED)
         for task in (tasks[0], tasks[3], tasks[6]):  # set-up with a PR, issue automation, fewest-issues fork
             traced = []
             for call in task["reference"]["calls"]:
@@ -339,7 +339,7 @@ def test_reference_calls_succeed_over_stdio_then_cleanups_and_reset():
             outcomes = run_cleanups(task["cleanups"], traced, lambda s, t, a: server.call_tool(t, a))
             assert outcomes and all(o.ok for o in outcomes)
             after = json.loads(server.call_tool("egi_snapshot_state").text)
-            assert set(after["repos"]) == set(base["repos"])
+            assert set(state_view(SEED, after)["repos"]) == set(build_world(SEED)["repos"])
             assert not server.call_tool("egi_reset_state").is_error
             assert json.loads(server.call_tool("egi_snapshot_state").text) == base
     finally:

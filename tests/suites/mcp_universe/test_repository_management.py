@@ -16,7 +16,14 @@ from typing import Any
 import pytest
 
 from suites._common.mcp_servers._base import BadRequest
-from suites._common.mcp_servers.repository import ACCOUNT, RepositoryWorld, build_world
+from suites._common.mcp_servers.repository import (
+    ACCOUNT,
+    DELTA_FORMAT,
+    RepositoryWorld,
+    build_world,
+    find_repo,
+    state_view,
+)
 from suites.mcp_universe.cleanups import fill_cleanup_args, run_cleanups
 from suites.mcp_universe.domains import NotSolvable
 from suites.mcp_universe.domains import repository_management as rm
@@ -506,6 +513,135 @@ def test_a_missing_snapshot_is_an_error_not_a_failed_evaluator():
         evaluate(ev, "", EvalContext(seed=SEED, state={}))
 
 
+# -- snapshots: a delta against the seeded base ----------------------------------------------
+
+EMPTY_DELTA = {
+    "format": DELTA_FORMAT,
+    "seed": SEED,
+    "created": {},
+    "forked": {},
+    "modified": {},
+    "deleted": [],
+}
+
+
+def _stored(world: RepositoryWorld) -> dict[str, Any]:
+    """The snapshot as a trajectory stores it (through JSON)."""
+    return json.loads(json.dumps(world.egi_snapshot_state()))
+
+
+def _rebuilds_exactly(world: RepositoryWorld, label: str) -> int:
+    """Assert that base + delta is the whole state, every field in order; return the delta's
+    size in bytes."""
+    delta = _stored(world)
+    assert json.dumps(state_view(SEED, delta)) == json.dumps(world.state), label
+    return len(json.dumps(delta))
+
+
+def test_generated_deltas_rebuild_the_whole_state_and_are_small(generated):
+    sizes = {}
+    for task in generated:
+        for kind in ("calls", "mistake"):
+            calls = task["reference"][kind] if kind == "calls" else task["reference"]["mistake"]["calls"]
+            sizes[f"{task['id']} {kind}"] = _rebuilds_exactly(replay(calls), f"{task['id']} {kind}")
+    largest = max(sizes, key=sizes.get)
+    whole = len(json.dumps(build_world(SEED)))
+    assert sizes[largest] < 20_000, f"largest delta: {largest}, {sizes[largest]} bytes (whole state {whole})"
+    oracle = [size for label, size in sizes.items() if label.endswith(" calls")]
+    assert min(oracle) > len(json.dumps(EMPTY_DELTA))  # every oracle changes something
+
+
+@needs_upstream
+def test_upstream_deltas_rebuild_the_whole_state():
+    for path in UPSTREAM_FILES:
+        task = render(json.loads(Path(path).read_text()), rm.ENV)
+        reference = rm.solve(task, SEED)
+        _rebuilds_exactly(replay(reference["calls"]), Path(path).stem)
+        _rebuilds_exactly(replay(reference["mistake"]["calls"]), Path(path).stem + " mistake")
+
+
+def test_a_trial_that_changes_nothing_has_an_empty_delta():
+    world = replay(
+        [
+            {"server": "github", "tool": "search_repositories", "arguments": {"query": "user:salesforce"}},
+            {"server": "github", "tool": "list_issues", "arguments": {"owner": "salesforce", "repo": "BLIP"}},
+            {
+                "server": "github",
+                "tool": "get_file_contents",
+                "arguments": {"owner": "salesforce", "repo": "BLIP"},
+            },
+        ]
+    )
+    assert _stored(world) == EMPTY_DELTA
+    assert state_view(SEED, EMPTY_DELTA) == build_world(SEED)
+
+
+def test_a_deleted_base_repository_is_listed_and_the_view_lacks_it():
+    world = RepositoryWorld(SEED)
+    world.delete_repository("scratchpad")
+    delta = _stored(world)
+    assert delta == {**EMPTY_DELTA, "deleted": [f"{ACCOUNT}/scratchpad"]}
+    view = state_view(SEED, delta)
+    assert find_repo(view, ACCOUNT, "scratchpad") is None
+    assert set(view["repos"]) == set(build_world(SEED)["repos"]) - {f"{ACCOUNT}/scratchpad"}
+    ctx = EvalContext(seed=SEED, state={"github": delta})
+    ev = {"func": "raw", "op": "github.check_repository", "op_args": f"{ACCOUNT}/scratchpad"}
+    result = evaluate(ev, "", ctx)
+    gone = f"{ACCOUNT}/scratchpad"
+    assert (result.passed, result.reason) == (
+        False,
+        f"the repository doesn't exist: {gone} (search '{gone}' does not list it)",
+    )
+
+
+def test_a_delta_names_what_changed_and_nothing_else():
+    base = build_world(SEED)
+    blip = base["repos"]["salesforce/BLIP"]
+    world = RepositoryWorld(SEED)
+    world.call("fork_repository", {"owner": "salesforce", "repo": "BLIP"})
+    world.call("create_repository", {"name": "notes", "autoInit": True})
+    world.call(
+        "add_issue_comment", {"owner": "salesforce", "repo": "BLIP", "issue_number": 1, "body": "Same here."}
+    )
+    world.call("create_branch", {"owner": ACCOUNT, "repo": "BLIP", "branch": "dev"})
+    world.call(
+        "create_or_update_file",
+        {
+            "owner": ACCOUNT,
+            "repo": "BLIP",
+            "path": "NOTES.md",
+            "content": "hi\n",
+            "message": "m",
+            "branch": "dev",
+        },
+    )
+    delta = _stored(world)
+    assert set(delta) == set(EMPTY_DELTA) | {"clock", "next_id"}
+    # ticks: fork, create, its README commit, comment, file commit; ids: fork, repository, comment
+    assert (delta["clock"], delta["next_id"]) == (5, base["next_id"] + 3)
+    assert list(delta["created"]) == [f"{ACCOUNT}/notes"] and delta["deleted"] == []
+    # the parent: one more fork, and the issue with its new comment (the other issues are not stored)
+    assert list(delta["modified"]) == ["salesforce/BLIP"]
+    parent = delta["modified"]["salesforce/BLIP"]
+    assert parent["forks_count"] == blip["forks_count"] + 1 and list(parent["issues"]) == ["1"]
+    assert parent["issues"]["1"]["comments"][-1]["body"] == "Same here."
+    # the fork: its own fields, and the new branch as a copy of main plus one file and one commit
+    fork = delta["forked"][f"{ACCOUNT}/BLIP"]
+    assert fork["from"] == "salesforce/BLIP"
+    assert fork["changes"]["branches"]["dev"]["copy_of"] == "main"
+    assert fork["changes"]["branches"]["dev"]["files"] == {"NOTES.md": "hi\n"}
+    assert [c["message"] for c in fork["changes"]["branches"]["dev"]["commits_added"]] == ["m"]
+    assert fork["changes"]["issues"] == [] and "main" not in fork["changes"]["branches"]
+    assert json.dumps(state_view(SEED, delta)) == json.dumps(world.state)
+    assert "order" not in delta  # the fork, then the new repository: base order + new ones
+
+
+def test_a_snapshot_from_another_seed_is_a_harness_error():
+    ev = {"func": "raw", "op": "github.check_repository", "op_args": f"{ACCOUNT}/scratchpad"}
+    with pytest.raises(RuntimeError, match="taken on the world of seed 43, not on the task's seed 42"):
+        evaluate(ev, "", EvalContext(seed=SEED, state={"github": {**EMPTY_DELTA, "seed": SEED + 1}}))
+
+
 # -- cleanups -----------------------------------------------------------------------------------
 
 
@@ -541,7 +677,7 @@ def test_cleanups_undo_created_and_forked_repositories(generated):
         assert outcomes and all(o.ok for o in outcomes), [o.to_dict() for o in outcomes]
         assert set(world.state["repos"]) == set(base["repos"])
         world.egi_reset_state()
-        assert world.egi_snapshot_state() == base
+        assert state_view(SEED, world.egi_snapshot_state()) == base
 
 
 def test_cleanups_fill_return_paths_skip_bad_entries_and_run_toolless_entries():
