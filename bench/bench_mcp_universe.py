@@ -114,8 +114,9 @@ def main() -> None:
         print(f"scoring {domain}: first task (builds the world) {build:.2f} s; then median "
               f"{per_task:.2f} ms per task (all its evaluators)")  # fmt: skip
     sizes = stored_state_bytes()
-    print(f"repository trajectory info (stored state + cleanups): median {statistics.median(sizes) / 1024:.1f} KiB, "
-          f"max {max(sizes) / 1024:.1f} KiB over {len(sizes)} tasks")  # fmt: skip
+    median_kib, max_kib = statistics.median(sizes) / 1024, max(sizes) / 1024
+    print(f"repository trajectory info (stored state + cleanups): median {median_kib:.1f} KiB, "
+          f"max {max_kib:.1f} KiB over {len(sizes)} tasks")  # fmt: skip
 
 
 if __name__ == "__main__":
