@@ -7,8 +7,8 @@ Prints figures; asserts nothing.
   (serial and at ``-n <workers>``), items per second, and the peak RSS of the largest process
   of those runs (the controller, an xdist worker or an MCP server);
 - scoring: milliseconds to run every evaluator of one task on its reference answer, per domain
-  (median over the generated tasks, ``--repeat`` rounds; the worlds are built once first, as in
-  a run), and the one-off world build each domain's ops need (seconds);
+  (median over the generated tasks, ``--repeat`` rounds, after the worlds are built, as in a
+  run);
 - stored state: bytes of a repository task's trajectory ``info`` (the state the ``github.*``
   ops read), median and max over the generated tasks run by the oracle.
 """
@@ -48,8 +48,9 @@ def run(mode: str, workers: int) -> tuple[float, int]:
 
 
 def scoring(domain: str, repeat: int) -> tuple[float, float]:
-    """(world build seconds, median ms to score one task's reference answer) for ``domain``;
-    repository tasks are scored on the state their reference calls leave (built in-process)."""
+    """(seconds to score the first task, median ms to score one task's reference answer) for
+    ``domain``; repository tasks are scored on the state their reference calls leave (built
+    in-process). Generating the tasks already built the worlds the ops read."""
     from suites.mcp_universe.evaluator import EvalContext, evaluate
 
     tasks = generated_tasks(domain, 42)
@@ -76,7 +77,8 @@ def _state(task: dict) -> dict:
     world = RepositoryWorld(42)
     for call in task["reference"]["calls"]:
         world.call(call["tool"], call["arguments"])
-    return {"github": json.loads(world.call("egi_snapshot_state", {}))}
+    snapshot = world.call("egi_snapshot_state", {})
+    return {"github": json.loads(snapshot) if isinstance(snapshot, str) else snapshot}
 
 
 def stored_state_bytes() -> list[int]:
@@ -111,7 +113,7 @@ def main() -> None:
     print(f"peak RSS of the largest process of those runs: {peak_mib:.0f} MiB")
     for domain in DOMAINS:
         build, per_task = scoring(domain, args.repeat)
-        print(f"scoring {domain}: first task (builds the world) {build:.2f} s; then median "
+        print(f"scoring {domain}: first task {build * 1000:.1f} ms; then median "
               f"{per_task:.2f} ms per task (all its evaluators)")  # fmt: skip
     sizes = stored_state_bytes()
     median_kib, max_kib = statistics.median(sizes) / 1024, max(sizes) / 1024
