@@ -675,7 +675,8 @@ def _check_data(
     config: pytest.Config, settings: RunSettings, suite: Any, tasks: list, options: Any, profile: Any
 ) -> None:
     """Warn about the tasks a suite loaded: a category of the profile with no task at all (a
-    user's task file may hold only some), and the suite's optional ``constant_answer_check``.
+    user's task file may hold only some), and the suite's optional ``constant_answer_check``
+    and ``data_warnings``.
     The warnings go to ``settings.data_warnings`` (an xdist worker also hands them to the
     controller in ``workeroutput``, read back in ``_XdistHooks.pytest_testnodedown``)."""
     if not settings.model:
@@ -689,9 +690,11 @@ def _check_data(
         for c in (profile.categories or suite.categories) if c not in loaded
     }
     merge_data_warnings(settings.data_warnings, data_warning_entries(suite.name, absent))
-    check = getattr(suite, "constant_answer_check", None)
-    if check is not None:
-        merge_data_warnings(settings.data_warnings, data_warning_entries(suite.name, check(tasks, options)))
+    for hook in ("constant_answer_check", "data_warnings"):
+        check = getattr(suite, hook, None)
+        if check is not None:
+            found = data_warning_entries(suite.name, check(tasks, options))
+            merge_data_warnings(settings.data_warnings, found)
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:
         workeroutput["egi_data_warnings"] = list(settings.data_warnings)

@@ -154,6 +154,16 @@ class Suite(Protocol):
         """
         ...
 
+    def data_warnings(self, tasks: list[Task], options: BaseModel) -> dict[str, str]:
+        """Optional: anything else about the loaded ``tasks`` a user must know before trusting
+        the figures (tasks the local data cannot answer, ...), shown like
+        :meth:`constant_answer_check`'s warnings.
+
+        Returns:
+            category -> one line.
+        """
+        ...
+
     def prepare(self, tasks: list[Task], options: BaseModel) -> None:
         """Optional: build, once per process, what the collected ``tasks`` need (a world, a
         search index, a database, a server), before the first item runs.

@@ -127,7 +127,7 @@ class McpUniverseSuite:
         by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
         if opts.task_dir is not None:
             for domain, task in load_task_dir(opts.task_dir):
-                by_domain[domain].append(task)
+                by_domain[domain].append(_with_reference(domain, task, profile.seed))
         else:
             for domain in wanted:
                 by_domain[domain] = generated_tasks(domain, profile.seed)
@@ -160,18 +160,30 @@ class McpUniverseSuite:
             RuntimeError: the task (an original file) has no reference the local data can
                 give (the domain solver's reason); the item errors, it is not scored.
         """
-        from suites.mcp_universe.domains import NotSolvable
         from suites.mcp_universe.policy import McpUniversePolicy
 
         reference = task.data.get("reference")
         if reference is None:
-            try:
-                reference = domain_module(task.category).solve(task.data, task.data["seed"])
-            except NotSolvable as exc:
-                raise RuntimeError(
-                    f"mcp_universe: no reference solution for task {task.id!r} on the local data: {exc}"
-                ) from None
+            raise RuntimeError(
+                f"mcp_universe: no reference solution for task {task.id!r} on the local data: "
+                f"{task.data.get('unsolvable') or 'none was computed'}"
+            )
         return McpUniversePolicy(reference, noise)
+
+    def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
+        """Domains with task files the local data cannot answer (upstream's web_search files
+        ask about the real world): their scores do not measure the model."""
+        out: dict[str, str] = {}
+        for domain in DOMAINS:
+            mine = [t for t in tasks if t.category == domain]
+            bad = [t for t in mine if t.data.get("unsolvable")]
+            if bad:
+                out[domain] = (
+                    f"{domain}: {len(bad)} of {len(mine)} task file(s) cannot be answered from the local "
+                    f"data, so their scores do not measure the model (egi/oracle errors on them); first: "
+                    f"{bad[0].id}: {bad[0].data['unsolvable']}"
+                )
+        return out
 
     def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
         """Run the task's evaluators on the final answer (reference §1.5–1.6).
@@ -259,6 +271,30 @@ class McpUniverseSuite:
                 "evaluators": evs,
             }
         return dict(out)
+
+
+def _with_reference(domain: str, task: dict[str, Any], seed: int) -> dict[str, Any]:
+    """A task file's task with its ``reference`` computed from the local data (what egi/oracle
+    replays), or ``unsolvable`` (the reason) when the local data cannot answer it.
+
+    Raises:
+        ValueError: the task's evaluators cannot be run on the local data (an op argument the
+            op refuses, such as a date before the price history): a usage error naming the file.
+    """
+    from suites.mcp_universe.domains import NotSolvable
+    from suites.mcp_universe.evaluator import EvaluatorSpecError
+
+    if task.get("reference") is not None:
+        return task
+    try:
+        return {**task, "reference": domain_module(domain).solve(task, seed)}
+    except NotSolvable as exc:
+        return {**task, "unsolvable": str(exc)}
+    except EvaluatorSpecError as exc:
+        raise ValueError(
+            f"{task.get('source', task['id'])}: its evaluators cannot be checked on the local data: {exc}; "
+            "fix: change the evaluator's value or op_args, or leave the task out"
+        ) from None
 
 
 def _as_text(answer: Any) -> str:

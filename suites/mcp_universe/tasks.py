@@ -210,6 +210,8 @@ def load_task_file(
     task["evaluators"] = [{**ev, "value": render(ev.get("value"), TEMPLATE_ENV),
                            "op_args": render(ev.get("op_args"), TEMPLATE_ENV)} for ev in evs]  # fmt: skip
     task["id"] = str(data.get("id") or _ID_BAD.sub("_", Path(path).stem))
+    if "reference" not in data:
+        task["source"] = str(path)
     return domain, task
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from suites._common.mcp_servers import finance
 from suites._common.mcp_servers._base import TODAY
 from suites.mcp_universe.domains import NotSolvable
+from suites.mcp_universe.evaluator import EvaluatorSpecError
 from suites.mcp_universe.ops import yfinance as yf
 
 __all__ = ["DOMAIN", "SERVERS", "SCREEN_POOL", "generate_tasks", "solve"]
@@ -113,8 +114,10 @@ def _portfolio(w: _Work, a: dict[str, Any]) -> Perturb:
         w.history(t, start - timedelta(days=7), end + timedelta(days=1))
         p0 = finance.close_on_or_before(yf.company(w.seed, t), start)
         p1 = finance.close_on_or_before(yf.company(w.seed, t), end)
-        if p0 is None or p1 is None:
-            raise NotSolvable(f"no {t} price on or before {start} / {end}")
+        if p0 is None or p1 is None:  # before the local history: the evaluator cannot run either
+            raise EvaluatorSpecError(
+                f"no {t} price on or before {start} / {end} (the local history starts {finance.OPEN_START})"
+            )
         terms.append(f"{investment * weight!r} / {p0[1]} * {p1[1]}")
     w.call("calculate", server="calculator", expression=" + ".join(terms))
     value, pct = yf.portfolio_return(w.seed, tickers, a["start_date"], a["end_date"], investment, split)

@@ -1,0 +1,172 @@
+"""Acceptance of the MCP-Universe suite through the real plugin: every call executed on the
+local MCP servers as stdio subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+UPSTREAM = (
+    ROOT.parent / "shared" / "upstream" / "mcp_universe" / "mcpuniverse" / "benchmark" / "configs" / "test"
+)
+FIRSTS = "financial_analysis-001 or location_navigation-001 or web_search-001 or repository_management-001"
+
+
+def run(
+    pytester: pytest.Pytester, model: str, *extra: str, mode: str = "quick"
+) -> tuple[pytest.RunResult, dict | None]:
+    out = pytester.path / f"reports-{model.replace('/', '_')}-{len(extra)}"
+    result = pytester.runpytest(
+        str(ROOT / "suites" / "mcp_universe"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
+        "--egi-model", model, "--egi-mode", mode, "--egi-report-dir", str(out),
+        "--egi-bootstrap", "0", *extra,
+    )  # fmt: skip
+    runs = list(out.iterdir()) if out.exists() else []
+    return result, json.loads((runs[0] / "egi.json").read_text()) if runs else None
+
+
+def test_quick_oracle_and_null(pytester):
+    result, egi = run(pytester, "egi/oracle")
+    result.assert_outcomes(passed=20)
+    subs = egi["suites"]["mcp_universe"]["sub_metrics"]
+    assert subs["financial_analysis.pass_rate"] == 1.0
+    assert subs["financial_analysis.evaluator_score"] == 1.0
+    run_dir = next((pytester.path / "reports-egi_oracle-0").iterdir())
+    results = json.loads((run_dir / "mcp_universe" / "financial_analysis_results.json").read_text())
+    assert len(results) == 20 and all(r["passed"] and r["score"] == 1.0 for r in results.values())
+    result, egi = run(pytester, "egi/null")
+    result.assert_outcomes(failed=20)
+    subs = egi["suites"]["mcp_universe"]["sub_metrics"]
+    assert subs["financial_analysis.pass_rate"] == 0.0
+    assert subs["financial_analysis.evaluator_score"] == 0.0
+
+
+MODULES = [f"suites._common.mcp_servers.{m}".encode() for m in
+           ("finance", "calculator", "maps", "search", "fetch", "repository")]  # fmt: skip
+
+
+def _servers_of(seed: int) -> list[int]:
+    """Pids of MCP server processes started from this checkout with ``--seed <seed>``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            env = Path(f"/proc/{entry}/environ").read_bytes()
+        except OSError:
+            continue
+        ours = str(ROOT).encode() in env and str(seed).encode() in cmd
+        if ours and any(m in cmd for m in MODULES):
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "n2"])
+def test_every_domain_runs_and_no_server_process_is_left(pytester, workers):
+    seed = 4811 + len(workers)
+    assert _servers_of(seed) == []
+    result, egi = run(pytester, "egi/oracle", "--egi-seed", str(seed), "-k", FIRSTS, *workers, mode="deep")
+    result.assert_outcomes(passed=4)
+    subs = egi["suites"]["mcp_universe"]["sub_metrics"]
+    for domain in ("financial_analysis", "location_navigation", "web_search", "repository_management"):
+        assert subs[f"{domain}.pass_rate"] == 1.0, domain
+    assert _servers_of(seed) == []
+
+
+KILLER = """
+import os, signal, time
+import pytest
+
+
+def gone(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item):
+    if item.nodeid.endswith("[repository_management-002]"):
+        from pytest_egi.mcp.client import running_servers
+        for server in running_servers():
+            if server.spec.name == "github":
+                os.kill(server.pid, signal.SIGKILL)
+                deadline = time.monotonic() + 10
+                while not gone(server.pid) and time.monotonic() < deadline:
+                    time.sleep(0.01)
+"""
+
+
+def test_repository_server_killed_mid_run_errors_that_item_and_restarts_clean(pytester):
+    pytester.makepyfile(mcp_killer=KILLER)
+    pytester.syspathinsert()
+    selection = "repository_management-001 or repository_management-002 or repository_management-003"
+    result, egi = run(pytester, "egi/oracle", "-p", "mcp_killer", "-k", selection, mode="deep")
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(
+        ["*test_task?repository_management-002?: McpServerError: MCP server 'github'*"]
+    )
+    lines = next(pytester.path.glob("reports-*/*/records.jsonl")).read_text().splitlines()
+    records = {r["task_id"]: r for r in map(json.loads, lines)}
+    assert records["repository_management-002"]["status"] == "error"
+    assert records["repository_management-003"]["status"] == "passed"  # a fresh server, reset world
+
+
+def test_unknown_op_in_a_task_file_is_a_usage_error(pytester, tmp_path):
+    folder = tmp_path / "location_navigation"
+    folder.mkdir()
+    task = {"question": "Find a cafe.", "mcp_servers": [{"name": "google-maps"}],
+            "evaluators": [{"func": "json", "op": "google_maps.teleport"}]}  # fmt: skip
+    (folder / "task_0001.json").write_text(json.dumps(task))
+    result, _ = run(pytester, "egi/oracle", "--egi-opt", f"mcp_universe.task_dir={tmp_path}", mode="deep")
+    assert result.ret == 4
+    want = (
+        f"{folder / 'task_0001.json'}: evaluators[0].op: unknown op 'google_maps.teleport'; "
+        "fix: use an op the suite implements (known google_maps ops: google_maps.are_stops_different,"
+    )
+    assert want in result.stderr.str()
+
+
+def test_task_file_whose_evaluator_cannot_run_on_local_data_is_a_usage_error(pytester, tmp_path):
+    folder = tmp_path / "financial_analysis"
+    folder.mkdir()
+    op_args = {"tickers": ["MSFT"], "start_date": "2010-01-04", "end_date": "2011-01-04",
+               "initial_investment": 1000.0, "split": [1.0]}  # fmt: skip
+    task = {
+        "question": "Value of $1000 in MSFT?",
+        "output_format": {"total value": "[NUMBER]"},
+        "evaluators": [{"func": "json", "op": "yfinance.check_portfolio_task_output", "op_args": op_args}],
+    }
+    (folder / "t.json").write_text(json.dumps(task))
+    result, _ = run(pytester, "egi/oracle", "--egi-opt", f"mcp_universe.task_dir={tmp_path}", mode="deep")
+    assert result.ret == 4
+    want = (
+        f"{folder / 't.json'}: its evaluators cannot be checked on the local data: no MSFT price on "
+        "or before 2010-01-04 / 2011-01-04 (the local history starts 2014-01-02)"
+    )
+    assert want in result.stderr.str()
+
+
+@pytest.mark.skipif(not UPSTREAM.is_dir(), reason=f"upstream task files not found at {UPSTREAM}")
+def test_upstream_files_run_and_web_search_files_are_flagged(pytester, tmp_path):
+    files = (("financial_analysis", "yfinance_task_0001"), ("repository_management", "github_task_0001"),
+             ("web_search", "info_search_task_0001"))  # fmt: skip
+    for domain, stem in files:
+        (tmp_path / domain).mkdir()
+        (tmp_path / domain / f"{stem}.json").write_text((UPSTREAM / domain / f"{stem}.json").read_text())
+    result, egi = run(pytester, "egi/oracle", "--egi-opt", f"mcp_universe.task_dir={tmp_path}",
+                      "-k", "not info_search", mode="deep")  # fmt: skip
+    result.assert_outcomes(passed=2)
+    out = result.stdout.str()
+    assert (
+        "data warning (mcp_universe): web_search: 1 of 1 task file(s) cannot be answered from the local"
+        in out
+    )
+    assert "info_search_task_0001: this web_search question asks about the real world" in out
+    assert any("web_search: 1 of 1" in str(w) for w in egi["data_warnings"])
