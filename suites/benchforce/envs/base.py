@@ -1,0 +1,115 @@
+"""What every Benchforce environment provides, and the state helpers they share.
+
+An environment is a module under :mod:`suites.benchforce.envs` exposing one
+:class:`Environment`: its name, policy (the agent's system prompt), fixed clock, tools (each a
+pure function of the state and its arguments), seeded world builder, the projection of the
+state that judging compares, and the entry templates. The server executes the tools; the
+scorer dry-runs gold actions with the same functions on a copy of the world.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["EnvToolError", "Environment", "ToolSpec", "apply_call", "canonical_json", "state_hash"]
+
+
+class EnvToolError(Exception):
+    """A tool refused the call for a reason in its input (an unknown patient, a taken slot).
+
+    The server turns it into a ``tool.error`` frame with ``code`` and the message; the agent
+    reads ``"Error: <message>"`` and the episode goes on (the model's mistake, scored).
+
+    Args:
+        code: short machine-readable reason (``not_found``, ``conflict``, ``invalid_value``).
+        message: the text the agent reads.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool of an environment.
+
+    Attributes:
+        name: upstream's tool name.
+        description: shown to the agent.
+        parameters: JSON schema of the arguments (validated by the server before ``fn`` runs).
+        fn: ``fn(state, **arguments) -> output`` (a JSON-safe value); it mutates ``state`` in
+            place for a write tool and raises :class:`EnvToolError` for a refused call.
+        kind: ``read`` or ``write`` (a write must change the projection when it succeeds).
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    fn: Callable[..., Any]
+    kind: Literal["read", "write"] = "read"
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI function-tool schema (upstream's ``get_metadata()`` shape)."""
+        return {"type": "function",
+                "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Environment:
+    """One Benchforce environment (see the module docstring).
+
+    Attributes:
+        name: upstream's environment name (``hospital``).
+        policy: the agent's system prompt (our own wording of upstream's policy).
+        now: the fixed clock (``YYYY-MM-DD``), part of the policy and used by the tools.
+        tools: by name, in upstream's order.
+        build_world: ``seed -> state`` (a JSON-safe dict of tables keyed by id).
+        projection: ``state -> dict``: the business fields judging compares (explicit, so a
+            change elsewhere never counts and a change here always does).
+        make_entries: ``(state, seed) -> entries`` in upstream's shape plus our keys.
+    """
+
+    name: str
+    policy: str
+    now: str
+    tools: dict[str, ToolSpec]
+    build_world: Callable[[int], dict[str, Any]]
+    projection: Callable[[dict[str, Any]], dict[str, Any]]
+    make_entries: Callable[[dict[str, Any], int], list[dict[str, Any]]] = field(repr=False)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """Every tool's OpenAI schema, in order."""
+        return [t.schema() for t in self.tools.values()]
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace: equal values give equal text whatever the
+    key order."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def state_hash(env: Environment, state: dict[str, Any]) -> str:
+    """SHA-256 (hex) of the canonical JSON of ``env.projection(state)``; independent of key
+    order, changed by every successful write (tests prove both)."""
+    return hashlib.sha256(canonical_json(env.projection(state)).encode("utf-8")).hexdigest()
+
+
+def apply_call(env: Environment, state: dict[str, Any], name: str, arguments: dict[str, Any]) -> Any:
+    """Run one already-validated call on ``state`` (mutated in place) and return its output.
+
+    Raises:
+        EnvToolError: the tool refused the call.
+        KeyError: no tool ``name`` (callers validate first).
+    """
+    return env.tools[name].fn(state, **arguments)
+
+
+def copy_world(state: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy (every session and every dry run works on its own)."""
+    return copy.deepcopy(state)
