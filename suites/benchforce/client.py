@@ -184,7 +184,8 @@ class EnvSession:
         self.session_id = session_id
         self.timeout_s = timeout_s
         try:
-            self.ws = connect(server.url, open_timeout=timeout_s, close_timeout=1, max_size=100 * 2**20)
+            # entered as a context manager (websockets 17.1+ deprecates the bare form); closed in close()
+            self.ws = connect(server.url, open_timeout=timeout_s, close_timeout=1, max_size=100 * 2**20).__enter__()
         except (OSError, TimeoutError, EnvironmentFault) as exc:
             raise EnvironmentFault(f"cannot connect to the benchforce server: {type(exc).__name__}: {exc}") from None
         except Exception as exc:  # websockets' handshake errors

@@ -38,9 +38,10 @@ from typing import Any
 __all__ = ["END_REASONS", "ROLES", "ProtocolError", "decode", "encode"]
 
 ROLES = frozenset({"client", "agent", "runner", "system", "debugger"})
-END_REASONS = ("user_exit", "max_turns", "timeout", "error")
+END_REASONS = ("user_exit", "max_turns", "timeout", "agent_failed", "error")
 """Why a session ended: the user called ``exit_conversation``; the turn limit ran out; the
-session's wall-clock budget ran out; a fault ended it."""
+session's wall-clock budget ran out; the agent's reply was cut off or its context overflowed;
+a fault ended it."""
 
 
 class ProtocolError(ValueError):

@@ -359,7 +359,7 @@ def _entry(template: str, goal: str, facts: dict[str, str], actions: list[dict[s
         ci = [k for k in a["arguments"] if k.endswith("_name")]
         if ci:
             a["case_insensitive_args"] = ci
-    lines = [f"You are calling the hospital. Your goal: {goal}"]
+    lines = [f"You are calling the hospital. You would like to {goal}"]
     lines += [f"Your {k.replace('_', ' ')} is {v}." for k, v in facts.items()]
     lines.append("Give these details only when asked, confirm the assistant's proposals when they match your "
                  "goal, and end the conversation once your goal is met.")  # fmt: skip
@@ -390,7 +390,7 @@ def _upcoming(s, rng):
 def _t_cancel(s, rng):
     a = _upcoming(s, rng)
     p = s["patients"][a["patient_id"]]
-    return _entry("cancel", f"cancel your appointment on {a['appointment_date']}.",
+    return _entry("cancel", f"cancel my appointment on {a['appointment_date']}.",
                   {"name": p["name"], "date": a["appointment_date"]},
                   [_call("get_appointment", patient_name=p["name"]),
                    _call("cancel_appointment", appointment_id=a["appointment_id"])])  # fmt: skip
@@ -400,7 +400,7 @@ def _t_reschedule(s, rng):
     a = _upcoming(s, rng)
     p, d = s["patients"][a["patient_id"]], s["doctors"][a["doctor_id"]]
     date, time = _free_slot(s, rng, d["doctor_id"])
-    return _entry("reschedule", f"move your appointment of {a['appointment_date']} with {d['name']} to another day.",
+    return _entry("reschedule", f"move my appointment of {a['appointment_date']} with {d['name']} to another day.",
                   {"name": p["name"], "date": a["appointment_date"], "doctor": d["name"], "new_date": date, "new_time": time},
                   [_call("get_appointment", patient_name=p["name"]),
                    _call("cancel_appointment", appointment_id=a["appointment_id"]),
@@ -412,7 +412,7 @@ def _t_contact(s, rng):
     p = rng.choice(list(s["patients"].values()))
     name = f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
     phone = f"555-{rng.randint(7000, 9999)}"
-    return _entry("emergency_contact", "change your emergency contact.",
+    return _entry("emergency_contact", "change my emergency contact.",
                   {"name": p["name"], "contact_name": name, "contact_phone": phone},
                   [_call("update_emergency_contact", patient_name=p["name"], contact_name=name, contact_phone=phone)])
 
@@ -431,7 +431,7 @@ def _t_referral(s, rng):
 def _t_referral_status(s, rng):
     r = rng.choice([r for _, r in sorted(s["referrals"].items()) if r["status"] == "pending"])
     p, db = s["patients"][r["patient_id"]], s["doctors"][r["referred_to_doctor_id"]]
-    return _entry("cancel_referral", f"cancel your pending referral to {db['name']}.",
+    return _entry("cancel_referral", f"cancel my pending referral to {db['name']}.",
                   {"name": p["name"], "referred_doctor": db["name"], "referral_status": "cancelled"},
                   [_call("get_patient_referrals", patient_name=p["name"]),
                    _call("update_referral_status", referral_id=r["referral_id"], status="cancelled")])  # fmt: skip
@@ -440,7 +440,7 @@ def _t_referral_status(s, rng):
 def _t_medication(s, rng):
     m = rng.choice([m for _, m in sorted(s["medications"].items())])
     p = s["patients"][m["patient_id"]]
-    return _entry("medication_dosage", f"find out the dosage and schedule of your {m['medication_name']}.",
+    return _entry("medication_dosage", f"find out the dosage and schedule of my {m['medication_name']}.",
                   {"name": p["name"], "medication": m["medication_name"]},
                   [_call("get_patient_medications", patient_name=p["name"])], [m["dosage"], m["frequency"]])
 
@@ -448,7 +448,7 @@ def _t_medication(s, rng):
 def _t_lab(s, rng):
     r = rng.choice([r for _, r in sorted(s["lab_results"].items()) if r["status"] == "completed"])
     p = s["patients"][r["patient_id"]]
-    return _entry("lab_result", f"learn the result of your {r['test_name']} test.",
+    return _entry("lab_result", f"learn the result of my {r['test_name']} test.",
                   {"name": p["name"], "test": r["test_name"]},
                   [_call("get_lab_results", patient_name=p["name"])], [r["result"]])
 
