@@ -70,13 +70,21 @@ class BenchforceSuite:
     diagnostics = frozenset(f"{e}.{k}" for e in ENVIRONMENTS for k in DIAGNOSTIC_KEYS)
     null_floor: dict[str, float] = {f"{e}.accuracy_finished": 0.0 for e in ENVIRONMENTS}
     sub_metric_notes = {
-        **{f"{e}.accuracy_all": "passed entries / entries (0-1), trials grouped per entry" for e in ENVIRONMENTS},
-        **{f"{e}.finished_rate": "share of sessions the caller ended with its goal met (0-1); turn limit, "
-           "timeout and a caller giving up are unfinished" for e in ENVIRONMENTS},
-        **{f"{e}.accuracy_finished": "passes among finished sessions (0-1), 0 when none finished, so egi/null "
-           "scores 0 here and its gap route reads 100 (no gap between nothing and nothing)"
-           for e in ENVIRONMENTS},
-    }  # fmt: skip
+        **{
+            f"{e}.accuracy_all": "passed entries / entries (0-1), trials grouped per entry"
+            for e in ENVIRONMENTS
+        },
+        **{
+            f"{e}.finished_rate": "share of sessions the caller ended with its goal met (0-1); turn limit, "
+            "timeout and a caller giving up are unfinished"
+            for e in ENVIRONMENTS
+        },
+        **{
+            f"{e}.accuracy_finished": "passes among finished sessions (0-1), 0 when none finished, so "
+            "egi/null scores 0 here and its gap route reads 100 (no gap between nothing and nothing)"
+            for e in ENVIRONMENTS
+        },
+    }
     assert set(ROUTED_KEYS) | set(DIAGNOSTIC_KEYS) == set(SUMMARY_KEYS)
 
     def load_tasks(self, profile: SuiteProfile, options: Any) -> list[Task]:
@@ -96,8 +104,10 @@ class BenchforceSuite:
             raise ValueError(f"benchforce: unknown environments {unknown}; known: {list(ENVIRONMENTS)}")
         missing = [c for c in wanted if c not in BUILT]
         if missing:
-            raise ValueError(f"benchforce: environments {missing} are not built yet; run with categories "
-                             f"{list(BUILT)} (see suites/benchforce/STATUS.md)")  # fmt: skip
+            raise ValueError(
+                f"benchforce: environments {missing} are not built yet; run with categories "
+                f"{list(BUILT)} (see suites/benchforce/STATUS.md)"
+            )
         if opts.data_dir is not None:
             raise ValueError("benchforce: data_dir (upstream's data files) is not supported yet")
         max_turns = int(opts.max_turns or (profile.model_extra or {}).get("max_turns") or 15)
@@ -113,7 +123,9 @@ class BenchforceSuite:
                 try:
                     expected_state(env, profile.seed, entry["actions"])
                 except ValueError as exc:
-                    raise ValueError(f"benchforce {name} entry {entry['id']!r}: its gold cannot be right: {exc}") from None
+                    raise ValueError(
+                        f"benchforce {name} entry {entry['id']!r}: its gold cannot be right: {exc}"
+                    ) from None
                 data = {**entry, "env": name, "seed": profile.seed, "max_turns": max_turns}
                 out.append(Task(id=f"{name}.{entry['id']}", category=name, data=data))
         if profile.limit is not None:

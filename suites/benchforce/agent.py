@@ -63,7 +63,9 @@ class ServerToolkit(Toolkit):
         if reply.get("event") == "tool.result":
             self.calls.append({"name": name, "arguments": parsed, "error": False})
             output = reply.get("output")
-            return ToolOutcome(content=output if isinstance(output, str) else json.dumps(output, sort_keys=True))
+            return ToolOutcome(
+                content=output if isinstance(output, str) else json.dumps(output, sort_keys=True)
+            )
         error = reply.get("error") or {}
         self.calls.append({"name": name, "arguments": parsed, "error": True, "code": error.get("code")})
         return ToolOutcome(content=f"Error: {error.get('message')}", error=True)
@@ -91,10 +93,15 @@ class _Caller:
 
 
 def _wants_change(entry: dict[str, Any], env: Any) -> bool:
-    return any(env.tools.get(a["name"]) is not None and env.tools[a["name"]].kind == "write" for a in entry["actions"])
+    return any(
+        env.tools.get(a["name"]) is not None and env.tools[a["name"]].kind == "write"
+        for a in entry["actions"]
+    )
 
 
-def run_trial(task: Task, client: ModelClient, options: Any = None, trial: int = 1, simulator: Any = None) -> Trajectory:
+def run_trial(
+    task: Task, client: ModelClient, options: Any = None, trial: int = 1, simulator: Any = None
+) -> Trajectory:
     """Run one Benchforce trial.
 
     Args:
@@ -114,7 +121,9 @@ def run_trial(task: Task, client: ModelClient, options: Any = None, trial: int =
         ProviderError: from the client.
     """
     if simulator is not None:
-        raise NotImplementedError("benchforce: the LLM user simulator (--egi-simulator-model) is not built yet")
+        raise NotImplementedError(
+            "benchforce: the LLM user simulator (--egi-simulator-model) is not built yet"
+        )
     data = task.data
     env = environment(data["env"])
     max_turns = int(getattr(options, "max_turns", None) or data.get("max_turns") or 15)
@@ -130,22 +139,37 @@ def run_trial(task: Task, client: ModelClient, options: Any = None, trial: int =
         session.say("client", opening)
         caller = _Caller(user, session, time.monotonic() + timeout_s)
         messages = [{"role": "system", "content": ready["policy"]}, {"role": "user", "content": opening}]
-        traj = run_dialogue_loop(client, messages, caller, toolkit=ServerToolkit(session, ready["tools"]),
-                                 max_turns=max_turns * CALLS_PER_TURN, max_user_turns=max_turns - 1,
-                                 params=dict(GENERATION_PARAMS))  # fmt: skip
+        traj = run_dialogue_loop(
+            client,
+            messages,
+            caller,
+            toolkit=ServerToolkit(session, ready["tools"]),
+            max_turns=max_turns * CALLS_PER_TURN,
+            max_user_turns=max_turns - 1,
+            params=dict(GENERATION_PARAMS),
+        )
         try:
             if traj.termination == "max_user_turns":  # the last reply never reached the caller
                 session.say("agent", str(traj.messages[-1].get("content") or ""))
-            ending = caller.ending or ("max_turns" if traj.termination in ("max_turns", "max_user_turns") else "agent_failed")
+            ending = caller.ending or (
+                "max_turns" if traj.termination in ("max_turns", "max_user_turns") else "agent_failed"
+            )
             ended = session.end(ending)
         except Exception as exc:
             exc.partial_trajectory = traj.to_dict()  # type: ignore[attr-defined]
             raise
     replies = [m for m in traj.messages if m.get("role") == "assistant" and not m.get("tool_calls")]
     traj.info["benchforce"] = {
-        "env": env.name, "session_id": sid, "ending": ending, "exit_reason": user.exit_reason,
-        "max_turns": max_turns, "agent_replies": len(replies), "initial_hash": ready["hash"],
-        "final_hash": ended["hash"], "final_state": ended["state"], "transcript": ended["transcript"],
+        "env": env.name,
+        "session_id": sid,
+        "ending": ending,
+        "exit_reason": user.exit_reason,
+        "max_turns": max_turns,
+        "agent_replies": len(replies),
+        "initial_hash": ready["hash"],
+        "final_hash": ended["hash"],
+        "final_state": ended["state"],
+        "transcript": ended["transcript"],
         "simulator": "egi/rules",
-    }  # fmt: skip
+    }
     return traj

@@ -72,6 +72,17 @@ class ServerProcess:
         """True while the subprocess runs."""
         return self.proc is not None and self.proc.poll() is None
 
+    def dead_after(self, seconds: float) -> bool:
+        """True when the subprocess has exited (waiting up to ``seconds`` for it to); a
+        SIGKILL is delivered asynchronously, so a just-killed server may still look alive."""
+        if self.proc is None:
+            return True
+        try:
+            self.proc.wait(seconds)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
     def start(self) -> None:
         """Start the subprocess unless it runs; a dead one is reaped and started again.
 
@@ -84,10 +95,27 @@ class ServerProcess:
             self.stop()
             if self._given_dir is None:
                 self.transcript_dir = Path(tempfile.mkdtemp(prefix="benchforce-transcripts-"))
-            env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-            cmd = [sys.executable, "-m", "suites.benchforce.server", "--transcript-dir", str(self.transcript_dir)]
-            self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+            env = dict(
+                os.environ,
+                PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+            )
+            cmd = [
+                sys.executable,
+                "-m",
+                "suites.benchforce.server",
+                "--transcript-dir",
+                str(self.transcript_dir),
+            ]
+            self.proc = subprocess.Popen(
+                cmd,
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
             self.starts += 1
             line = self._first_line()
             try:
@@ -95,7 +123,9 @@ class ServerProcess:
             except (ValueError, KeyError, TypeError):
                 err = self._stderr()
                 self.stop()
-                raise EnvironmentFault(f"benchforce server did not start (first line {line!r}); stderr: {err}") from None
+                raise EnvironmentFault(
+                    f"benchforce server did not start (first line {line!r}); stderr: {err}"
+                ) from None
             atexit.register(self.stop)
 
     def _first_line(self) -> str:
@@ -179,17 +209,27 @@ class EnvSession:
     """
 
     def __init__(self, server: ServerProcess, session_id: str, timeout_s: float = 30.0) -> None:
-        from websockets.sync.client import connect
-
         self.session_id = session_id
         self.timeout_s = timeout_s
-        try:
-            # entered as a context manager (websockets 17.1+ deprecates the bare form); closed in close()
-            self.ws = connect(server.url, open_timeout=timeout_s, close_timeout=1, max_size=100 * 2**20).__enter__()
-        except (OSError, TimeoutError, EnvironmentFault) as exc:
-            raise EnvironmentFault(f"cannot connect to the benchforce server: {type(exc).__name__}: {exc}") from None
-        except Exception as exc:  # websockets' handshake errors
-            raise EnvironmentFault(f"cannot connect to the benchforce server: {type(exc).__name__}: {exc}") from None
+        self.ws = self._connect(server)
+
+    def _connect(self, server: ServerProcess) -> Any:
+        """Connect; a server found dead (it died after the last session) is started again once."""
+        from websockets.sync.client import connect
+
+        for attempt in (1, 2):
+            try:
+                # entered as a context manager (websockets 17.1+ deprecates the bare form); closed in close()
+                return connect(
+                    server.url, open_timeout=self.timeout_s, close_timeout=1, max_size=100 * 2**20
+                ).__enter__()
+            except Exception as exc:  # OSError, TimeoutError, websockets' handshake errors
+                if attempt == 1 and server.dead_after(1.0):
+                    continue
+                raise EnvironmentFault(
+                    f"cannot connect to the benchforce server: {type(exc).__name__}: {exc}"
+                ) from None
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
         """Close the connection (quietly: the server may already be gone)."""
@@ -216,11 +256,17 @@ class EnvSession:
             self.ws.send(encode(self.session_id, role, packet))
             text = self.ws.recv(timeout=self.timeout_s)
         except TimeoutError:
-            raise EnvironmentFault(f"the benchforce server did not answer {event!r} within {self.timeout_s:g} s") from None
+            raise EnvironmentFault(
+                f"the benchforce server did not answer {event!r} within {self.timeout_s:g} s"
+            ) from None
         except ConnectionClosed as exc:
-            raise EnvironmentFault(f"the benchforce server closed the connection during {event!r} ({exc})") from None
+            raise EnvironmentFault(
+                f"the benchforce server closed the connection during {event!r} ({exc})"
+            ) from None
         except OSError as exc:
-            raise EnvironmentFault(f"the benchforce server connection failed during {event!r}: {exc}") from None
+            raise EnvironmentFault(
+                f"the benchforce server connection failed during {event!r}: {exc}"
+            ) from None
         reply = json.loads(text)
         if isinstance(reply, dict) and reply.get("status") == "error":
             raise EnvironmentFault(f"the benchforce server refused {event!r}: {reply.get('error')}")
@@ -230,15 +276,21 @@ class EnvSession:
             raise EnvironmentFault(f"the benchforce server sent a bad frame after {event!r}: {exc}") from None
         return out
 
-    def start(self, env: str, seed: int, entry: dict[str, Any], data_dir: str | None = None) -> dict[str, Any]:
+    def start(
+        self, env: str, seed: int, entry: dict[str, Any], data_dir: str | None = None
+    ) -> dict[str, Any]:
         """Open the session: the ``session.ready`` packet (policy, tools, now, hash)."""
-        return self.request("runner", {"event": "session.start", "env": env, "seed": seed, "entry": entry,
-                                       "data_dir": data_dir})  # fmt: skip
+        return self.request(
+            "runner",
+            {"event": "session.start", "env": env, "seed": seed, "entry": entry, "data_dir": data_dir},
+        )
 
     def tool_call(self, name: str, arguments: Any, call_id: str | None = None) -> dict[str, Any]:
         """One tool call: the ``tool.result`` or ``tool.error`` packet."""
         cid = call_id or f"call_{next(_ids)}"
-        return self.request("agent", {"event": "tool.call", "call_id": cid, "name": name, "arguments": arguments})
+        return self.request(
+            "agent", {"event": "tool.call", "call_id": cid, "name": name, "arguments": arguments}
+        )
 
     def say(self, role: str, text: str) -> None:
         """Log one utterance: ``user.message`` (role client) or ``agent.message`` (agent)."""
@@ -247,8 +299,14 @@ class EnvSession:
 
     def user_exit(self, reason: str) -> None:
         """The user's ``exit_conversation`` call (``goal_met`` or ``gave_up``)."""
-        self.request("client", {"event": "user.exit", "reason": reason, "function_call": {
-            "name": "exit_conversation", "arguments": {"reason": reason}}})  # fmt: skip
+        self.request(
+            "client",
+            {
+                "event": "user.exit",
+                "reason": reason,
+                "function_call": {"name": "exit_conversation", "arguments": {"reason": reason}},
+            },
+        )
 
     def state(self) -> dict[str, Any]:
         """The current ``state`` packet (projection and hash)."""

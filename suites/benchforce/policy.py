@@ -95,10 +95,13 @@ class BenchforcePolicy:
             wanted = [SLOT_ASK[k] for k in value if k in SLOT_ASK]
             if not wanted:
                 return self(messages, tools)
-            return assistant_message("I can help with that. Could you please tell me " + ", ".join(wanted) + "?")
+            return assistant_message(
+                "I can help with that. Could you please tell me " + ", ".join(wanted) + "?"
+            )
         if step == "confirm":
-            plan = "; ".join(f"{n.replace('_', ' ')} with " + ", ".join(f"{k}={v}" for k, v in a.items())
-                             for n, a in value)  # fmt: skip
+            plan = "; ".join(
+                f"{n.replace('_', ' ')} with " + ", ".join(f"{k}={v}" for k, v in a.items()) for n, a in value
+            )
             return assistant_message(f"To confirm, I am about to run: {plan}. Shall I proceed?")
         if step == "call":
             name, args = value

@@ -50,8 +50,10 @@ class ProtocolError(ValueError):
 
 def encode(session_id: str, role: str, packet: dict[str, Any]) -> str:
     """One frame as text: the envelope with ``message`` = the packet's JSON string."""
-    return json.dumps({"session_id": session_id, "role": role, "message": json.dumps(packet, sort_keys=True)},
-                      sort_keys=True)  # fmt: skip
+    return json.dumps(
+        {"session_id": session_id, "role": role, "message": json.dumps(packet, sort_keys=True)},
+        sort_keys=True,
+    )
 
 
 def decode(text: str | bytes) -> tuple[str, str, dict[str, Any]]:

@@ -31,15 +31,31 @@ from typing import Any
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.normalize import fold_text
-from suites.benchforce.envs.base import EnvToolError, Environment, apply_call, copy_world
+from suites.benchforce.envs.base import Environment, EnvToolError, apply_call, copy_world
 
 __all__ = ["SUMMARY_KEYS", "dry_run", "score_trial", "state_diff", "stateless_match", "summarize_env"]
 
 ROUTED_KEYS = ("accuracy_all", "finished_rate", "accuracy_finished")
-DIAGNOSTIC_KEYS = ("entries", "trials", "pass_all_trials", "stateless_accuracy", "state_match_rate", "no_forbidden_rate",
-                   "outputs_said_rate", "user_ended_rate", "gave_up_rate", "max_turns_rate", "timeout_rate",
-                   "tokens_mean", "tokens_median", "turns_mean", "turns_median", "tool_calls_mean",
-                   "tool_calls_median", "invalid_tool_calls_mean")  # fmt: skip
+DIAGNOSTIC_KEYS = (
+    "entries",
+    "trials",
+    "pass_all_trials",
+    "stateless_accuracy",
+    "state_match_rate",
+    "no_forbidden_rate",
+    "outputs_said_rate",
+    "user_ended_rate",
+    "gave_up_rate",
+    "max_turns_rate",
+    "timeout_rate",
+    "tokens_mean",
+    "tokens_median",
+    "turns_mean",
+    "turns_median",
+    "tool_calls_mean",
+    "tool_calls_median",
+    "invalid_tool_calls_mean",
+)
 SUMMARY_KEYS = ROUTED_KEYS + DIAGNOSTIC_KEYS
 
 
@@ -116,8 +132,13 @@ def stateless_match(actions: list[dict[str, Any]], calls: list[dict[str, Any]]) 
     values compared after strip and lowercase, lists and dicts stringified). Extra calls,
     order and duplicates are ignored, as upstream does. (Upstream's US-address normalisation
     is not applied: no generated argument is an address.)"""
-    return all(any(c.get("name") == a.get("name") and _args_match(a.get("arguments") or {}, c.get("arguments"))
-                   for c in calls) for a in actions)  # fmt: skip
+    return all(
+        any(
+            c.get("name") == a.get("name") and _args_match(a.get("arguments") or {}, c.get("arguments"))
+            for c in calls
+        )
+        for a in actions
+    )
 
 
 def _forbidden(patterns: list[dict[str, Any]], calls: list[dict[str, Any]]) -> list[str]:
@@ -126,22 +147,24 @@ def _forbidden(patterns: list[dict[str, Any]], calls: list[dict[str, Any]]) -> l
         if call.get("error"):
             continue
         for pat in patterns:
-            if call.get("name") == pat.get("name") and _args_match(pat.get("arguments") or {}, call.get("arguments")):
+            if call.get("name") == pat.get("name") and _args_match(
+                pat.get("arguments") or {}, call.get("arguments")
+            ):
                 hits.append(f"{call.get('name')}({json.dumps(call.get('arguments'), sort_keys=True)})")
     return hits
 
 
 def _outputs_said(outputs: list[str], replies: list[str]) -> list[str]:
     """The expected outputs not said (upstream: substring of all replies joined, consumed)."""
-    said = fold_text("\n".join(replies))
+    said = fold_text("\n".join(replies)).casefold()
     missing = []
     for out in outputs:
-        needle = fold_text(out)
+        needle = fold_text(out).casefold()
         at = said.find(needle)
         if at < 0:
             missing.append(out)
         else:
-            said = said[:at] + "\x00" + said[at + len(needle):]
+            said = said[:at] + "\x00" + said[at + len(needle) :]
     return missing
 
 
@@ -156,8 +179,11 @@ def score_trial(env: Environment, data: dict[str, Any], trajectory: dict[str, An
     """
     info = (trajectory.get("info") or {}).get("benchforce") or {}
     calls = list(trajectory.get("tool_calls") or [])
-    replies = [str(m.get("content") or "") for m in trajectory.get("messages") or []
-               if m.get("role") == "assistant" and not m.get("tool_calls")]  # fmt: skip
+    replies = [
+        str(m.get("content") or "")
+        for m in trajectory.get("messages") or []
+        if m.get("role") == "assistant" and not m.get("tool_calls")
+    ]
     expected = expected_state(env, int(data["seed"]), data["actions"])
     final = info.get("final_state")
     diff = state_diff(expected, final) if final is not None else ["no final state recorded"]
@@ -169,16 +195,26 @@ def score_trial(env: Environment, data: dict[str, Any], trajectory: dict[str, An
     passed = not diff and not forbidden and not missing and why is None
     usage = trajectory.get("usage") or {}
     values = {
-        "passed": float(passed), "finished": float(finished), "user_ended": float(ending == "user_exit"),
-        "gave_up": float(ending == "user_exit" and reason == "gave_up"), "max_turns": float(ending == "max_turns"),
-        "timeout": float(ending == "timeout"), "state_match": float(not diff), "no_forbidden": float(not forbidden),
-        "outputs_said": float(not missing), "stateless": float(stateless_match(data["actions"], calls)),
+        "passed": float(passed),
+        "finished": float(finished),
+        "user_ended": float(ending == "user_exit"),
+        "gave_up": float(ending == "user_exit" and reason == "gave_up"),
+        "max_turns": float(ending == "max_turns"),
+        "timeout": float(ending == "timeout"),
+        "state_match": float(not diff),
+        "no_forbidden": float(not forbidden),
+        "outputs_said": float(not missing),
+        "stateless": float(stateless_match(data["actions"], calls)),
         "tokens": float((usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)),
-        "turns": float(len(replies)), "tool_calls": float(len(calls)),
+        "turns": float(len(replies)),
+        "tool_calls": float(len(calls)),
         "invalid_tool_calls": float(sum(1 for c in calls if c.get("error"))),
-    }  # fmt: skip
-    problems = ([f"state differs: {'; '.join(diff[:8])}" + (f" (+{len(diff) - 8} more)" if len(diff) > 8 else "")]
-                if diff else [])  # fmt: skip
+    }
+    problems = (
+        [f"state differs: {'; '.join(diff[:8])}" + (f" (+{len(diff) - 8} more)" if len(diff) > 8 else "")]
+        if diff
+        else []
+    )
     problems += [f"forbidden action ran: {', '.join(forbidden)}"] if forbidden else []
     problems += [f"not said: {missing}"] if missing else []
     problems += [f"no answer: {why}"] if why else []
@@ -186,14 +222,24 @@ def score_trial(env: Environment, data: dict[str, Any], trajectory: dict[str, An
     return {
         "success": passed,
         "values": values,
-        "expected": {"actions": [f"{a['name']}({json.dumps(a.get('arguments'), sort_keys=True)})" for a in data["actions"]],
-                     "outputs": list(data.get("outputs") or [])},
+        "expected": {
+            "actions": [
+                f"{a['name']}({json.dumps(a.get('arguments'), sort_keys=True)})" for a in data["actions"]
+            ],
+            "outputs": list(data.get("outputs") or []),
+        },
         "got": f"{got} (ending {ending}, exit reason {reason})",
-        "details": {"criteria": {"state_match": not diff, "no_forbidden": not forbidden, "outputs_said": not missing},
-                    "state_diff": diff, "forbidden_ran": forbidden, "outputs_missing": missing,
-                    "stateless_accuracy": bool(values["stateless"]), "ending": ending, "exit_reason": reason,
-                    "final_hash": info.get("final_hash")},
-    }  # fmt: skip
+        "details": {
+            "criteria": {"state_match": not diff, "no_forbidden": not forbidden, "outputs_said": not missing},
+            "state_diff": diff,
+            "forbidden_ran": forbidden,
+            "outputs_missing": missing,
+            "stateless_accuracy": bool(values["stateless"]),
+            "ending": ending,
+            "exit_reason": reason,
+            "final_hash": info.get("final_hash"),
+        },
+    }
 
 
 def _mean(xs: list[float]) -> float:
@@ -213,7 +259,9 @@ def summarize_env(env: str, records: list[dict[str, Any]]) -> dict[str, float | 
 
     finished = [v for v in vals if v.get("finished")]
     out: dict[str, float | None] = {
-        "accuracy_all": _mean([_mean([float(v.get("passed") or 0.0) for v in vs]) for vs in by_entry.values()]),
+        "accuracy_all": _mean(
+            [_mean([float(v.get("passed") or 0.0) for v in vs]) for vs in by_entry.values()]
+        ),
         "finished_rate": _mean(col("finished")),
         "accuracy_finished": _mean([float(v.get("passed") or 0.0) for v in finished]) if finished else 0.0,
         "entries": float(len(by_entry)),

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from suites.benchforce.envs import environment
-from suites.benchforce.envs.base import EnvToolError, Environment, copy_world, state_hash
+from suites.benchforce.envs.base import Environment, EnvToolError, copy_world, state_hash
 from suites.benchforce.protocol import END_REASONS, ProtocolError, decode, encode
 
 __all__ = ["Server", "main", "schema_problem"]
@@ -137,15 +137,26 @@ class Server:
             path.write_text("", encoding="utf-8")
         session = self.sessions[sid] = _Session(env=env, state=copy_world(world), path=path)
         self._log(sid, "recv", role, packet)
-        reply = {"event": "session.ready", "policy": env.policy, "now": env.now, "tools": env.schemas(),
-                 "hash": state_hash(env, session.state)}  # fmt: skip
+        reply = {
+            "event": "session.ready",
+            "policy": env.policy,
+            "now": env.now,
+            "tools": env.schemas(),
+            "hash": state_hash(env, session.state),
+        }
         self._log(sid, "sent", "system", reply)
         return encode(sid, "system", reply)
 
     def _dispatch(self, sid: str, role: str, event: Any, packet: dict[str, Any]) -> dict[str, Any]:
         session = self.sessions[sid]
-        expected = {"user.message": "client", "user.exit": "client", "agent.message": "agent", "tool.call": "agent",
-                    "session.end": "runner", "state.get": "runner"}  # fmt: skip
+        expected = {
+            "user.message": "client",
+            "user.exit": "client",
+            "agent.message": "agent",
+            "tool.call": "agent",
+            "session.end": "runner",
+            "state.get": "runner",
+        }
         if event not in expected:
             raise ProtocolError(f"unknown event {event!r}")
         if role != expected[event]:
@@ -156,23 +167,37 @@ class Server:
             reason = packet.get("reason")
             if reason not in END_REASONS:
                 raise ProtocolError(f"session.end reason {reason!r} is not one of {list(END_REASONS)}")
-            return {"event": "session.ended", "reason": reason, "state": session.env.projection(session.state),
-                    "hash": state_hash(session.env, session.state)}  # fmt: skip
+            return {
+                "event": "session.ended",
+                "reason": reason,
+                "state": session.env.projection(session.state),
+                "hash": state_hash(session.env, session.state),
+            }
         if event == "state.get":
-            return {"event": "state", "state": session.env.projection(session.state),
-                    "hash": state_hash(session.env, session.state)}  # fmt: skip
+            return {
+                "event": "state",
+                "state": session.env.projection(session.state),
+                "hash": state_hash(session.env, session.state),
+            }
         return {"event": "ack", "seq": len(session.transcript)}
 
     def _tool_call(self, session: _Session, packet: dict[str, Any]) -> dict[str, Any]:
         call_id, name, raw = packet.get("call_id"), packet.get("name"), packet.get("arguments")
 
         def error(code: str, message: str) -> dict[str, Any]:
-            return {"event": "tool.error", "call_id": call_id, "name": name, "ok": False,
-                    "error": {"code": code, "message": message}}  # fmt: skip
+            return {
+                "event": "tool.error",
+                "call_id": call_id,
+                "name": name,
+                "ok": False,
+                "error": {"code": code, "message": message},
+            }
 
         tool = session.env.tools.get(str(name))
         if tool is None:
-            return error("unknown_tool", f"unknown tool '{name}'. Available tools: {', '.join(session.env.tools)}")
+            return error(
+                "unknown_tool", f"unknown tool '{name}'. Available tools: {', '.join(session.env.tools)}"
+            )
         if isinstance(raw, str):
             try:
                 raw = json.loads(raw) if raw.strip() else {}
@@ -187,8 +212,14 @@ class Server:
             output = tool.fn(session.state, **raw)
         except EnvToolError as exc:
             return error(exc.code, str(exc))
-        return {"event": "tool.result", "call_id": call_id, "name": name, "ok": True, "output": output,
-                "hash": state_hash(session.env, session.state)}  # fmt: skip
+        return {
+            "event": "tool.result",
+            "call_id": call_id,
+            "name": name,
+            "ok": True,
+            "output": output,
+            "hash": state_hash(session.env, session.state),
+        }
 
 
 async def _serve(server: Server) -> None:

@@ -28,33 +28,57 @@ MAX_FAILURES = 3
 """Failed turns before the caller gives up."""
 
 _SLOTS: dict[str, tuple[str, str]] = {
-    "name": (r"\b(your|full|patient'?s?|caller'?s?) (full )?name\b|\bwho (am i|is) (speaking|calling)\b", "My name is {}."),
-    "doctor": (r"\bdoctor'?s? (full )?name\b|\b(which|what) doctor\b|\bphysician\b|\breferring doctor\b", "The doctor is {}."),
+    "name": (
+        r"\b(your|full|patient'?s?|caller'?s?) (full )?name\b|\bwho (am i|is) (speaking|calling)\b",
+        "My name is {}.",
+    ),
+    "doctor": (
+        r"\bdoctor'?s? (full )?name\b|\b(which|what) doctor\b|\bphysician\b|\breferring doctor\b",
+        "The doctor is {}.",
+    ),
     "date": (r"\b(date|day)\b", "The date is {}."),
     "time": (r"\btime\b", "The time is {}."),
     "new_date": (r"\bnew (appointment )?date\b|\breschedul\w*\b|\bmove\b", "The new date I'd like is {}."),
     "new_time": (r"\bnew (appointment )?time\b|\breschedul\w*\b|\bmove\b", "The new time I'd like is {}."),
-    "contact_name": (r"\bcontact'?s? (full )?name\b|\bnew (emergency )?contact\b|\bemergency contact\b",
-                     "The new emergency contact is {}."),
+    "contact_name": (
+        r"\bcontact'?s? (full )?name\b|\bnew (emergency )?contact\b|\bemergency contact\b",
+        "The new emergency contact is {}.",
+    ),
     "contact_phone": (r"\bphone\b|\bnumber\b", "Their phone number is {}."),
-    "referred_doctor": (r"\breferr(ed|al|ing) to\b|\bspecialist\b|\bwhich referral\b", "The referral is to {}."),
+    "referred_doctor": (
+        r"\breferr(ed|al|ing) to\b|\bspecialist\b|\bwhich referral\b",
+        "The referral is to {}.",
+    ),
     "priority": (r"\bpriority\b|\burgent\b|\broutine\b", "The priority is {}."),
     "referral_status": (r"\bstatus\b", "It should be {}."),
     "medication": (r"\bmedications?\b|\bmedicines?\b|\bdrugs?\b", "It's {}."),
     "test": (r"\btests?\b|\blab\b", "The test is {}."),
-}  # fmt: skip
+}
 SLOT_ASK: dict[str, str] = {
-    "name": "your full name", "doctor": "the doctor's name", "date": "the date", "time": "the time",
-    "new_date": "the new date", "new_time": "the new time", "contact_name": "the new emergency contact's name",
-    "contact_phone": "their phone number", "referred_doctor": "who the referral is to", "priority": "the priority",
-    "referral_status": "the status you want", "medication": "which medication", "test": "which test",
-}  # fmt: skip
+    "name": "your full name",
+    "doctor": "the doctor's name",
+    "date": "the date",
+    "time": "the time",
+    "new_date": "the new date",
+    "new_time": "the new time",
+    "contact_name": "the new emergency contact's name",
+    "contact_phone": "their phone number",
+    "referred_doctor": "who the referral is to",
+    "priority": "the priority",
+    "referral_status": "the status you want",
+    "medication": "which medication",
+    "test": "which test",
+}
 """How an agent asks for each fact (the reference policy uses these words)."""
 
-_CONFIRM = re.compile(r"\b(confirm|shall i|should i|proceed|go ahead|would you like me to|do you want me to|"
-                      r"is that (right|correct)|okay to|ok to)\b")  # fmt: skip
-_DONE = re.compile(r"\b(has been|have been|is now|successfully|all set|scheduled|booked|cancell?ed|updated|created|"
-                   r"changed|done)\b")  # fmt: skip
+_CONFIRM = re.compile(
+    r"\b(confirm|shall i|should i|proceed|go ahead|would you like me to|do you want me to|"
+    r"is that (right|correct)|okay to|ok to)\b"
+)
+_DONE = re.compile(
+    r"\b(has been|have been|is now|successfully|all set|scheduled|booked|cancell?ed|updated|created|"
+    r"changed|done)\b"
+)
 
 
 class RuleUser:
@@ -74,7 +98,7 @@ class RuleUser:
     def __init__(self, user: dict[str, Any], outputs: list[str], wants_change: bool) -> None:
         self.goal = str(user.get("goal") or "get help.")
         self.facts = {str(k): str(v) for k, v in (user.get("facts") or {}).items()}
-        self.outputs = [fold_text(o) for o in outputs]
+        self.outputs = [fold_text(o).casefold() for o in outputs]
         self.wants_change = wants_change
         self.heard = ""
         self.exit_reason: str | None = None
@@ -87,13 +111,17 @@ class RuleUser:
     def reply(self, agent_message: str) -> tuple[str, bool]:
         """The caller's answer to one agent reply: ``(text, done)`` (done = it called
         ``exit_conversation``; :attr:`exit_reason` says why)."""
-        text = fold_text(agent_message or "")
+        text = fold_text(agent_message or "").casefold()
         self.heard += "\n" + text
         outputs_ok = all(o in self.heard for o in self.outputs)
         question = "?" in text
         if question and _CONFIRM.search(text):
             return "Yes, please go ahead.", False
-        if outputs_ok and (not self.wants_change or _DONE.search(text)) and (self.outputs or self.wants_change):
+        if (
+            outputs_ok
+            and (not self.wants_change or _DONE.search(text))
+            and (self.outputs or self.wants_change)
+        ):
             self.exit_reason = "goal_met"
             return "Thank you, that's everything I needed. Goodbye.", True
         if question:

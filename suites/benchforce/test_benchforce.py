@@ -5,8 +5,10 @@ from suites.benchforce.agent import run_trial
 from suites.benchforce.client import stop_servers
 
 if getattr(benchforce, "SUITE", None) is None:
-    pytest.skip("benchforce is a draft: set EGI_DRAFT_SUITES=benchforce to run it (see STATUS.md)",
-                allow_module_level=True)  # fmt: skip
+    pytest.skip(
+        "benchforce is a draft: set EGI_DRAFT_SUITES=benchforce to run it (see STATUS.md)",
+        allow_module_level=True,
+    )
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -18,4 +20,6 @@ def _benchforce_server():
 
 def test_task(egi_task, egi_model, egi):
     trajectory = run_trial(egi_task, egi_model, egi.options, trial=egi.trial, simulator=egi.simulator)
-    egi.record(benchforce.SUITE.score(egi_task, trajectory.to_dict(), egi.options, judge=egi.judge), trajectory)
+    egi.record(
+        benchforce.SUITE.score(egi_task, trajectory.to_dict(), egi.options, judge=egi.judge), trajectory
+    )

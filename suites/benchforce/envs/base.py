@@ -56,8 +56,10 @@ class ToolSpec:
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI function-tool schema (upstream's ``get_metadata()`` shape)."""
-        return {"type": "function",
-                "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}  # fmt: skip
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
 
 
 @dataclass(frozen=True)
