@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.mcp_processes import killer_plugin, server_pids
+from tests.suites.mcp_universe import upstream
 
 ROOT = Path(__file__).resolve().parents[2]
-UPSTREAM = (
-    ROOT.parent / "shared" / "upstream" / "mcp_universe" / "mcpuniverse" / "benchmark" / "configs" / "test"
-)
+UPSTREAM = upstream.TASK_ROOT
 FIRSTS = "financial_analysis-001 or location_navigation-001 or web_search-001 or repository_management-001"
 
 
@@ -116,7 +115,7 @@ def test_task_file_whose_evaluator_cannot_run_on_local_data_is_a_usage_error(pyt
     assert want in result.stderr.str()
 
 
-@pytest.mark.skipif(not UPSTREAM.is_dir(), reason=f"upstream task files not found at {UPSTREAM}")
+@upstream.needs_upstream()
 def test_upstream_files_run_and_web_search_files_are_flagged(pytester, tmp_path):
     files = (("financial_analysis", "yfinance_task_0001"), ("repository_management", "github_task_0001"),
              ("web_search", "info_search_task_0001"))  # fmt: skip
