@@ -3,15 +3,13 @@ the reference solver on every upstream task file and on our generated tasks (eve
 passes; the one-field mistake fails exactly the listed evaluators, with their reasons), and
 the solver's tool calls over a real stdio server.
 
-Upstream task files are read from ``$EGI_MCP_UNIVERSE_UPSTREAM``, else
-``<repo>/../shared/upstream/mcp_universe``; those tests are skipped when the folder is absent.
+Upstream task files are found as :mod:`tests.suites.mcp_universe.upstream` says; those tests
+are skipped when the folder is absent.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,14 +18,11 @@ from suites._common.mcp_servers import maps as M
 from suites.mcp_universe.domains import NotSolvable
 from suites.mcp_universe.domains import location_navigation as L
 from suites.mcp_universe.evaluator import OPS, EvalContext, EvaluatorSpecError, evaluate, load_ops
+from tests.suites.mcp_universe import upstream
 
-ROOT = Path(__file__).resolve().parents[3]
-UPSTREAM = Path(
-    os.environ.get("EGI_MCP_UNIVERSE_UPSTREAM", ROOT.parent / "shared" / "upstream" / "mcp_universe")
-)
-TASK_DIR = UPSTREAM / "mcpuniverse" / "benchmark" / "configs" / "test" / "location_navigation"
-UPSTREAM_FILES = sorted(TASK_DIR.glob("*.json")) if TASK_DIR.is_dir() else []
-needs_upstream = pytest.mark.skipif(not UPSTREAM_FILES, reason=f"upstream task files not found at {TASK_DIR}")
+TASK_DIR = upstream.TASK_ROOT / "location_navigation"
+UPSTREAM_FILES = upstream.task_files("location_navigation")
+needs_upstream = upstream.needs_upstream("location_navigation")
 SEED = 42
 CTX = EvalContext(seed=SEED)
 WORLD = M.build_world(SEED)
