@@ -25,4 +25,11 @@ Every domain module exposes the same names (the suite reads only these):
 
 
 class NotSolvable(Exception):
-    """The local data cannot answer this task (the message says why)."""
+    """The reference solver cannot answer this task on the local data (the message says why);
+    a model may still be scored on it."""
+
+
+class Unanswerable(NotSolvable):
+    """The task asks about facts the local data does not hold (upstream's web_search files ask
+    about the real world): a score on it would not measure the model, so the suite does not run
+    it and says so in a data warning."""
