@@ -32,9 +32,13 @@ def needs_upstream(domain: str | None = None) -> pytest.MarkDecorator:
     """Skip unless upstream's task files (of ``domain``, else the folder of all) are present."""
     if domain is None:
         return pytest.mark.skipif(
-            not TASK_ROOT.is_dir(), reason=f"upstream task files not found at {TASK_ROOT}"
+            not TASK_ROOT.is_dir(),
+            reason=f"upstream task files not found at {TASK_ROOT} (set EGI_MCP_UNIVERSE_UPSTREAM to the "
+            "upstream MCP-Universe checkout)",
         )
     folder = TASK_ROOT / domain
     return pytest.mark.skipif(
-        not task_files(domain), reason=f"upstream {domain} task files not found at {folder}"
+        not task_files(domain),
+        reason=f"upstream {domain} task files not found at {folder} (set EGI_MCP_UNIVERSE_UPSTREAM to the "
+        "upstream MCP-Universe checkout)",
     )
