@@ -212,7 +212,7 @@ def load_task_file(
     if (domain or named) and inferred and inferred != (domain or named):
         raise _fail(path, "evaluators", f"use {inferred} ops but the task is filed as {domain or named!r}",
                     f"move the file under a {inferred!r} folder")  # fmt: skip
-    domain = domain or named or _infer_domain(path, data)
+    domain = domain or named or inferred or _folder_domain(path)
     if domain not in DOMAINS:
         raise _fail(path, "domain", f"unknown domain {domain!r}", f"use one of {', '.join(DOMAINS)}")
     task = {k: v for k, v in data.items() if k not in ("question", "evaluators")}
@@ -239,10 +239,12 @@ def _op_domain(path: Path | str, data: dict[str, Any]) -> str | None:
     return domains.pop() if domains else None
 
 
-def _infer_domain(path: Path | str, data: dict[str, Any]) -> str:
-    found = _op_domain(path, data)
-    if found is not None:
-        return found
+def _folder_domain(path: Path | str) -> str:
+    """The domain a folder of the file's path is named after.
+
+    Raises:
+        ValueError: none is.
+    """
     for folder in Path(path).parts[::-1]:
         if folder in DOMAINS:
             return folder
