@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.mcp_processes import killer_plugin, server_pids
+from tests.helpers.suite_run import run_suite
 from tests.suites.mcp_universe import upstream
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,14 +20,7 @@ FIRSTS = "financial_analysis-001 or location_navigation-001 or web_search-001 or
 def run(
     pytester: pytest.Pytester, model: str, *extra: str, mode: str = "quick"
 ) -> tuple[pytest.RunResult, dict | None]:
-    out = pytester.path / f"reports-{model.replace('/', '_')}-{len(extra)}"
-    result = pytester.runpytest(
-        str(ROOT / "suites" / "mcp_universe"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
-        "--egi-model", model, "--egi-mode", mode, "--egi-report-dir", str(out),
-        "--egi-bootstrap", "0", *extra,
-    )  # fmt: skip
-    runs = list(out.iterdir()) if out.exists() else []
-    return result, json.loads((runs[0] / "egi.json").read_text()) if runs else None
+    return run_suite(pytester, "mcp_universe", model, *extra, mode=mode)
 
 
 def test_quick_oracle_and_null(pytester):

@@ -10,6 +10,7 @@ import pytest
 
 from suites.mcpeval.tasks import generate_tasks
 from tests.helpers.mcp_processes import killer_plugin, server_pids
+from tests.helpers.suite_run import run_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = ROOT.parent / "shared" / "upstream" / "mcpeval" / "benchmarks" / "filesystem"
@@ -17,14 +18,7 @@ UPSTREAM_TASKS = UPSTREAM / "filesystem_test_tasks_verified.json"
 
 
 def run(pytester: pytest.Pytester, model: str, *extra: str) -> tuple[pytest.RunResult, dict | None]:
-    out = pytester.path / f"reports-{model.replace('/', '_')}-{len(extra)}"
-    result = pytester.runpytest(
-        str(ROOT / "suites" / "mcpeval"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
-        "--egi-model", model, "--egi-mode", "quick", "--egi-report-dir", str(out),
-        "--egi-bootstrap", "0", *extra,
-    )  # fmt: skip
-    runs = list(out.iterdir()) if out.exists() else []
-    return result, json.loads((runs[0] / "egi.json").read_text()) if runs else None
+    return run_suite(pytester, "mcpeval", model, *extra)
 
 
 def test_oracle_null_noisy_and_upstream_files(pytester):
