@@ -16,9 +16,14 @@ MODULE = "suites._common.mcp_servers.airbnb"
 
 def test_server_pids_finds_a_live_process_by_checkout_seed_and_module():
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    args = [sys.executable, "-c", "import time; time.sleep(60)", MODULE, "--seed", "90817"]
-    proc = subprocess.Popen(args, env=env)
+    code = "import time; print('running', flush=True); time.sleep(60)"
+    args = [sys.executable, "-c", code, MODULE, "--seed", "90817"]
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, text=True)
     try:
+        # Popen returns when the child's close-on-exec descriptors close, which the kernel
+        # does before it sets the new program's argv and environment: /proc/<pid>/cmdline
+        # can still read empty then. A line from the child means they are in place.
+        assert proc.stdout.readline() == "running\n"
         assert server_pids(ROOT, 90817, [MODULE]) == [proc.pid]
         assert server_pids(ROOT, 90818, [MODULE]) == []
         assert server_pids(ROOT, 90817, ["suites._common.mcp_servers.maps"]) == []
@@ -26,6 +31,7 @@ def test_server_pids_finds_a_live_process_by_checkout_seed_and_module():
     finally:
         proc.kill()
         proc.wait()
+        proc.stdout.close()
     assert server_pids(ROOT, 90817, [MODULE]) == []
 
 
