@@ -19,31 +19,21 @@ import argparse
 import json
 import resource
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench._run import oracle_run  # noqa: E402
 from suites.mcp_universe.tasks import DOMAINS, TEMPLATE_ENV, generated_tasks  # noqa: E402
 
 
 def run(mode: str, workers: int) -> tuple[float, int]:
     """Wall seconds and item count of an oracle run (raises when pytest fails)."""
-    with tempfile.TemporaryDirectory() as out:
-        cmd = [sys.executable, "-m", "pytest", str(ROOT / "suites" / "mcp_universe"), "-q",
-               "-p", "no:cacheprovider", "--egi-model", "egi/oracle", "--egi-mode", mode,
-               "--egi-report-dir", out,
-               "--egi-bootstrap", "0"] + (["-n", str(workers)] if workers > 1 else [])  # fmt: skip
-        begin = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-        wall = time.perf_counter() - begin
-    if proc.returncode != 0:
-        raise SystemExit(f"{mode} run failed ({proc.returncode}):\n{proc.stdout[-2000:]}")
-    tail = [line for line in proc.stdout.splitlines() if " passed" in line][-1]
+    wall, stdout = oracle_run("mcp_universe", mode, workers)
+    tail = [line for line in stdout.splitlines() if " passed" in line][-1]
     return wall, int(tail.split(" passed")[0].split()[-1])
 
 

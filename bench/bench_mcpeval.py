@@ -16,15 +16,14 @@ from __future__ import annotations
 import argparse
 import resource
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench._run import oracle_run  # noqa: E402
 from pytest_egi.mcp import McpToolkit, close_all, shared_server  # noqa: E402
 from suites._common.mcp_servers import server_spec  # noqa: E402
 from suites.mcpeval.tasks import generate_tasks  # noqa: E402
@@ -33,17 +32,7 @@ from suites.mcpeval.tasks import generate_tasks  # noqa: E402
 def run_quick(workers: int) -> float:
     """Wall seconds of the quick oracle run (raises when pytest fails). Call it before any
     other child process: the peak RSS figure is the largest finished child of this process."""
-    with tempfile.TemporaryDirectory() as out:
-        cmd = [sys.executable, "-m", "pytest", str(ROOT / "suites" / "mcpeval"), "-q",
-               "-p", "no:cacheprovider", "--egi-model", "egi/oracle", "--egi-mode", "quick",
-               "--egi-report-dir", out,
-               "--egi-bootstrap", "0"] + (["-n", str(workers)] if workers > 1 else [])  # fmt: skip
-        begin = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-        wall = time.perf_counter() - begin
-    if proc.returncode != 0:
-        raise SystemExit(f"quick run failed ({proc.returncode}):\n{proc.stdout[-2000:]}")
-    return wall
+    return oracle_run("mcpeval", "quick", workers)[0]
 
 
 def call_latency(calls: int) -> tuple[list[float], float]:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.models.offline import Noise, ReferencePolicy
 
-__all__ = ["Suite", "SuiteProfile", "Task", "TaskScore", "load_suite", "suite_options"]
+__all__ = ["Suite", "SuiteProfile", "Task", "TaskScore", "load_suite", "suite_options", "values_by_category"]
 
 
 class Task(BaseModel):
@@ -230,3 +230,18 @@ def suite_options(model: type[OptionsT], options: Any) -> OptionsT:
     if options is None:
         return model()
     return model.model_validate(options.model_dump() if hasattr(options, "model_dump") else options)
+
+
+def values_by_category(
+    records: list[dict[str, Any]], categories: tuple[str, ...]
+) -> dict[str, list[dict[str, Any]]]:
+    """The ``values`` of ``records`` grouped by their ``category``, for a suite's
+    ``summarize``: one entry per category of ``categories`` that has a record, in the order
+    of ``categories`` (records keep their order); a record of another category is left out,
+    and a record without ``values`` counts as ``{}``.
+    """
+    found: dict[str, list[dict[str, Any]]] = {}
+    for rec in records:
+        if rec.get("category") in categories:
+            found.setdefault(rec["category"], []).append(rec.get("values") or {})
+    return {c: found[c] for c in categories if c in found}

@@ -21,9 +21,20 @@ import json
 import re
 from typing import Any
 
-__all__ = ["check_params", "merge_params", "parse_params"]
+__all__ = ["check_params", "merge_params", "parse_params", "scaffold_params"]
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def scaffold_params(defaults: dict[str, Any], client: Any, reasoning_max_tokens: int) -> dict[str, Any]:
+    """A scaffold's parameters for every call to ``client``: a copy of its ``defaults`` (the
+    suite's upstream ones), with ``max_tokens`` raised to ``reasoning_max_tokens`` when LiteLLM
+    marks the model as a reasoning model (``client.reasoning``; hidden reasoning counts against
+    ``max_tokens``). The user's ``--egi-model-params`` still override the result."""
+    params = dict(defaults)
+    if getattr(client, "reasoning", False):
+        params["max_tokens"] = reasoning_max_tokens
+    return params
 
 
 def parse_params(flag: str, text: str) -> dict[str, Any]:

@@ -124,8 +124,10 @@ def redact_obj(obj: Any, environ: Mapping[str, str] | None = None) -> Any:
             return redact(node, values=values)
         if isinstance(node, dict):
             return {walk(k): walk(v) for k, v in node.items()}
-        if isinstance(node, (list, tuple)):
-            return type(node)(walk(v) for v in node)
+        if isinstance(node, tuple):
+            return tuple(walk(v) for v in node)
+        if isinstance(node, list):  # a list subclass may not take an iterable: rebuild a plain list
+            return [walk(v) for v in node]
         return node
 
     return walk(obj)

@@ -22,6 +22,7 @@ from pytest_egi.agents.loops import Action, Trajectory, run_react_loop, run_tool
 from pytest_egi.agents.tools import Tool, Toolkit
 from pytest_egi.models.base import ModelClient, assistant_message, tool_call
 from pytest_egi.models.offline import Noise
+from pytest_egi.models.params import scaffold_params
 from pytest_egi.suite import Task
 from suites.crmarena.errors import SalesforceError
 from suites.crmarena.reference import (
@@ -60,10 +61,7 @@ REASONING_MAX_TOKENS = 50_000
 def generation_params(client: Any) -> dict[str, Any]:
     """The parameters this scaffold sends with every call to ``client``: upstream's, with
     the reasoning-model limit when LiteLLM marks the model as one (``client.reasoning``)."""
-    params = dict(GENERATION_PARAMS)
-    if getattr(client, "reasoning", False):
-        params["max_tokens"] = REASONING_MAX_TOKENS
-    return params
+    return scaffold_params(GENERATION_PARAMS, client, REASONING_MAX_TOKENS)
 
 
 _TAG = {tag: re.compile(rf"<{tag}>(.*?)</{tag}>", re.DOTALL) for tag in ("execute", "respond")}

@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_egi.agents.loops import Trajectory, run_tool_loop
 from pytest_egi.models.base import ModelClient
+from pytest_egi.models.params import scaffold_params
 from pytest_egi.suite import Task, suite_options
 from suites.herb.env import get_env
 
@@ -33,10 +34,7 @@ REASONING_MAX_TOKENS = 32_768
 def generation_params(client: Any) -> dict[str, Any]:
     """The parameters this scaffold sends with every call to ``client`` (the reasoning
     bound when LiteLLM marks the model as a reasoning model, ``client.reasoning``)."""
-    params = dict(GENERATION_PARAMS)
-    if getattr(client, "reasoning", False):
-        params["max_tokens"] = REASONING_MAX_TOKENS
-    return params
+    return scaffold_params(GENERATION_PARAMS, client, REASONING_MAX_TOKENS)
 
 
 SYSTEM_PROMPT = """You answer questions about a company's products from its internal data.

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
-from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options
+from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options, values_by_category
 from suites.mcp_universe.tasks import DOMAINS, ROUTED_DOMAINS, TEMPLATE_ENV, domain_module
 
 __all__ = ["KINDS", "SUITE", "McpUniverseOptions", "McpUniverseSuite", "summarize_domain"]
@@ -108,12 +108,20 @@ class McpUniverseSuite:
         "repository signal",
     }
 
+    def __init__(self) -> None:
+        self.not_run: dict[str, list[tuple[str, str]]] = {}
+        """Domain → (task id, reason) of the task files left out as unanswerable (last load)."""
+
     def load_tasks(self, profile: SuiteProfile, options: Any) -> list[Task]:
-        """The generated tasks of the profile's domains (``<domain>-NNN``, upstream-sized), or
-        the task folder's files; ``per_category`` / ``limit`` keep the first ones.
+        """The generated tasks of the profile's domains (``<domain>-NNN``, upstream-sized;
+        ``per_category`` / ``limit`` keep the first ones), or every file of the task folder
+        (the profile's categories and limits are for generated tasks: a user's folder runs
+        whole). A file the local data cannot answer (upstream's web_search files) is loaded and
+        checked but not run; :meth:`data_warnings` names it.
 
         Raises:
-            ValueError: unknown category, or a bad task file (message names file, field, fix).
+            ValueError: unknown category, a bad profile ``max_iterations``, or a bad task file
+                (the message names the file, field and fix).
         """
         from suites.mcp_universe.tasks import generated_tasks, load_task_dir
 
@@ -121,25 +129,29 @@ class McpUniverseSuite:
         wanted = list(profile.categories or DOMAINS)
         unknown = [c for c in wanted if c not in DOMAINS]
         if unknown:
-            raise ValueError(f"mcp_universe: unknown categories {unknown}; known: {list(DOMAINS)}")
-        extra = profile.model_extra or {}
-        max_iterations = opts.max_iterations or int(extra.get("max_iterations") or 20)
+            raise ValueError(
+                f"unknown categories {unknown} in the mcp_universe profile; known: {list(DOMAINS)}"
+            )
+        max_iterations = opts.max_iterations or _profile_iterations(profile)
         by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.not_run = {}
         if opts.task_dir is not None:
             for domain, task in load_task_dir(opts.task_dir):
-                by_domain[domain].append(_with_reference(domain, task, profile.seed))
+                task = _with_reference(domain, task, profile.seed)
+                if task.get("unanswerable"):
+                    self.not_run.setdefault(domain, []).append((task["id"], task["unanswerable"]))
+                else:
+                    by_domain[domain].append(task)
         else:
             for domain in wanted:
-                by_domain[domain] = generated_tasks(domain, profile.seed)
+                tasks = generated_tasks(domain, profile.seed)
+                by_domain[domain] = tasks[: profile.per_category] if profile.per_category else tasks
         out: list[Task] = []
+        agent = None if opts.agent == "auto" else opts.agent
+        run = {"seed": profile.seed, "max_iterations": max_iterations, "agent": agent}
         for domain in DOMAINS:
-            tasks = by_domain.get(domain, [])
-            if profile.per_category:
-                tasks = tasks[: profile.per_category]
-            agent = None if opts.agent == "auto" else opts.agent
-            run = {"seed": profile.seed, "max_iterations": max_iterations, "agent": agent}
-            out += [Task(id=t["id"], category=domain, data={**t, **run}) for t in tasks]
-        if profile.limit is not None:
+            out += [Task(id=t["id"], category=domain, data={**t, **run}) for t in by_domain.get(domain, [])]
+        if profile.limit is not None and opts.task_dir is None:
             out = out[: profile.limit]
         return out
 
@@ -171,18 +183,24 @@ class McpUniverseSuite:
         return McpUniversePolicy(reference, noise)
 
     def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
-        """Domains with task files the local data cannot answer (upstream's web_search files
-        ask about the real world): their scores do not measure the model."""
+        """Domains with task files left out because the local data cannot answer them
+        (upstream's web_search files ask about the real world), and task files the reference
+        solver cannot answer (they run, but egi/oracle errors on them)."""
         out: dict[str, str] = {}
         for domain in DOMAINS:
+            lines = []
+            left = self.not_run.get(domain) or []
+            if left:
+                lines.append(f"{len(left)} task file(s) not run: the local data cannot answer them "
+                             f"(first: {left[0][0]}: {left[0][1]})")  # fmt: skip
             mine = [t for t in tasks if t.category == domain]
-            bad = [t for t in mine if t.data.get("unsolvable")]
-            if bad:
-                out[domain] = (
-                    f"{domain}: {len(bad)} of {len(mine)} task file(s) cannot be answered from the local "
-                    f"data, so their scores do not measure the model (egi/oracle errors on them); first: "
-                    f"{bad[0].id}: {bad[0].data['unsolvable']}"
-                )
+            unsolved = [t for t in mine if t.data.get("unsolvable")]
+            if unsolved:
+                lines.append(f"{len(unsolved)} of {len(mine)} task file(s) have no reference solution on the "
+                             f"local data, so egi/oracle errors on them (first: {unsolved[0].id}: "
+                             f"{unsolved[0].data['unsolvable']})")  # fmt: skip
+            if lines:
+                out[domain] = f"{domain}: " + "; ".join(lines)
         return out
 
     def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
@@ -240,20 +258,15 @@ class McpUniverseSuite:
             success=passed,
             values=values,
             expected=[r.desc or f"{r.func} {r.op}".strip() for r in results],
-            got={"answer": _clip(answer if why is None else f"no answer ({why})"), "failed": failing},
+            got={"failed": failing, "answer": _clip(answer if why is None else f"no answer ({why})")},
             details=details,
         )
 
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
         """Per domain that ran: :func:`summarize_domain`; domains with no record are left out."""
-        by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for rec in records:
-            if rec.get("category") in DOMAINS:
-                by_domain[rec["category"]].append(rec.get("values") or {})
         out: dict[str, float | None] = {}
-        for domain in DOMAINS:
-            if by_domain[domain]:
-                out.update(summarize_domain(domain, by_domain[domain]))
+        for domain, values in values_by_category(records, DOMAINS).items():
+            out.update(summarize_domain(domain, values))
         return out
 
     def extra_files(self, records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -281,13 +294,17 @@ def _with_reference(domain: str, task: dict[str, Any], seed: int) -> dict[str, A
         ValueError: the task's evaluators cannot be run on the local data (an op argument the
             op refuses, such as a date before the price history): a usage error naming the file.
     """
-    from suites.mcp_universe.domains import NotSolvable
+    import json
+
+    from suites.mcp_universe.domains import NotSolvable, Unanswerable
     from suites.mcp_universe.evaluator import EvaluatorSpecError
 
     if task.get("reference") is not None:
         return task
     try:
-        return {**task, "reference": domain_module(domain).solve(task, seed)}
+        reference = domain_module(domain).solve(task, seed)
+    except Unanswerable as exc:
+        return {**task, "unanswerable": str(exc)}
     except NotSolvable as exc:
         return {**task, "unsolvable": str(exc)}
     except EvaluatorSpecError as exc:
@@ -295,6 +312,20 @@ def _with_reference(domain: str, task: dict[str, Any], seed: int) -> dict[str, A
             f"{task.get('source', task['id'])}: its evaluators cannot be checked on the local data: {exc}; "
             "fix: change the evaluator's value or op_args, or leave the task out"
         ) from None
+    return {**task, "reference": json.loads(json.dumps(reference))}  # plain JSON, as a record holds it
+
+
+def _profile_iterations(profile: SuiteProfile) -> int:
+    """The profile's ``max_iterations`` (20 when absent).
+
+    Raises:
+        ValueError: not a whole number of at least 1.
+    """
+    value = (profile.model_extra or {}).get("max_iterations", 20)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"max_iterations in the mcp_universe profile is {value!r}; fix: give a whole number "
+                         "of model calls of at least 1 (upstream's configs use 20)")  # fmt: skip
+    return value
 
 
 def _as_text(answer: Any) -> str:

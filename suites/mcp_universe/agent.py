@@ -39,6 +39,7 @@ from pytest_egi.agents.loops import (
     run_tool_loop,
 )
 from pytest_egi.models.base import ModelClient
+from pytest_egi.models.params import scaffold_params
 from pytest_egi.suite import Task
 from suites.mcp_universe.servers import HIDDEN_TOOLS, server_for
 from suites.mcp_universe.tasks import AGENT_OF, task_servers
@@ -59,6 +60,8 @@ MAX_ITERATIONS = 20
 """Model calls per task in upstream's benchmark configs (every domain we run)."""
 GENERATION_PARAMS: dict[str, Any] = {"temperature": 0.0, "max_tokens": 4096}
 """Defaults only (``--egi-model-params`` overrides them)."""
+REASONING_MAX_TOKENS = 32_768
+"""The bound for reasoning models, whose hidden reasoning counts against ``max_tokens``."""
 APOLOGY = "Sorry, I could not reach a satisfactory answer within the allowed number of steps."
 """What the ReAct agent returns when its steps run out (our wording of upstream's fixed text)."""
 ERROR_NOTE_LIMIT = 300
@@ -325,8 +328,7 @@ def run_trial(task: Task, client: ModelClient, options: Any = None, judge: Any =
         servers[n].call_tool("egi_reset_state", {})
     agent = d.get("agent") or AGENT_OF[task.category]
     max_iterations = int(d.get("max_iterations") or MAX_ITERATIONS)
-    params = dict(GENERATION_PARAMS)
-    params["max_tokens"] = 32_768 if getattr(client, "reasoning", False) else params["max_tokens"]
+    params = scaffold_params(GENERATION_PARAMS, client, REASONING_MAX_TOKENS)
     run = run_react if agent == "react" else run_function_call
     traj, executed = run(
         client, servers, INSTRUCTIONS[task.category], build_question(d), max_iterations, params

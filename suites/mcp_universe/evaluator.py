@@ -284,15 +284,16 @@ def parse_func(func: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def run_pipeline(func: str, answer: Any) -> list[Any]:
-    """Run ``func`` on the answer and return the leaves (one per branch, in order).
+def run_pipeline(func: str | list[tuple[str, list[str]]], answer: Any) -> list[Any]:
+    """Run ``func`` (the pipeline text, or its :func:`parse_func` steps) on the answer and
+    return the leaves (one per branch, in order).
 
     Raises:
         EvaluatorSpecError: a bad pipeline.
         json.JSONDecodeError, TypeError: the answer does not fit the pipeline.
     """
     x: Any = _Value(answer)
-    for name, args in parse_func(func):
+    for name, args in parse_func(func) if isinstance(func, str) else func:
         x = PIPELINE_FUNCTIONS[name][0](x, args)
     leaves: list[Any] = []
 
@@ -452,9 +453,9 @@ def evaluate(evaluator: Mapping[str, Any], answer: Any, ctx: EvalContext, index:
     def result(passed: bool, reason: str = "") -> EvaluatorResult:
         return EvaluatorResult(index, func, op, kind, passed, reason, desc)
 
-    parse_func(func)  # a bad pipeline is a usage error, not the answer's fault
+    steps = parse_func(func)  # a bad pipeline is a usage error, not the answer's fault
     try:
-        leaves = run_pipeline(func, answer)
+        leaves = run_pipeline(steps, answer)
         if not op:
             return result(True)
         spec = OPS[op]

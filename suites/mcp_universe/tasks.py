@@ -131,7 +131,9 @@ def _check_evaluator(path: Path | str, i: int, ev: Any) -> None:
         near = sorted(k for k in OPS if k.split(".")[0] == op.split(".")[0])
         hint = f"known {op.split('.')[0]} ops: {', '.join(near)}" if near else \
             f"known prefixes: {', '.join(sorted({k.split('.')[0] for k in OPS if '.' in k}))}"  # fmt: skip
-        raise _fail(path, f"{where}.op", f"unknown op {op!r}", f"use an op the suite implements ({hint})")
+        raise _fail(path, f"{where}.op", f"unknown op {op!r}",
+                    f"use an op the suite implements ({hint}), or leave this task file out (the suite "
+                    "offers no notion, playwright, weather or blender server)")  # fmt: skip
     kind = ev.get("kind")
     if kind is not None and kind not in ("format", "static", "dynamic"):
         raise _fail(path, f"{where}.kind", f"unknown kind {kind!r}", "use format, static or dynamic")
@@ -202,7 +204,15 @@ def load_task_file(
         ):
             raise _fail(path, f"cleanups[{i}]", "needs exactly server, tool, cleanup_func (and cleanup_args)",
                         "follow upstream's cleanup shape")  # fmt: skip
-    domain = domain or data.get("domain") or _infer_domain(path, data)
+    inferred = _op_domain(path, data)
+    named = data.get("domain")
+    if domain and named and named != domain:
+        raise _fail(path, "domain", f"says {named!r} but the file is under a {domain!r} folder",
+                    "remove the field or move the file")  # fmt: skip
+    if (domain or named) and inferred and inferred != (domain or named):
+        raise _fail(path, "evaluators", f"use {inferred} ops but the task is filed as {domain or named!r}",
+                    f"move the file under a {inferred!r} folder")  # fmt: skip
+    domain = domain or named or inferred or _folder_domain(path)
     if domain not in DOMAINS:
         raise _fail(path, "domain", f"unknown domain {domain!r}", f"use one of {', '.join(DOMAINS)}")
     task = {k: v for k, v in data.items() if k not in ("question", "evaluators")}
@@ -215,14 +225,26 @@ def load_task_file(
     return domain, task
 
 
-def _infer_domain(path: Path | str, data: dict[str, Any]) -> str:
+def _op_domain(path: Path | str, data: dict[str, Any]) -> str | None:
+    """The one domain the file's domain ops belong to, None when it uses none.
+
+    Raises:
+        ValueError: ops of several domains.
+    """
     prefixes = {(ev.get("op") or "").split(".")[0] for ev in data["evaluators"]} & set(OP_DOMAIN)
     domains = {OP_DOMAIN[p] for p in prefixes}
-    if len(domains) == 1:
-        return domains.pop()
     if len(domains) > 1:
         raise _fail(path, "evaluators", f"ops of several domains ({', '.join(sorted(domains))})",
-                    "put the file under a folder named after its domain")  # fmt: skip
+                    "give each task the ops of one domain")  # fmt: skip
+    return domains.pop() if domains else None
+
+
+def _folder_domain(path: Path | str) -> str:
+    """The domain a folder of the file's path is named after.
+
+    Raises:
+        ValueError: none is.
+    """
     for folder in Path(path).parts[::-1]:
         if folder in DOMAINS:
             return folder

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
-from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options
+from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options, values_by_category
 from suites.mcpeval.policy import McpevalPolicy
 from suites.mcpeval.scorer import (
     compare_tool_calls,
@@ -178,14 +178,9 @@ class McpevalSuite:
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
         """Per domain that ran: :func:`~suites.mcpeval.scorer.summarize_domain` (0–1 means,
         counts); domains with no record are left out."""
-        by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for rec in records:
-            if rec.get("category") in DOMAINS:
-                by_domain[rec["category"]].append(rec.get("values") or {})
         out: dict[str, float | None] = {}
-        for domain in DOMAINS:
-            if by_domain[domain]:
-                out.update(summarize_domain(domain, by_domain[domain]))
+        for domain, values in values_by_category(records, DOMAINS).items():
+            out.update(summarize_domain(domain, values))
         return out
 
     def extra_files(self, records: list[dict[str, Any]]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from pytest_egi.agents.loops import Trajectory, run_tool_loop
 from pytest_egi.models.base import ModelClient
+from pytest_egi.models.params import scaffold_params
 from pytest_egi.suite import Task
 from suites.mcpeval.tasks import SERVER_OF
 
@@ -47,10 +48,7 @@ SYSTEM_PROMPTS: dict[str, str] = {
 def generation_params(client: Any) -> dict[str, Any]:
     """The parameters sent with every call to ``client`` (the reasoning bound when LiteLLM
     marks the model as a reasoning model, ``client.reasoning``)."""
-    params = dict(GENERATION_PARAMS)
-    if getattr(client, "reasoning", False):
-        params["max_tokens"] = REASONING_MAX_TOKENS
-    return params
+    return scaffold_params(GENERATION_PARAMS, client, REASONING_MAX_TOKENS)
 
 
 def build_messages(task: Task) -> list[dict[str, Any]]:

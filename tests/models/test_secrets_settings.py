@@ -149,3 +149,15 @@ def test_missing_env_or_price_file_is_a_usage_error(pytester):
         settings_from_config(pytester.parseconfig("--egi-env-file", "nope.env"))
     with pytest.raises(pytest.UsageError, match="--egi-price-file: cannot read price file"):
         settings_from_config(pytester.parseconfig("--egi-price-file", "nope.json"))
+
+
+def test_redact_rebuilds_list_subclasses_as_plain_lists():
+    class Calls(list):
+        def __init__(self):  # takes no iterable, as a suite's own list type may not
+            super().__init__()
+
+    calls = Calls()
+    calls.append({"token": "plainvalue-123"})
+    out = redact_obj({"calls": calls, "pair": ("plainvalue-123", 1)}, {"ACME_TOKEN": "plainvalue-123"})
+    assert type(out["calls"]) is list and type(out["pair"]) is tuple
+    assert "plainvalue-123" not in repr(out)

@@ -62,7 +62,8 @@ def test_crmarena_sends_upstreams_parameters_and_the_user_overrides_them(crm_tas
 
 
 @pytest.mark.parametrize(("suite", "plain", "reasoning"), [("crmarena", 2000, 50_000),
-                                                           ("herb", 4096, 32_768)])
+                                                           ("herb", 4096, 32_768),
+                                                           ("mcpeval", 4096, 32_768)])
 def test_reasoning_models_get_the_larger_limit(suite, plain, reasoning):
     import importlib
 
@@ -70,6 +71,7 @@ def test_reasoning_models_get_the_larger_limit(suite, plain, reasoning):
     assert agent.generation_params(SimpleNamespace())["max_tokens"] == plain  # offline policy
     assert agent.generation_params(SimpleNamespace(reasoning=False))["max_tokens"] == plain
     assert agent.generation_params(SimpleNamespace(reasoning=True))["max_tokens"] == reasoning
+    assert agent.GENERATION_PARAMS["max_tokens"] == plain  # the defaults are copied, never changed
 
 
 def test_the_client_knows_a_reasoning_model(make_settings):

@@ -8,30 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.suite_run import run_suite
+
 ROOT = Path(__file__).resolve().parents[2]
 CATEGORIES = ("NCR", "HTU", "TCU", "NED", "PVI", "KQA", "TII", "MTA", "BRI")
 
 
-def run(pytester: pytest.Pytester, model: str, *extra: str) -> tuple[pytest.RunResult, dict]:
-    out = pytester.path / f"reports-{model.replace('/', '_')}-{len(extra)}"
-    result = pytester.runpytest(
-        str(ROOT / "suites" / "crmarena"),
-        "--rootdir",
-        str(ROOT),
-        "-p",
-        "no:cacheprovider",
-        "--egi-model",
-        model,
-        "--egi-mode",
-        "quick",
-        "--egi-report-dir",
-        str(out),
-        "--egi-bootstrap",
-        "0",
-        *extra,
-    )
-    run_dir = next(out.iterdir())
-    return result, json.loads((run_dir / "egi.json").read_text())
+def run(pytester: pytest.Pytester, model: str, *extra: str) -> tuple[pytest.RunResult, dict | None]:
+    return run_suite(pytester, "crmarena", model, *extra)
 
 
 def test_oracle_quick_run(pytester):

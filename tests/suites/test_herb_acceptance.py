@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.suite_run import run_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 ROUTED = ("person_f1", "url_f1", "pr_f1", "company_f1", "content", "null_rate")
@@ -13,14 +14,8 @@ CEILING = {"person_f1": 1.0, "url_f1": 1.0, "pr_f1": 1.0, "company_f1": 1.0, "co
            "null_rate": 1.0}
 
 
-def run(pytester: pytest.Pytester, model: str, *extra: str) -> tuple[pytest.RunResult, dict]:
-    out = pytester.path / f"reports-{model.replace('/', '_')}-{len(extra)}"
-    result = pytester.runpytest(
-        str(ROOT / "suites" / "herb"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
-        "--egi-model", model, "--egi-mode", "quick", "--egi-report-dir", str(out),
-        "--egi-bootstrap", "0", *extra,
-    )
-    return result, json.loads((next(out.iterdir()) / "egi.json").read_text())
+def run(pytester: pytest.Pytester, model: str, *extra: str) -> tuple[pytest.RunResult, dict | None]:
+    return run_suite(pytester, "herb", model, *extra)
 
 
 def test_oracle_null_noisy_bracket_every_sub_metric(pytester):

@@ -4,29 +4,23 @@ local MCP servers as stdio subprocesses."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.mcp_processes import killer_plugin, server_pids
+from tests.helpers.suite_run import run_suite
+from tests.suites.mcp_universe import upstream
+
 ROOT = Path(__file__).resolve().parents[2]
-UPSTREAM = (
-    ROOT.parent / "shared" / "upstream" / "mcp_universe" / "mcpuniverse" / "benchmark" / "configs" / "test"
-)
+UPSTREAM = upstream.TASK_ROOT
 FIRSTS = "financial_analysis-001 or location_navigation-001 or web_search-001 or repository_management-001"
 
 
 def run(
     pytester: pytest.Pytester, model: str, *extra: str, mode: str = "quick"
 ) -> tuple[pytest.RunResult, dict | None]:
-    out = pytester.path / f"reports-{model.replace('/', '_')}-{len(extra)}"
-    result = pytester.runpytest(
-        str(ROOT / "suites" / "mcp_universe"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
-        "--egi-model", model, "--egi-mode", mode, "--egi-report-dir", str(out),
-        "--egi-bootstrap", "0", *extra,
-    )  # fmt: skip
-    runs = list(out.iterdir()) if out.exists() else []
-    return result, json.loads((runs[0] / "egi.json").read_text()) if runs else None
+    return run_suite(pytester, "mcp_universe", model, *extra, mode=mode)
 
 
 def test_quick_oracle_and_null(pytester):
@@ -45,25 +39,12 @@ def test_quick_oracle_and_null(pytester):
     assert subs["financial_analysis.evaluator_score"] == 0.0
 
 
-MODULES = [f"suites._common.mcp_servers.{m}".encode() for m in
+MODULES = [f"suites._common.mcp_servers.{m}" for m in
            ("finance", "calculator", "maps", "search", "fetch", "repository")]  # fmt: skip
 
 
 def _servers_of(seed: int) -> list[int]:
-    """Pids of MCP server processes started from this checkout with ``--seed <seed>``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-            env = Path(f"/proc/{entry}/environ").read_bytes()
-        except OSError:
-            continue
-        ours = str(ROOT).encode() in env and str(seed).encode() in cmd
-        if ours and any(m in cmd for m in MODULES):
-            found.append(int(entry))
-    return found
+    return server_pids(ROOT, seed, MODULES)
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "n2"])
@@ -78,33 +59,8 @@ def test_every_domain_runs_and_no_server_process_is_left(pytester, workers):
     assert _servers_of(seed) == []
 
 
-KILLER = """
-import os, signal, time
-import pytest
-
-
-def gone(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except OSError:
-        return True
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_call(item):
-    if item.nodeid.endswith("[repository_management-002]"):
-        from pytest_egi.mcp.client import running_servers
-        for server in running_servers():
-            if server.spec.name == "github":
-                os.kill(server.pid, signal.SIGKILL)
-                deadline = time.monotonic() + 10
-                while not gone(server.pid) and time.monotonic() < deadline:
-                    time.sleep(0.01)
-"""
-
-
 def test_repository_server_killed_mid_run_errors_that_item_and_restarts_clean(pytester):
-    pytester.makepyfile(mcp_killer=KILLER)
+    pytester.makepyfile(mcp_killer=killer_plugin("repository_management-002", server="github"))
     pytester.syspathinsert()
     selection = "repository_management-001 or repository_management-002 or repository_management-003"
     result, egi = run(pytester, "egi/oracle", "-p", "mcp_killer", "-k", selection, mode="deep")
@@ -153,20 +109,23 @@ def test_task_file_whose_evaluator_cannot_run_on_local_data_is_a_usage_error(pyt
     assert want in result.stderr.str()
 
 
-@pytest.mark.skipif(not UPSTREAM.is_dir(), reason=f"upstream task files not found at {UPSTREAM}")
-def test_upstream_files_run_and_web_search_files_are_flagged(pytester, tmp_path):
-    files = (("financial_analysis", "yfinance_task_0001"), ("repository_management", "github_task_0001"),
-             ("web_search", "info_search_task_0001"))  # fmt: skip
+@upstream.needs_upstream()
+def test_upstream_files_run_and_web_search_files_are_left_out_with_a_warning(pytester, tmp_path):
+    files = (
+        ("financial_analysis", "yfinance_task_0001"),
+        ("repository_management", "github_task_0001"),
+        ("location_navigation", "google_maps_task_0001"),
+        ("web_search", "info_search_task_0001"),
+    )
     for domain, stem in files:
         (tmp_path / domain).mkdir()
         (tmp_path / domain / f"{stem}.json").write_text((UPSTREAM / domain / f"{stem}.json").read_text())
-    result, egi = run(pytester, "egi/oracle", "--egi-opt", f"mcp_universe.task_dir={tmp_path}",
-                      "-k", "not info_search", mode="deep")  # fmt: skip
-    result.assert_outcomes(passed=2)
+    result, egi = run(pytester, "egi/oracle", "--egi-opt", f"mcp_universe.task_dir={tmp_path}")
+    result.assert_outcomes(passed=3)  # the quick profile's limit and categories do not cut a user's folder
     out = result.stdout.str()
     assert (
-        "data warning (mcp_universe): web_search: 1 of 1 task file(s) cannot be answered from the local"
-        in out
-    )
-    assert "info_search_task_0001: this web_search question asks about the real world" in out
-    assert any("web_search: 1 of 1" in str(w) for w in egi["data_warnings"])
+        "data warning (mcp_universe): web_search: 1 task file(s) not run: the local data cannot answer "
+        "them (first: info_search_task_0001: this web_search question asks about the real world"
+    ) in out
+    assert any("web_search: 1 task file(s) not run" in str(w) for w in egi["data_warnings"])
+    assert "web_search.pass_rate" not in egi["suites"]["mcp_universe"]["sub_metrics"]

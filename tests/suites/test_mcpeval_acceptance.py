@@ -4,12 +4,13 @@ every call executed on the airbnb MCP server as a stdio subprocess)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from suites.mcpeval.tasks import generate_tasks
+from tests.helpers.mcp_processes import killer_plugin, server_pids
+from tests.helpers.suite_run import run_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = ROOT.parent / "shared" / "upstream" / "mcpeval" / "benchmarks" / "filesystem"
@@ -17,14 +18,7 @@ UPSTREAM_TASKS = UPSTREAM / "filesystem_test_tasks_verified.json"
 
 
 def run(pytester: pytest.Pytester, model: str, *extra: str) -> tuple[pytest.RunResult, dict | None]:
-    out = pytester.path / f"reports-{model.replace('/', '_')}-{len(extra)}"
-    result = pytester.runpytest(
-        str(ROOT / "suites" / "mcpeval"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
-        "--egi-model", model, "--egi-mode", "quick", "--egi-report-dir", str(out),
-        "--egi-bootstrap", "0", *extra,
-    )  # fmt: skip
-    runs = list(out.iterdir()) if out.exists() else []
-    return result, json.loads((runs[0] / "egi.json").read_text()) if runs else None
+    return run_suite(pytester, "mcpeval", model, *extra)
 
 
 def test_oracle_null_noisy_and_upstream_files(pytester):
@@ -52,32 +46,8 @@ def test_oracle_null_noisy_and_upstream_files(pytester):
     assert flex[0] > flex[1] > flex[2] > flex[3], flex
 
 
-KILLER = '''
-import os, signal, time
-import pytest
-
-
-def gone(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except OSError:
-        return True
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_call(item):
-    if item.nodeid.endswith("[airbnb-002]"):
-        from pytest_egi.mcp.client import running_servers
-        for server in running_servers():
-            os.kill(server.pid, signal.SIGKILL)
-            deadline = time.monotonic() + 10
-            while not gone(server.pid) and time.monotonic() < deadline:
-                time.sleep(0.01)
-'''
-
-
 def test_server_killed_mid_run_errors_that_item_and_restarts(pytester):
-    pytester.makepyfile(mcp_killer=KILLER)
+    pytester.makepyfile(mcp_killer=killer_plugin("airbnb-002"))
     pytester.syspathinsert()
     selection = "airbnb-001 or airbnb-002 or airbnb-003"
     result, egi = run(pytester, "egi/oracle", "-p", "mcp_killer", "-k", selection)
@@ -96,20 +66,7 @@ def test_server_killed_mid_run_errors_that_item_and_restarts(pytester):
 
 
 def _servers_of(seed: int) -> list[int]:
-    """Pids of MCP server processes started from this checkout with ``--seed <seed>``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-            env = Path(f"/proc/{entry}/environ").read_bytes()
-        except OSError:
-            continue
-        ours = str(ROOT).encode() in env and str(seed).encode() in cmd
-        if ours and b"suites._common.mcp_servers.airbnb" in cmd:
-            found.append(int(entry))
-    return found
+    return server_pids(ROOT, seed, ["suites._common.mcp_servers.airbnb"])
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "n2"])

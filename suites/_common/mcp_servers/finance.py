@@ -348,35 +348,59 @@ def _statements(r: Any, revenue: float, shares: int) -> dict[str, list[dict[str,
                     "Diluted EPS": round(net / shares * 0.98, 2),
                 }
             )
-            assets = rev * r.uniform(1.2, 3.0) / scale
-            liabilities = assets * r.uniform(0.3, 0.7)
-            out[f"{prefix}balance_sheet"].append(
-                {
-                    "date": end.isoformat(),
-                    "Total Assets": round(assets),
-                    "Total Liabilities Net Minority Interest": round(liabilities),
-                    "Stockholders Equity": round(assets - liabilities),
-                    "Current Assets": round(assets * 0.35),
-                    "Current Liabilities": round(liabilities * 0.4),
-                    "Cash And Cash Equivalents": round(assets * 0.1),
-                    "Total Debt": round(liabilities * 0.5),
-                    "Ordinary Shares Number": shares,
-                }
-            )
-            ocf = net * r.uniform(1.0, 1.5)
-            capex = -rev * r.uniform(0.03, 0.12)
-            out[f"{prefix}cashflow"].append(
-                {
-                    "date": end.isoformat(),
-                    "Operating Cash Flow": round(ocf),
-                    "Capital Expenditure": round(capex),
-                    "Free Cash Flow": round(ocf + capex),
-                    "Cash Dividends Paid": -round(net * r.uniform(0, 0.4)),
-                    "Repurchase Of Capital Stock": -round(net * r.uniform(0, 0.3)),
-                }
-            )
+            _balance_and_cashflow(r, out, prefix, end, rev, scale, net, shares, payout_base=net)
             rev *= r.uniform(0.85, 1.05)
     return out
+
+
+def _balance_and_cashflow(
+    r: Any,
+    out: dict[str, list[dict[str, Any]]],
+    prefix: str,
+    end: date,
+    rev: float,
+    scale: float,
+    net: float,
+    shares: int,
+    payout_base: float,
+) -> None:
+    """Append one period's row to ``out[prefix + "balance_sheet"]`` and to
+    ``out[prefix + "cashflow"]`` (the part of the statements the closed and the open world
+    build alike; ``prefix`` is ``""`` or ``"quarterly_"``).
+
+    ``rev`` and ``net`` are the period's revenue and net income (dollars), ``scale`` the
+    period's share of a year (1.0 annual, 0.25 quarterly: assets are annual-sized),
+    ``payout_base`` what dividends and buybacks are a share of (the closed world passes
+    ``net``, the open world ``abs(net)``). Six draws from ``r`` in a fixed order, with the
+    arithmetic kept as it was: the closed world's data must not move by a byte.
+    """
+    assets = rev * r.uniform(1.2, 3.0) / scale
+    liabilities = assets * r.uniform(0.3, 0.7)
+    out[f"{prefix}balance_sheet"].append(
+        {
+            "date": end.isoformat(),
+            "Total Assets": round(assets),
+            "Total Liabilities Net Minority Interest": round(liabilities),
+            "Stockholders Equity": round(assets - liabilities),
+            "Current Assets": round(assets * 0.35),
+            "Current Liabilities": round(liabilities * 0.4),
+            "Cash And Cash Equivalents": round(assets * 0.1),
+            "Total Debt": round(liabilities * 0.5),
+            "Ordinary Shares Number": shares,
+        }
+    )
+    ocf = net * r.uniform(1.0, 1.5)
+    capex = -rev * r.uniform(0.03, 0.12)
+    out[f"{prefix}cashflow"].append(
+        {
+            "date": end.isoformat(),
+            "Operating Cash Flow": round(ocf),
+            "Capital Expenditure": round(capex),
+            "Free Cash Flow": round(ocf + capex),
+            "Cash Dividends Paid": -round(payout_base * r.uniform(0, 0.4)),
+            "Repurchase Of Capital Stock": -round(payout_base * r.uniform(0, 0.3)),
+        }
+    )
 
 
 def _holders(r: Any, shares: int, price: float) -> dict[str, list[dict[str, Any]]]:
@@ -903,33 +927,7 @@ def _open_statements(r: random.Random, revenue: float, shares: int) -> dict[str,
                     "Diluted EPS": round(net / shares * 0.99, 2),
                 }
             )
-            assets = rev * r.uniform(1.2, 3.0) / scale
-            liabilities = assets * r.uniform(0.3, 0.7)
-            out[f"{prefix}balance_sheet"].append(
-                {
-                    "date": end.isoformat(),
-                    "Total Assets": round(assets),
-                    "Total Liabilities Net Minority Interest": round(liabilities),
-                    "Stockholders Equity": round(assets - liabilities),
-                    "Current Assets": round(assets * 0.35),
-                    "Current Liabilities": round(liabilities * 0.4),
-                    "Cash And Cash Equivalents": round(assets * 0.1),
-                    "Total Debt": round(liabilities * 0.5),
-                    "Ordinary Shares Number": shares,
-                }
-            )
-            ocf = net * r.uniform(1.0, 1.5)
-            capex = -rev * r.uniform(0.03, 0.12)
-            out[f"{prefix}cashflow"].append(
-                {
-                    "date": end.isoformat(),
-                    "Operating Cash Flow": round(ocf),
-                    "Capital Expenditure": round(capex),
-                    "Free Cash Flow": round(ocf + capex),
-                    "Cash Dividends Paid": -round(abs(net) * r.uniform(0, 0.4)),
-                    "Repurchase Of Capital Stock": -round(abs(net) * r.uniform(0, 0.3)),
-                }
-            )
+            _balance_and_cashflow(r, out, prefix, end, rev, scale, net, shares, payout_base=abs(net))
             rev /= (1 + step) * r.uniform(0.97, 1.03)  # going back in time
     return out
 

@@ -97,6 +97,7 @@ from typing import Any, Literal
 
 from typing_extensions import TypedDict
 
+from suites._common.mcp_servers import TOOLS as ALL_TOOLS
 from suites._common.mcp_servers._base import BadRequest, make_server, rng
 
 __all__ = [
@@ -121,32 +122,8 @@ __all__ = [
 ACCOUNT = "egi-agent"
 """The authenticated account (the value of ``GITHUB_PERSONAL_ACCOUNT_NAME``)."""
 
-TOOLS: tuple[str, ...] = (
-    "get_me",
-    "search_repositories",
-    "create_repository",
-    "fork_repository",
-    "create_branch",
-    "list_branches",
-    "list_commits",
-    "get_file_contents",
-    "create_or_update_file",
-    "push_files",
-    "delete_file",
-    "create_issue",
-    "get_issue",
-    "list_issues",
-    "update_issue",
-    "add_issue_comment",
-    "get_issue_comments",
-    "search_issues",
-    "create_pull_request",
-    "get_pull_request",
-    "list_pull_requests",
-    "merge_pull_request",
-    "search_code",
-)
-"""The model-visible tools, in listing order."""
+TOOLS: tuple[str, ...] = ALL_TOOLS["repository"]
+"""The model-visible tools, in listing order (listed once, in the package's :data:`TOOLS`)."""
 
 HIDDEN: tuple[str, ...] = ("egi_snapshot_state", "egi_reset_state", "delete_repository")
 """The harness's own tools (state snapshot, reset, upstream's cleanup)."""

@@ -20,6 +20,14 @@ addresses, directions), so it answers generated tasks and upstream task files al
 the tool calls a correct agent makes (directions, geocoding, place searches, distance
 matrices, elevations) against the world of the seed, and checks its own answer with the
 evaluators before returning it.
+
+It plans within the agent's steps (:data:`REFERENCE_CALLS`) as a competent agent would: a
+lookup already made is never repeated (an end geocoded once; the way back's directions are
+known), one search asks for every kind a stop may be (``cafe or hotel``; one search per kind
+only where the nearest places crowd the wanted ones out), one distance matrix per travel mode
+(every leg of a drive, or every party to every candidate meeting place), and one elevation
+call for every viewpoint of every route. :func:`generate_tasks` skips a candidate whose
+reference would still not fit.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from typing import Any
 
 from suites._common.mcp_servers import maps as M
 from suites._common.mcp_servers._base import BadRequest
+from suites.mcp_universe.agent import MAX_ITERATIONS
 from suites.mcp_universe.domains import NotSolvable
 from suites.mcp_universe.evaluator import EvalContext, evaluate
 from suites.mcp_universe.ops.google_maps import contains_name, type_matches
@@ -69,12 +78,35 @@ LOOKUP_OPS = frozenset(
 )
 """Ops that look a stop up by its place id (an unknown id fails each of them)."""
 
+REFERENCE_CALLS = MAX_ITERATIONS - 1
+"""The most tool calls a reference may make: the agent's step budget less the answer's step."""
+
 _GET = re.compile(r"get\((\w+)\)")
 
 
-def _call(calls: list[dict[str, Any]], world: M.MapsWorld, tool: str, **arguments: Any) -> Any:
+class _Calls(list):
+    """The tool calls of one reference, in order, with the result of every lookup made so far
+    (a lookup already made is answered from memory, not made again)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: dict[tuple[str, str], Any] = {}
+
+    def asked(self, tool: str, **arguments: Any) -> bool:
+        """Whether this exact lookup was made already."""
+        return (tool, json.dumps(arguments, sort_keys=True)) in self.seen
+
+
+def _call(calls: _Calls, world: M.MapsWorld, tool: str, **arguments: Any) -> Any:
     """Make a tool call (the server's own function on the same world), record it if the server
-    accepts it, and return its result."""
+    accepts it, and return its result; a lookup already made returns the remembered result
+    (or raises the remembered refusal) without a new call."""
+    key = (tool, json.dumps(arguments, sort_keys=True))
+    if key in calls.seen:
+        result = calls.seen[key]
+        if isinstance(result, BadRequest):
+            raise result
+        return result
     fn = {
         "maps_geocode": M.geocode,
         "maps_search_places": M.search_places,
@@ -83,7 +115,12 @@ def _call(calls: list[dict[str, Any]], world: M.MapsWorld, tool: str, **argument
         "maps_directions": M.directions,
         "maps_place_details": M.place_details,
     }[tool]
-    result = fn(world, **arguments)  # a refused call (BadRequest) is not recorded
+    try:
+        result = fn(world, **arguments)  # a refused call (BadRequest) is not recorded
+    except BadRequest as exc:
+        calls.seen[key] = exc
+        raise
+    calls.seen[key] = result
     calls.append({"server": SERVER, "tool": tool, "arguments": arguments})
     return result
 
@@ -134,7 +171,7 @@ def _town_of(name: str, what: str) -> M.Town:
 
 def _solve_road_trip(task: dict[str, Any], world: M.MapsWorld) -> dict[str, Any]:
     evs = _evaluators(task)
-    calls: list[dict[str, Any]] = []
+    calls = _Calls()
     names = {ev["op_args"]["key"]: ev["op_args"]["values"][0] for _, ev in _ops(evs, "city_name_match")}
     if "starting_city" not in names or "destination_city" not in names:
         raise NotSolvable(
@@ -180,6 +217,7 @@ def _solve_road_trip(task: dict[str, Any], world: M.MapsWorld) -> dict[str, Any]
         )
 
     routes = []
+    points: list[dict[str, float]] = []  # the viewpoints' locations, for one batched elevation call
     searched: dict[tuple[str, str], list[dict[str, Any]]] = {}
 
     def find(kind_query: str, town: M.Town, used: set[str]) -> dict[str, Any]:
@@ -236,16 +274,16 @@ def _solve_road_trip(task: dict[str, Any], world: M.MapsWorld) -> dict[str, Any]
             p = find("scenic viewpoint", town, used)
             used.add(p["place_id"])
             loc = p["location"]
-            elev = _call(
-                calls, world, "maps_elevation", locations=[{"latitude": loc["lat"], "longitude": loc["lng"]}]
-            )
+            point = {"latitude": loc["lat"], "longitude": loc["lng"]}
+            if point not in points:
+                points.append(point)
             views.append(
                 {
                     "city": town.name,
                     "viewpoint_id": str(i + 1),
                     "name": p["name"],
                     "address": p["formatted_address"],
-                    "elevation_meters": elev["results"][0]["elevation"],
+                    "elevation_meters": points.index(point),  # filled in from the one elevation call
                     "description": f"A lookout near {town.name}",
                 }
             )
@@ -259,6 +297,11 @@ def _solve_road_trip(task: dict[str, Any], world: M.MapsWorld) -> dict[str, Any]
         if want_views:
             route["scenic_viewpoints"] = views
         routes.append(route)
+    if points:  # one elevation call for every viewpoint of every route
+        heights = _call(calls, world, "maps_elevation", locations=points)["results"]
+        for route in routes:
+            for view in route.get("scenic_viewpoints", []):
+                view["elevation_meters"] = heights[view["elevation_meters"]]["elevation"]
     answer = {"starting_city": start.name, "destination_city": dest.name, "routes": routes}
     mistake, fails = _road_trip_mistake(answer, evs, pool, must, avoid)
     return {"calls": calls, "answer": answer, "mistake": (mistake, fails)}
@@ -322,12 +365,17 @@ class _Need:
             return False
         return True
 
-    def queries(self) -> list[str]:
+    def query(self) -> str:
+        """One search query for every kind the stops may be (``cafe or hotel or park``)."""
         if self.types:
-            return [t.replace("_", " ") for t in self.types]
+            return " or ".join(t.replace("_", " ") for t in self.types)
         if self.words:
-            return [self.words[0]]
-        return ["restaurant"]
+            return self.words[0]
+        return "restaurant"
+
+    def single_queries(self) -> list[str]:
+        """One query per kind (when one query for every kind is crowded out by the nearest places)."""
+        return [t.replace("_", " ") for t in self.types] if len(self.types) > 1 else [self.query()]
 
 
 def _needs(evs: list[dict[str, Any]]) -> dict[str, _Need]:
@@ -361,86 +409,115 @@ def _needs(evs: list[dict[str, Any]]) -> dict[str, _Need]:
 
 
 def _candidates(
-    calls: list[dict[str, Any]], world: M.MapsWorld, need: _Need, lat: float, lng: float, radius_m: float
+    calls: _Calls,
+    world: M.MapsWorld,
+    need: _Need,
+    lat: float,
+    lng: float,
+    radius_m: float,
+    query: str | None = None,
 ) -> list[dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for q in need.queries():
-        try:
-            res = _call(
-                calls,
-                world,
-                "maps_search_places",
-                query=q,
-                location={"latitude": round(lat, 6), "longitude": round(lng, 6)},
-                radius=radius_m,
-            )
-        except BadRequest:
-            continue
-        for p in res["places"]:
-            if need.accepts(p):
-                out.setdefault(p["place_id"], p)
-    return list(out.values())
+    """The places one search (by default every kind the stops may be, in one query) finds
+    around a point that the task's rules accept, nearest first."""
+    try:
+        res = _call(
+            calls,
+            world,
+            "maps_search_places",
+            query=query or need.query(),
+            location={"latitude": round(lat, 6), "longitude": round(lng, 6)},
+            radius=radius_m,
+        )
+    except BadRequest:
+        return []
+    return [p for p in res["places"] if need.accepts(p)]
 
 
 def _interp(a: M.Location, b: M.Location, f: float) -> tuple[float, float]:
     return a.lat + (b.lat - a.lat) * f, a.lng + (b.lng - a.lng) * f
 
 
-def _solve_legs(
-    calls: list[dict[str, Any]], world: M.MapsWorld, need: _Need, taken: set[str]
-) -> list[dict[str, Any]]:
+def _solve_legs(calls: _Calls, world: M.MapsWorld, need: _Need, taken: set[str]) -> list[dict[str, Any]]:
     """Stops near the k/(n+1) points of the drive, then improved one stop at a time (among the
     searched candidates) until the legs are even and the detour small."""
     legs = need.legs or {}
     p1, p2, mode = legs["place1"], legs["place2"], legs.get("mode", "driving")
-    _call(calls, world, "maps_directions", origin=p1, destination=p2, mode=mode)
+    if not calls.asked("maps_directions", origin=p2, destination=p1, mode=mode):  # the way back: known
+        _call(calls, world, "maps_directions", origin=p1, destination=p2, mode=mode)
     g1 = _call(calls, world, "maps_geocode", address=p1)["location"]
     g2 = _call(calls, world, "maps_geocode", address=p2)["location"]
     a = M.Location(g1["lat"], g1["lng"], p1, "", "")
     b = M.Location(g2["lat"], g2["lng"], p2, "", "")
     total = M.haversine_km(a.lat, a.lng, b.lat, b.lng)
-    pools: list[list[dict[str, Any]]] = []
+    threshold = float(legs.get("threshold", 0.1))
+    spacing_m = total * 1000 / (need.count + 1)
+    radius0 = round(min(max(spacing_m / 4, 8_000.0), 50_000.0))
+    pools: list[dict[str, dict[str, Any]]] = []
     for k in range(1, need.count + 1):
         lat, lng = _interp(a, b, k / (need.count + 1))
         pool: dict[str, dict[str, Any]] = {}
-        for radius in (8_000, 25_000, 50_000):
-            for p in _candidates(calls, world, need, lat, lng, radius):
+        # one search around the point, wide enough for the stops' spacing; when it finds
+        # nothing, one search per kind over the widest radius
+        for p in _candidates(calls, world, need, lat, lng, radius0):
+            if p["place_id"] not in taken:
+                pool.setdefault(p["place_id"], p)
+        for query in need.single_queries() if not pool else []:
+            for p in _candidates(calls, world, need, lat, lng, 50_000, query):
                 if p["place_id"] not in taken:
                     pool.setdefault(p["place_id"], p)
-            if len(pool) >= 8:
-                break
         if not pool:
-            raise NotSolvable(f"no {need.queries()} near the {k}/{need.count + 1} point of {p1} → {p2}")
-        pools.append(
-            sorted(
-                pool.values(),
-                key=lambda p: M.haversine_km(lat, lng, p["location"]["lat"], p["location"]["lng"]),
-            )
-        )
+            raise NotSolvable(f"no {need.query()!r} near the {k}/{need.count + 1} point of {p1} → {p2}")
+        pools.append(pool)
+
+    def where(p: dict[str, Any]) -> tuple[float, float]:
+        return p["location"]["lat"], p["location"]["lng"]
 
     def score(sel: list[dict[str, Any]]) -> float:
-        pts = (
-            [(a.lat, a.lng)] + [(p["location"]["lat"], p["location"]["lng"]) for p in sel] + [(b.lat, b.lng)]
-        )
+        pts = [(a.lat, a.lng)] + [where(p) for p in sel] + [(b.lat, b.lng)]
         d = [M.haversine_km(*u, *v) for u, v in zip(pts, pts[1:], strict=False)]
         if min(d) == 0:
             return math.inf
         return max((max(d) - min(d)) / min(d), abs(sum(d) - total) / total)
 
-    sel = [pool[0] for pool in pools]
-    best = score(sel)
-    for _ in range(8):
-        improved = False
+    def improve(sel: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], float]:
+        best = score(sel)
+        for _ in range(8):
+            improved = False
+            for k, pool in enumerate(pools):
+                for c in pool.values():
+                    if any(c["place_id"] == s["place_id"] for s in sel):
+                        continue
+                    trial = sel[:k] + [c] + sel[k + 1 :]
+                    t = score(trial)
+                    if t < best:
+                        sel, best, improved = trial, t, True
+            if not improved or best < 0.05:
+                break
+        return sel, best
+
+    targets = [_interp(a, b, (k + 1) / (need.count + 1)) for k in range(need.count)]
+    sel = [
+        min(pool.values(), key=lambda p: M.haversine_km(*t, *where(p)))
+        for t, pool in zip(targets, pools, strict=True)
+    ]
+    sel, best = improve(sel)
+    if best > threshold * 0.6 and need.count > 1:
+        # legs still uneven: keep the stop that lies farthest from its point (where places are
+        # sparse) and search again at the points that split the drive evenly around it
+        off = [M.haversine_km(*t, *where(p)) for t, p in zip(targets, sel, strict=True)]
+        j = off.index(max(off))
+        s_j = M.Location(*where(sel[j]), "", "", "")
         for k, pool in enumerate(pools):
-            for c in pool:
-                if any(c["place_id"] == s["place_id"] for s in sel):
-                    continue
-                trial = sel[:k] + [c] + sel[k + 1 :]
-                t = score(trial)
-                if t < best:
-                    sel, best, improved = trial, t, True
-        if not improved or best < 0.05:
-            break
+            if k == j:
+                continue
+            if k < j:
+                lat, lng = _interp(a, s_j, (k + 1) / (j + 1))
+            else:
+                lat, lng = _interp(s_j, b, (k - j) / (need.count - j))
+            for p in _candidates(calls, world, need, lat, lng, radius0):
+                if p["place_id"] not in taken:
+                    pool.setdefault(p["place_id"], p)
+        sel, best = improve(sel)
     taken.update(p["place_id"] for p in sel)
     ids = [p1] + [f"place_id:{p['place_id']}" for p in sel] + [p2]
     _call(calls, world, "maps_distance_matrix", origins=ids[:-1], destinations=ids[1:], mode=mode)
@@ -451,7 +528,7 @@ def _party_time(world: M.MapsWorld, loc: M.Location, mode: str, lat: float, lng:
     return M.haversine_km(loc.lat, loc.lng, lat, lng) * M.ROAD_FACTOR[mode] / M.SPEED_KMH[mode]
 
 
-def _solve_middle(calls: list[dict[str, Any]], world: M.MapsWorld, need: _Need) -> list[dict[str, Any]]:
+def _solve_middle(calls: _Calls, world: M.MapsWorld, need: _Need) -> list[dict[str, Any]]:
     parties: dict[str, M.Location] = {}
     for c in need.middles:
         for side in ("place1", "place2"):
@@ -510,33 +587,29 @@ def _solve_middle(calls: list[dict[str, Any]], world: M.MapsWorld, need: _Need) 
         if len(seeds) >= 30:
             break
     seeds = seeds or [(c_lat, c_lng)]
-    best: tuple[float, dict[str, Any]] | None = None
-    for lat, lng in seeds:
-        for p in _candidates(calls, world, need, lat, lng, radius_km * 1000):
-            s = _exact_spread(world, need, parties, p)
-            if best is None or s < best[0]:
-                best = (s, p)
-        if best is not None and best[0] <= threshold * 0.5:
-            break
-    if best is None or best[0] > threshold:
-        raise NotSolvable(f"no {need.queries()} balances the travel times within {threshold}")
-    place = best[1]
     by_mode: dict[str, list[str]] = {}
     for c in need.middles:
         for side in ("place1", "place2"):
             by_mode.setdefault(c[side]["mode"], [])
             if c[side]["place"] not in by_mode[c[side]["mode"]]:
                 by_mode[c[side]["mode"]].append(c[side]["place"])
+    # searches around the most central balanced points, as many as the step budget leaves
+    # after the distance matrices (one per travel mode) and the answer
+    searches = max(1, REFERENCE_CALLS - len(calls) - len(by_mode) - 1)
+    found: dict[str, tuple[float, dict[str, Any]]] = {}
+    for lat, lng in seeds[:searches]:
+        for p in _candidates(calls, world, need, lat, lng, radius_km * 1000):
+            found.setdefault(p["place_id"], (_exact_spread(world, need, parties, p), p))
+        if found and min(v[0] for v in found.values()) <= threshold * 0.5:
+            break
+    ranked = sorted(found.values(), key=lambda v: v[0])
+    if not ranked or ranked[0][0] > threshold:
+        raise NotSolvable(f"no {need.query()!r} balances the travel times within {threshold}")
+    # the travel times from every party to the most balanced candidates, one matrix per mode
+    destinations = [f"place_id:{p['place_id']}" for _, p in ranked[:25]]
     for mode, origins in by_mode.items():
-        _call(
-            calls,
-            world,
-            "maps_distance_matrix",
-            origins=origins,
-            destinations=[f"place_id:{place['place_id']}"],
-            mode=mode,
-        )
-    return [place]
+        _call(calls, world, "maps_distance_matrix", origins=origins, destinations=destinations, mode=mode)
+    return [ranked[0][1]]
 
 
 def _exact_spread(
@@ -554,7 +627,7 @@ def _exact_spread(
     return worst
 
 
-def _solve_direction(calls: list[dict[str, Any]], world: M.MapsWorld, need: _Need) -> list[dict[str, Any]]:
+def _solve_direction(calls: _Calls, world: M.MapsWorld, need: _Need) -> list[dict[str, Any]]:
     refs = []
     for d in need.directions:
         g = _call(calls, world, "maps_geocode", address=d["place"])["location"]
@@ -581,7 +654,7 @@ def _solve_direction(calls: list[dict[str, Any]], world: M.MapsWorld, need: _Nee
                 out.append(p)
         if len(out) >= need.count:
             return out[: need.count]
-    raise NotSolvable(f"no {need.queries()} lies in the asked directions")
+    raise NotSolvable(f"no {need.query()!r} lies in the asked directions")
 
 
 def _solve_stops(task: dict[str, Any], world: M.MapsWorld) -> dict[str, Any]:
@@ -589,7 +662,7 @@ def _solve_stops(task: dict[str, Any], world: M.MapsWorld) -> dict[str, Any]:
     needs = _needs(evs)
     if not needs:
         raise NotSolvable("the task's evaluators name no stop list")
-    calls: list[dict[str, Any]] = []
+    calls = _Calls()
     answer: dict[str, list[dict[str, str]]] = {}
     taken: set[str] = set()
     for key, need in needs.items():
@@ -1078,6 +1151,8 @@ class _Generator:
                 task["reference"] = solve(task, self.seed)
             except NotSolvable:
                 continue
+            if len(task["reference"]["calls"]) > REFERENCE_CALLS:
+                continue  # an agent could not make these calls and answer within its steps
             self.tasks.append(json.dumps(task))
         return self.tasks[:count]
 

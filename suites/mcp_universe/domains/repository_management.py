@@ -40,7 +40,7 @@ from suites._common.mcp_servers.repository import (
 )
 from suites.mcp_universe.domains import NotSolvable
 
-__all__ = ["DOMAIN", "ENV", "SERVERS", "generate_tasks", "solve"]
+__all__ = ["DOMAIN", "ENV", "SERVERS", "SOLVED_OPS", "generate_tasks", "solve"]
 
 DOMAIN = "repository_management"
 SERVERS = ("github",)
@@ -724,6 +724,23 @@ def _find_file(world: dict[str, Any], owner: str, repo: str, name: str) -> str |
     return next((t for p, t in files.items() if p.rsplit("/", 1)[-1] == name), None)
 
 
+SOLVED_OPS = frozenset(
+    {
+        "github.check_repository",
+        "github.check_branches_exist",
+        "github.check_file_content",
+        "github.check_file_not_exist",
+        "github.check_pull_request",
+        "github.check_file_content_and_issue_count",
+        "github.file_content_include",
+        "github.check_repository_with_fewest_issues",
+        "github.check_file_content_with_fewest_issues",
+        "github.check_number_of_issues",
+    }
+)
+"""The evaluator ops :func:`solve` can satisfy: upstream's ten ``github.*`` ops."""
+
+
 def _issue_plan(task: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
     return [
         (i, e) for i, e in enumerate(task["evaluators"]) if e.get("op") == "github.check_number_of_issues"
@@ -739,20 +756,8 @@ def solve(task: dict[str, Any], seed: int) -> dict[str, Any]:
         NotSolvable: an evaluator op this solver cannot satisfy, or a planned call the world
             refuses (the message names it).
     """
-    known = {
-        "github.check_repository",
-        "github.check_branches_exist",
-        "github.check_file_content",
-        "github.check_file_not_exist",
-        "github.check_pull_request",
-        "github.check_file_content_and_issue_count",
-        "github.file_content_include",
-        "github.check_repository_with_fewest_issues",
-        "github.check_file_content_with_fewest_issues",
-        "github.check_number_of_issues",
-    }
     for i, e in enumerate(task.get("evaluators") or []):
-        if e.get("op") not in known:
+        if e.get("op") not in SOLVED_OPS:
             raise NotSolvable(f"evaluator {i}: op {e.get('op')!r} is not a repository_management op")
         if "{{" in json.dumps(e.get("op_args")):
             raise NotSolvable("the task is not rendered: render it with ENV first")

@@ -39,7 +39,7 @@ from typing import Any
 from suites._common.mcp_servers.fetch import fetch
 from suites._common.mcp_servers.search import search
 from suites._common.mcp_servers.web_corpus import Corpus, build_corpus
-from suites.mcp_universe.domains import NotSolvable
+from suites.mcp_universe.domains import NotSolvable, Unanswerable
 
 __all__ = ["DOMAIN", "OUTPUT_FORMAT", "SERVERS", "TEMPLATES", "Template", "generate_tasks", "solve"]
 
@@ -583,7 +583,7 @@ def solve(task: dict[str, Any], seed: int) -> dict[str, Any]:
         correct = ""
         for ev in task.get("evaluators") or []:
             correct = str((ev.get("op_args") or {}).get("correct_answer") or "") or correct
-        raise NotSolvable(
+        raise Unanswerable(
             "this web_search question asks about the real world"
             + (f" (reference answer {correct!r})" if correct else "")
             + "; the local search and fetch servers serve only an invented corpus, which holds no "

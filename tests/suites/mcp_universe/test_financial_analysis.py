@@ -1,18 +1,15 @@
 """MCP-Universe financial_analysis: the ``yfinance.*`` ops, the task generator and the reference
 solver, on upstream's task files and on our own.
 
-Upstream's task files are read from ``$EGI_MCPUNIVERSE_UPSTREAM`` (the repository's
-``mcpuniverse/benchmark/configs/test`` folder), else ``<repo>/../shared/upstream/mcp_universe/
-mcpuniverse/benchmark/configs/test``; without them those tests are skipped.
+Upstream's task files are found as :mod:`tests.suites.mcp_universe.upstream` says; without
+them those tests are skipped.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import os
 from datetime import date, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,28 +19,10 @@ from suites.mcp_universe.domains import NotSolvable
 from suites.mcp_universe.domains import financial_analysis as fa
 from suites.mcp_universe.evaluator import OPS, EvalContext, EvaluatorSpecError, evaluate, load_ops
 from suites.mcp_universe.ops import yfinance as yf
+from tests.suites.mcp_universe import upstream
 
-ROOT = Path(__file__).resolve().parents[3]
-UPSTREAM = (
-    Path(
-        os.environ.get(
-            "EGI_MCPUNIVERSE_UPSTREAM",
-            ROOT.parent
-            / "shared"
-            / "upstream"
-            / "mcp_universe"
-            / "mcpuniverse"
-            / "benchmark"
-            / "configs"
-            / "test",
-        )
-    )
-    / "financial_analysis"
-)
-FILES = sorted(UPSTREAM.glob("*.json")) if UPSTREAM.is_dir() else []
-needs_upstream = pytest.mark.skipif(
-    not FILES, reason=f"upstream financial_analysis task files not found at {UPSTREAM}"
-)
+FILES = upstream.task_files("financial_analysis")
+needs_upstream = upstream.needs_upstream("financial_analysis")
 SEED = 42
 CTX = EvalContext(seed=SEED)
 

@@ -3,15 +3,13 @@ the reference solver on every upstream task file and on our generated tasks (eve
 passes; the one-field mistake fails exactly the listed evaluators, with their reasons), and
 the solver's tool calls over a real stdio server.
 
-Upstream task files are read from ``$EGI_MCP_UNIVERSE_UPSTREAM``, else
-``<repo>/../shared/upstream/mcp_universe``; those tests are skipped when the folder is absent.
+Upstream task files are found as :mod:`tests.suites.mcp_universe.upstream` says; those tests
+are skipped when the folder is absent.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,14 +18,11 @@ from suites._common.mcp_servers import maps as M
 from suites.mcp_universe.domains import NotSolvable
 from suites.mcp_universe.domains import location_navigation as L
 from suites.mcp_universe.evaluator import OPS, EvalContext, EvaluatorSpecError, evaluate, load_ops
+from tests.suites.mcp_universe import upstream
 
-ROOT = Path(__file__).resolve().parents[3]
-UPSTREAM = Path(
-    os.environ.get("EGI_MCP_UNIVERSE_UPSTREAM", ROOT.parent / "shared" / "upstream" / "mcp_universe")
-)
-TASK_DIR = UPSTREAM / "mcpuniverse" / "benchmark" / "configs" / "test" / "location_navigation"
-UPSTREAM_FILES = sorted(TASK_DIR.glob("*.json")) if TASK_DIR.is_dir() else []
-needs_upstream = pytest.mark.skipif(not UPSTREAM_FILES, reason=f"upstream task files not found at {TASK_DIR}")
+TASK_DIR = upstream.TASK_ROOT / "location_navigation"
+UPSTREAM_FILES = upstream.task_files("location_navigation")
+needs_upstream = upstream.needs_upstream("location_navigation")
 SEED = 42
 CTX = EvalContext(seed=SEED)
 WORLD = M.build_world(SEED)
@@ -68,6 +63,10 @@ def check_reference(task: dict[str, Any], ref: dict[str, Any], skip: set[int] = 
             assert MISTAKE_REASONS[r.op] in r.reason, (r.op, r.reason)
     assert len(json.loads(ref["answer"])) == len(json.loads(ref["mistake"]["answer"]))
     assert all(c["server"] == "google-maps" and c["tool"].startswith("maps_") for c in ref["calls"])
+    # it fits the agent's steps (less the answer's) and never repeats a lookup it already made
+    assert len(ref["calls"]) <= L.REFERENCE_CALLS == 19
+    made = [json.dumps([c["tool"], c["arguments"]], sort_keys=True) for c in ref["calls"]]
+    assert len(set(made)) == len(made), "a lookup repeated"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -104,6 +103,58 @@ def test_upstream_0017_defect_is_the_only_failure_and_says_why():
     task["id"] = "renamed"  # without the defect entry the solver refuses, naming the evaluator
     with pytest.raises(NotSolvable, match="evaluator 14 "):
         L.solve(task, SEED)
+
+
+def _tools(ref: dict[str, Any]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in ref["calls"]:
+        out[c["tool"]] = out.get(c["tool"], 0) + 1
+    return out
+
+
+@needs_upstream
+def test_upstream_references_batch_their_lookups():
+    """The solver plans as an agent with 19 tool calls would: one elevation call for every
+    viewpoint, one search per stop for every kind the stops may be, the way back's directions
+    and an end's geocode not asked twice, one distance matrix per travel mode."""
+
+    def ref(stem: str) -> dict[str, Any]:
+        task = json.loads((TASK_DIR / f"{stem}.json").read_text())
+        task["id"] = stem
+        return L.solve(task, SEED)
+
+    trip = ref("google_maps_task_0005")  # 3 routes x 3 viewpoints: was 22 calls (9 elevations)
+    assert len(trip["calls"]) == 14
+    (elev,) = [c for c in trip["calls"] if c["tool"] == "maps_elevation"]
+    views = [v for r in json.loads(trip["answer"])["routes"] for v in r["scenic_viewpoints"]]
+    assert len(views) == 9 and len(elev["arguments"]["locations"]) == len({v["name"] for v in views})
+    there_and_back = ref("google_maps_task_0020")  # 5 + 3 stops: was 49 calls (41 searches)
+    assert _tools(there_and_back) == {
+        "maps_directions": 1,
+        "maps_geocode": 2,
+        "maps_search_places": 8,
+        "maps_distance_matrix": 2,
+    }
+    queries = {c["arguments"]["query"] for c in there_and_back["calls"] if c["tool"] == "maps_search_places"}
+    assert queries == {"restaurant or hotel or gas station", "cafe or restaurant"}
+    sparse = ref("google_maps_task_0017")  # a stop where places are sparse: was 26 calls
+    assert len(sparse["calls"]) == 17
+    meet = ref("google_maps_task_0028")  # one party walks: one matrix per mode, to every candidate
+    matrices = [c["arguments"] for c in meet["calls"] if c["tool"] == "maps_distance_matrix"]
+    assert [m["mode"] for m in matrices] == ["driving", "walking"]
+    chosen = "place_id:" + json.loads(meet["answer"])["stops"][0]["place id"]
+    assert all(m["destinations"][0] == chosen and len(m["destinations"]) == 6 for m in matrices)
+
+
+def test_generated_road_trips_ask_every_elevation_at_once(generated):
+    trips = [t for t in generated if "scenic_viewpoints" in t["output_format"].get("routes", [{}])[0]]
+    assert len(trips) >= 4
+    for t in trips:
+        (elev,) = [c for c in t["reference"]["calls"] if c["tool"] == "maps_elevation"]
+        heights = {(p["latitude"], p["longitude"]) for p in elev["arguments"]["locations"]}
+        assert len(heights) == len(elev["arguments"]["locations"])
+        views = [v for r in json.loads(t["reference"]["answer"])["routes"] for v in r["scenic_viewpoints"]]
+        assert len(heights) <= len(views)
 
 
 @pytest.fixture(scope="module")

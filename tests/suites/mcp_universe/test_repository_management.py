@@ -8,7 +8,6 @@ exactly the evaluators it lists, each with the op's reason.
 
 from __future__ import annotations
 
-import glob
 import json
 from pathlib import Path
 from typing import Any
@@ -28,24 +27,11 @@ from suites.mcp_universe.cleanups import fill_cleanup_args, run_cleanups
 from suites.mcp_universe.domains import NotSolvable
 from suites.mcp_universe.domains import repository_management as rm
 from suites.mcp_universe.evaluator import OPS, EvalContext, evaluate, load_ops, render
+from tests.suites.mcp_universe import upstream
 
 SEED = 42
-ROOT = Path(__file__).resolve().parents[3]
-UPSTREAM = (
-    ROOT.parent
-    / "shared"
-    / "upstream"
-    / "mcp_universe"
-    / "mcpuniverse"
-    / "benchmark"
-    / "configs"
-    / "test"
-    / "repository_management"
-)
-UPSTREAM_FILES = sorted(glob.glob(str(UPSTREAM / "*.json")))
-needs_upstream = pytest.mark.skipif(
-    not UPSTREAM_FILES, reason=f"upstream task files not present at {UPSTREAM}"
-)
+UPSTREAM_FILES = upstream.task_files("repository_management")
+needs_upstream = upstream.needs_upstream("repository_management")
 
 REASONS = {
     "github.check_repository": "the repository doesn't exist",
@@ -99,18 +85,7 @@ def check_reference(task: dict[str, Any], reference: dict[str, Any]) -> None:
 def test_upstream_files_use_the_ten_github_ops_all_registered():
     load_ops()
     ops = {e["op"] for f in UPSTREAM_FILES for e in json.loads(Path(f).read_text())["evaluators"]}
-    assert ops == {
-        "github.check_repository",
-        "github.check_branches_exist",
-        "github.check_file_content",
-        "github.check_file_not_exist",
-        "github.check_pull_request",
-        "github.check_file_content_and_issue_count",
-        "github.file_content_include",
-        "github.check_repository_with_fewest_issues",
-        "github.check_file_content_with_fewest_issues",
-        "github.check_number_of_issues",
-    }
+    assert ops == rm.SOLVED_OPS and len(ops) == 10
     assert all(OPS[op].kind == "dynamic" for op in ops)
     assert len(UPSTREAM_FILES) == 19
 

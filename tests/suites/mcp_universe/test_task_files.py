@@ -151,3 +151,35 @@ def test_summarize_domain_formulas_by_hand():
     assert out["d.tasks"] == 3.0
     none_passed = summarize_domain("d", [values[1]])
     assert none_passed["d.avg_steps_passed"] is None and none_passed["d.pass_rate"] == 0.0
+
+
+def test_a_file_under_the_wrong_domain_folder_is_refused(tmp_path):
+    data = dict(GOOD, evaluators=[{"func": "json", "op": "yfinance.check_net_income", "op_args": {}}])
+    p = write(tmp_path, data, folder="location_navigation")
+    with pytest.raises(ValueError) as info:
+        load_task_file(p, domain="location_navigation")
+    assert str(info.value) == (
+        f"{p}: evaluators: use financial_analysis ops but the task is filed as "
+        "'location_navigation'; fix: move the file under a 'financial_analysis' folder"
+    )
+    p = write(tmp_path, dict(GOOD, domain="weather"), folder="financial_analysis")
+    with pytest.raises(
+        ValueError,
+        match="domain: says 'weather' but the file is under a 'financial_analysis' "
+        "folder; fix: remove the field or move the file",
+    ):
+        load_task_file(p, domain="financial_analysis")
+
+
+@pytest.mark.parametrize("value", [0, -3, "abc", 2.5, True])
+def test_a_bad_profile_max_iterations_is_refused(value):
+    from pytest_egi.suite import SuiteProfile
+    from suites.mcp_universe import SUITE
+
+    profile = SuiteProfile(categories=["financial_analysis"], limit=1, max_iterations=value)
+    with pytest.raises(ValueError) as info:
+        SUITE.load_tasks(profile, {})
+    assert str(info.value) == (
+        f"max_iterations in the mcp_universe profile is {value!r}; fix: give a whole "
+        "number of model calls of at least 1 (upstream's configs use 20)"
+    )

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,9 +28,10 @@ from suites.mcp_universe.evaluator import (
 )
 from suites.mcp_universe.ops.google_search import exact_answer_verdict, extract_final_answer, parse_verdict
 from suites.mcp_universe.servers import SERVER_MODULES
+from tests.suites.mcp_universe import upstream
 
 SEED = 42
-UPSTREAM = Path("/work/shared/upstream/mcp_universe/mcpuniverse/benchmark/configs/test/web_search")
+UPSTREAM = upstream.TASK_ROOT / "web_search"
 UPSTREAM_KEYS = {"category", "question", "output_format", "use_specified_server", "mcp_servers", "evaluators"}
 
 
@@ -59,7 +59,7 @@ def _judge(answer: Any, correct: str, ctx: EvalContext | None = None, question: 
 # -- upstream task files ----------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not UPSTREAM.is_dir(), reason=f"upstream MCP-Universe task files not found at {UPSTREAM}")
+@upstream.needs_upstream("web_search")
 def test_every_upstream_file_loads_and_is_not_solvable_locally():
     files = sorted(UPSTREAM.glob("*.json"))
     assert len(files) == 34
