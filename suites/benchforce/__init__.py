@@ -92,8 +92,11 @@ class BenchforceSuite:
         order); ``per_category`` / ``limit`` keep the first ones.
 
         Raises:
-            ValueError: an unknown or not yet built environment, or gold actions that cannot
-                be dry-run (message names the entry, the action and why).
+            ValueError: an unknown or not yet built environment, or generated gold actions that
+                cannot be dry-run (message names the entry, the action and why). An upstream
+                entry (``data_dir``) that cannot run is kept, marked ``unrunnable`` with the
+                reason, and skipped when its item runs.
+            FileNotFoundError: ``data_dir`` has no folder for a wanted environment.
         """
         from suites.benchforce.scorer import expected_state
 
@@ -108,29 +111,62 @@ class BenchforceSuite:
                 f"benchforce: environments {missing} are not built yet; run with categories "
                 f"{list(BUILT)} (see suites/benchforce/STATUS.md)"
             )
-        if opts.data_dir is not None:
-            raise ValueError("benchforce: data_dir (upstream's data files) is not supported yet")
         max_turns = int(opts.max_turns or (profile.model_extra or {}).get("max_turns") or 15)
         out: list[Task] = []
         for name in ENVIRONMENTS:
             if name not in wanted:
                 continue
             env = environment(name)
-            entries = env.make_entries(env.build_world(profile.seed), profile.seed)
-            if profile.per_category:
-                entries = entries[: profile.per_category]
+            entries, unrunnable = self._entries(env, profile, opts)
             for entry in entries:
-                try:
-                    expected_state(env, profile.seed, entry["actions"])
-                except ValueError as exc:
-                    raise ValueError(
-                        f"benchforce {name} entry {entry['id']!r}: its gold cannot be right: {exc}"
-                    ) from None
                 data = {**entry, "env": name, "seed": profile.seed, "max_turns": max_turns}
+                if opts.data_dir is not None:
+                    data["data_dir"] = str(opts.data_dir)
+                if entry["id"] in unrunnable:
+                    data["unrunnable"] = unrunnable[entry["id"]]
+                else:
+                    try:
+                        expected_state(env, profile.seed, entry["actions"], data.get("data_dir"))
+                    except ValueError as exc:
+                        if opts.data_dir is None:  # our own generated gold must always dry-run
+                            raise ValueError(
+                                f"benchforce {name} entry {entry['id']!r}: its gold cannot be right: {exc}"
+                            ) from None
+                        data["unrunnable"] = f"its gold actions cannot run on these files: {exc}"
                 out.append(Task(id=f"{name}.{entry['id']}", category=name, data=data))
         if profile.limit is not None:
             out = out[: profile.limit]
         return out
+
+    @staticmethod
+    def _entries(
+        env: Any, profile: SuiteProfile, opts: BenchforceOptions
+    ) -> tuple[list[dict[str, Any]], dict[str, str]]:
+        """The environment's entries (generated, or upstream's with ``data_dir``), cut to
+        ``per_category``, and the ones that cannot run (id -> why)."""
+        if opts.data_dir is not None:
+            from suites.benchforce.upstream import load_upstream
+
+            upstream = load_upstream(env, opts.data_dir)
+            entries, unrunnable = upstream.entries, upstream.unrunnable
+        else:
+            entries, unrunnable = env.make_entries(env.build_world(profile.seed), profile.seed), {}
+        if profile.per_category:
+            entries = entries[: profile.per_category]
+        return entries, unrunnable
+
+    def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
+        """Per environment, the upstream entries that cannot run on the given files (they are
+        skipped with their reason, never scored)."""
+        out: dict[str, list[Task]] = defaultdict(list)
+        for task in tasks:
+            if task.data.get("unrunnable"):
+                out[task.category].append(task)
+        return {
+            env: f"{len(ts)} of the upstream entries cannot run on these files and are skipped "
+            f"(first: {ts[0].id}: {ts[0].data['unrunnable']})"
+            for env, ts in out.items()
+        }
 
     def prepare(self, tasks: list[Task], options: Any) -> None:
         """Start this process's environment server before the first item (stopped at

@@ -132,7 +132,9 @@ def run_trial(
     data_dir = getattr(options, "data_dir", None)
     entry = {k: v for k, v in data.items() if k not in ("env", "seed", "max_turns")}
     sid = f"egi.{data['env']}.{int(data.get('entry_num') or 0):03d}.{trial:02d}"
-    user = RuleUser(data.get("user") or {}, list(data.get("outputs") or []), _wants_change(data, env))
+    user = RuleUser(
+        data.get("user") or {}, list(data.get("outputs") or []), _wants_change(data, env), env.user_slots
+    )
     with EnvSession(shared_server(), sid, timeout_s=server_timeout_s) as session:
         ready = session.start(env.name, int(data["seed"]), entry, str(data_dir) if data_dir else None)
         opening = user.opening()

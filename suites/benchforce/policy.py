@@ -1,7 +1,7 @@
 """The Benchforce reference agent behind ``egi/oracle`` and ``egi/noisy-<p>`` (DESIGN §6).
 
 It acts as a model would, through the same scaffold and the server's tools: it asks the caller
-for the facts it needs (in :data:`~suites.benchforce.simulator.SLOT_ASK`'s words), runs the
+for the facts it needs (in the environment's ``slot_asks`` words), runs the
 entry's gold actions one tool call per turn as its plan (the reads before the first write
 first, then, when the plan changes anything, it states the changes and asks the caller to
 confirm, then the rest), and ends by reporting the outcome and what its read calls returned
@@ -22,7 +22,6 @@ from typing import Any
 from pytest_egi.models.base import assistant_message, tool_call
 from pytest_egi.models.offline import Noise
 from suites.benchforce.envs.base import Environment
-from suites.benchforce.simulator import SLOT_ASK
 
 __all__ = ["STEP_MISTAKES", "BenchforcePolicy"]
 
@@ -51,6 +50,7 @@ class BenchforcePolicy:
 
     def __init__(self, entry: dict[str, Any], env: Environment, noise: Noise) -> None:
         self.noise = noise
+        self.env = env
         actions = [(a["name"], dict(a.get("arguments") or {})) for a in entry["actions"]]
         writes = [i for i, (n, _) in enumerate(actions) if env.tools.get(n) and env.tools[n].kind == "write"]
         first_write = writes[0] if writes else len(actions)
@@ -92,7 +92,7 @@ class BenchforcePolicy:
             return assistant_message(self.final_text)
         step, value = self.script.pop(0)
         if step == "ask":
-            wanted = [SLOT_ASK[k] for k in value if k in SLOT_ASK]
+            wanted = [self.env.slot_asks[k] for k in value if k in self.env.slot_asks]
             if not wanted:
                 return self(messages, tools)
             return assistant_message(

@@ -27,6 +27,7 @@ import functools
 import json
 import statistics
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from pytest_egi.agents.loops import no_answer_reason
@@ -87,8 +88,15 @@ def dry_run(env: Environment, world: dict[str, Any], actions: list[dict[str, Any
     return env.projection(state)
 
 
-def expected_state(env: Environment, seed: int, actions: list[dict[str, Any]]) -> dict[str, Any]:
-    """:func:`dry_run` on the seeded world of ``env`` (built once per process)."""
+def expected_state(
+    env: Environment, seed: int, actions: list[dict[str, Any]], data_dir: str | None = None
+) -> dict[str, Any]:
+    """:func:`dry_run` on the seeded world of ``env`` (built once per process), or on the world
+    read from upstream's files under ``data_dir`` (:mod:`suites.benchforce.upstream`)."""
+    if data_dir is not None:
+        from suites.benchforce.upstream import load_world
+
+        return dry_run(env, load_world(env, Path(data_dir)), actions)
     return dry_run(env, json.loads(_world(env.name, seed)), actions)
 
 
@@ -184,7 +192,7 @@ def score_trial(env: Environment, data: dict[str, Any], trajectory: dict[str, An
         for m in trajectory.get("messages") or []
         if m.get("role") == "assistant" and not m.get("tool_calls")
     ]
-    expected = expected_state(env, int(data["seed"]), data["actions"])
+    expected = expected_state(env, int(data["seed"]), data["actions"], data.get("data_dir"))
     final = info.get("final_state")
     diff = state_diff(expected, final) if final is not None else ["no final state recorded"]
     forbidden = _forbidden(list(data.get("forbidden_actions") or []), calls)

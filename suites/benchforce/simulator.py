@@ -7,7 +7,7 @@ the agenda) and reads each agent reply in this order:
 2. **Goal met**: every expected output has appeared in the agent's replies so far and, when
    the caller wants a change, this reply reports one done (past-tense cue such as
    "has been", "scheduled", "updated") → it calls ``exit_conversation`` (``goal_met``).
-3. **Slot question**: a question naming facts on the agenda (name, date, doctor, ...) →
+3. **Slot question**: a question naming facts on the agenda (the environment's ``user_slots``) →
    those facts, one sentence each; a question about facts it does not have → "I don't know".
 4. Anything else is a failed turn: it restates its goal; after :data:`MAX_FAILURES` failed
    turns it gives up and calls ``exit_conversation`` (``gave_up``).
@@ -22,54 +22,10 @@ from typing import Any
 
 from pytest_egi.normalize import fold_text
 
-__all__ = ["MAX_FAILURES", "SLOT_ASK", "RuleUser"]
+__all__ = ["MAX_FAILURES", "RuleUser"]
 
 MAX_FAILURES = 3
 """Failed turns before the caller gives up."""
-
-_SLOTS: dict[str, tuple[str, str]] = {
-    "name": (
-        r"\b(your|full|patient'?s?|caller'?s?) (full )?name\b|\bwho (am i|is) (speaking|calling)\b",
-        "My name is {}.",
-    ),
-    "doctor": (
-        r"\bdoctor'?s? (full )?name\b|\b(which|what) doctor\b|\bphysician\b|\breferring doctor\b",
-        "The doctor is {}.",
-    ),
-    "date": (r"\b(date|day)\b", "The date is {}."),
-    "time": (r"\btime\b", "The time is {}."),
-    "new_date": (r"\bnew (appointment )?date\b|\breschedul\w*\b|\bmove\b", "The new date I'd like is {}."),
-    "new_time": (r"\bnew (appointment )?time\b|\breschedul\w*\b|\bmove\b", "The new time I'd like is {}."),
-    "contact_name": (
-        r"\bcontact'?s? (full )?name\b|\bnew (emergency )?contact\b|\bemergency contact\b",
-        "The new emergency contact is {}.",
-    ),
-    "contact_phone": (r"\bphone\b|\bnumber\b", "Their phone number is {}."),
-    "referred_doctor": (
-        r"\breferr(ed|al|ing) to\b|\bspecialist\b|\bwhich referral\b",
-        "The referral is to {}.",
-    ),
-    "priority": (r"\bpriority\b|\burgent\b|\broutine\b", "The priority is {}."),
-    "referral_status": (r"\bstatus\b", "It should be {}."),
-    "medication": (r"\bmedications?\b|\bmedicines?\b|\bdrugs?\b", "It's {}."),
-    "test": (r"\btests?\b|\blab\b", "The test is {}."),
-}
-SLOT_ASK: dict[str, str] = {
-    "name": "your full name",
-    "doctor": "the doctor's name",
-    "date": "the date",
-    "time": "the time",
-    "new_date": "the new date",
-    "new_time": "the new time",
-    "contact_name": "the new emergency contact's name",
-    "contact_phone": "their phone number",
-    "referred_doctor": "who the referral is to",
-    "priority": "the priority",
-    "referral_status": "the status you want",
-    "medication": "which medication",
-    "test": "which test",
-}
-"""How an agent asks for each fact (the reference policy uses these words)."""
 
 _CONFIRM = re.compile(
     r"\b(confirm|shall i|should i|proceed|go ahead|would you like me to|do you want me to|"
@@ -87,6 +43,7 @@ class RuleUser:
     Args:
         user: the entry's ``user`` block: ``goal`` (text after "I'd like to") and ``facts``
             (slot → value).
+        slots: the environment's ``user_slots`` (slot → question pattern, answer sentence).
         outputs: the entry's expected outputs (what the caller wants to learn).
         wants_change: True when the caller's goal is a change to their records.
 
@@ -95,11 +52,18 @@ class RuleUser:
         failures: failed turns so far.
     """
 
-    def __init__(self, user: dict[str, Any], outputs: list[str], wants_change: bool) -> None:
+    def __init__(
+        self,
+        user: dict[str, Any],
+        outputs: list[str],
+        wants_change: bool,
+        slots: dict[str, tuple[str, str]],
+    ) -> None:
         self.goal = str(user.get("goal") or "get help.")
         self.facts = {str(k): str(v) for k, v in (user.get("facts") or {}).items()}
         self.outputs = [fold_text(o).casefold() for o in outputs]
         self.wants_change = wants_change
+        self.slots = slots
         self.heard = ""
         self.exit_reason: str | None = None
         self.failures = 0
@@ -125,10 +89,10 @@ class RuleUser:
             self.exit_reason = "goal_met"
             return "Thank you, that's everything I needed. Goodbye.", True
         if question:
-            asked = [k for k, (pattern, _) in _SLOTS.items() if re.search(pattern, text)]
+            asked = [k for k, (pattern, _) in self.slots.items() if re.search(pattern, text)]
             known = [k for k in asked if k in self.facts]
             if known:
-                return " ".join(_SLOTS[k][1].format(self.facts[k]) for k in known), False
+                return " ".join(self.slots[k][1].format(self.facts[k]) for k in known), False
             if asked:
                 return "I'm sorry, I don't know that.", False
         self.failures += 1

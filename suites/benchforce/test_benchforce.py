@@ -19,6 +19,8 @@ def _benchforce_server():
 
 
 def test_task(egi_task, egi_model, egi):
+    if egi_task.data.get("unrunnable"):
+        pytest.skip(f"benchforce: upstream entry cannot run: {egi_task.data['unrunnable']}")
     trajectory = run_trial(egi_task, egi_model, egi.options, trial=egi.trial, simulator=egi.simulator)
     egi.record(
         benchforce.SUITE.score(egi_task, trajectory.to_dict(), egi.options, judge=egi.judge), trajectory

@@ -14,9 +14,18 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["EnvToolError", "Environment", "ToolSpec", "apply_call", "canonical_json", "state_hash"]
+__all__ = [
+    "EnvToolError",
+    "Environment",
+    "ToolSpec",
+    "UpstreamData",
+    "apply_call",
+    "canonical_json",
+    "state_hash",
+]
 
 
 class EnvToolError(Exception):
@@ -63,6 +72,26 @@ class ToolSpec:
 
 
 @dataclass(frozen=True)
+class UpstreamData:
+    """What an environment reads from upstream's repository layout
+    (``<data_dir>/src/environments/<env>/``).
+
+    Attributes:
+        world: the state built from upstream's data files (same shape as ``build_world``'s).
+        entries: upstream's entries in upstream's shape, numbered (``entry_num``, 1-based, in
+            file order; hr_software's dump has none, A10.3), each with the ``user`` block the
+            deterministic simulator plays (``goal``, ``facts``), derived from the entry.
+        unrunnable: entry id -> why it cannot run on these files (a table it needs is absent,
+            a gold action the tools refuse, a ``*`` wildcard in a write); such entries are
+            reported, never scored.
+    """
+
+    world: dict[str, Any]
+    entries: list[dict[str, Any]]
+    unrunnable: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Environment:
     """One Benchforce environment (see the module docstring).
 
@@ -75,6 +104,13 @@ class Environment:
         projection: ``state -> dict``: the business fields judging compares (explicit, so a
             change elsewhere never counts and a change here always does).
         make_entries: ``(state, seed) -> entries`` in upstream's shape plus our keys.
+        user_slots: the facts a caller can be asked for: slot -> ``(pattern, answer)``, a
+            regex (matched on the agent's folded, lower-cased question) and the sentence that
+            gives the fact (``"My name is {}."``); the deterministic simulator answers from it.
+        slot_asks: slot -> how the reference policy asks for it ("your full name"); every key
+            is a ``user_slots`` key and the phrase matches that slot's pattern.
+        load_upstream: ``env_dir -> UpstreamData`` for upstream's files, or None when the
+            environment cannot read them.
     """
 
     name: str
@@ -84,6 +120,9 @@ class Environment:
     build_world: Callable[[int], dict[str, Any]]
     projection: Callable[[dict[str, Any]], dict[str, Any]]
     make_entries: Callable[[dict[str, Any], int], list[dict[str, Any]]] = field(repr=False)
+    user_slots: dict[str, tuple[str, str]] = field(default_factory=dict, repr=False)
+    slot_asks: dict[str, str] = field(default_factory=dict, repr=False)
+    load_upstream: Callable[[Path], UpstreamData] | None = field(default=None, repr=False)
 
     def schemas(self) -> list[dict[str, Any]]:
         """Every tool's OpenAI schema, in order."""

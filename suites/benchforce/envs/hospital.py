@@ -588,6 +588,53 @@ POLICY = f"""You are the front-desk and clinical-administration assistant of a h
 """The agent's system prompt (our own wording of upstream's receptionist policy)."""
 
 
+# -- the caller's facts ----------------------------------------------------------------------
+
+USER_SLOTS: dict[str, tuple[str, str]] = {
+    "name": (
+        r"\b(your|full|patient'?s?|caller'?s?) (full )?name\b|\bwho (am i|is) (speaking|calling)\b",
+        "My name is {}.",
+    ),
+    "doctor": (
+        r"\bdoctor'?s? (full )?name\b|\b(which|what) doctor\b|\bphysician\b|\breferring doctor\b",
+        "The doctor is {}.",
+    ),
+    "date": (r"\b(date|day)\b", "The date is {}."),
+    "time": (r"\btime\b", "The time is {}."),
+    "new_date": (r"\bnew (appointment )?date\b|\breschedul\w*\b|\bmove\b", "The new date I'd like is {}."),
+    "new_time": (r"\bnew (appointment )?time\b|\breschedul\w*\b|\bmove\b", "The new time I'd like is {}."),
+    "contact_name": (
+        r"\bcontact'?s? (full )?name\b|\bnew (emergency )?contact\b|\bemergency contact\b",
+        "The new emergency contact is {}.",
+    ),
+    "contact_phone": (r"\bphone\b|\bnumber\b", "Their phone number is {}."),
+    "referred_doctor": (
+        r"\breferr(ed|al|ing) to\b|\bspecialist\b|\bwhich referral\b",
+        "The referral is to {}.",
+    ),
+    "priority": (r"\bpriority\b|\burgent\b|\broutine\b", "The priority is {}."),
+    "referral_status": (r"\bstatus\b", "It should be {}."),
+    "medication": (r"\bmedications?\b|\bmedicines?\b|\bdrugs?\b", "It's {}."),
+    "test": (r"\btests?\b|\blab\b", "The test is {}."),
+}
+"""The facts a caller can be asked for: slot -> (question pattern, answer sentence)."""
+SLOT_ASKS: dict[str, str] = {
+    "name": "your full name",
+    "doctor": "the doctor's name",
+    "date": "the date",
+    "time": "the time",
+    "new_date": "the new date",
+    "new_time": "the new time",
+    "contact_name": "the new emergency contact's name",
+    "contact_phone": "their phone number",
+    "referred_doctor": "who the referral is to",
+    "priority": "the priority",
+    "referral_status": "the status you want",
+    "medication": "which medication",
+    "test": "which test",
+}
+"""How the reference policy asks for each fact (each phrase matches its slot's pattern)."""
+
 # -- entry templates ---------------------------------------------------------------------------
 
 
@@ -821,5 +868,7 @@ ENV = Environment(
     build_world=build_world,
     projection=projection,
     make_entries=make_entries,
+    user_slots=USER_SLOTS,
+    slot_asks=SLOT_ASKS,
 )
 """The hospital environment."""
