@@ -68,7 +68,7 @@ class BenchforceSuite:
     profile_keys = frozenset({"max_turns"})
     sub_metrics = frozenset(f"{e}.{k}" for e in ENVIRONMENTS for k in SUMMARY_KEYS)
     diagnostics = frozenset(f"{e}.{k}" for e in ENVIRONMENTS for k in DIAGNOSTIC_KEYS)
-    null_floor: dict[str, float] = {f"{e}.accuracy_finished": 0.0 for e in ENVIRONMENTS}
+    null_floor: dict[str, float | None] = {f"{e}.accuracy_finished": None for e in ENVIRONMENTS}
     sub_metric_notes = {
         **{
             f"{e}.accuracy_all": "passed entries / entries (0-1), trials grouped per entry"
@@ -80,8 +80,8 @@ class BenchforceSuite:
             for e in ENVIRONMENTS
         },
         **{
-            f"{e}.accuracy_finished": "passes among finished sessions (0-1), 0 when none finished, so "
-            "egi/null scores 0 here and its gap route reads 100 (no gap between nothing and nothing)"
+            f"{e}.accuracy_finished": "passes among finished sessions (0-1); undefined when no session "
+            "finished (egi/null's case), so its gap route is left out rather than read as 100"
             for e in ENVIRONMENTS
         },
     }

@@ -18,7 +18,8 @@ Per environment (:func:`summarize_env`), fixing A10.1 and A10.5: trials are grou
 entry** (``accuracy_all`` = mean over entries of the entry's mean pass over its trials);
 ``finished_rate`` = share of trials the *caller* ended with its goal met (``exit_conversation``,
 reason ``goal_met``), so a turn-limit cut-off, a timeout, and a caller who gave up are all
-unfinished; ``accuracy_finished`` = passes among finished trials (0 when none finished).
+unfinished; ``accuracy_finished`` = passes among finished trials; None (undefined, so its ``gap`` route
+is missing from the EGI with the reason) when none finished.
 """
 
 from __future__ import annotations
@@ -271,7 +272,8 @@ def summarize_env(env: str, records: list[dict[str, Any]]) -> dict[str, float | 
             [_mean([float(v.get("passed") or 0.0) for v in vs]) for vs in by_entry.values()]
         ),
         "finished_rate": _mean(col("finished")),
-        "accuracy_finished": _mean([float(v.get("passed") or 0.0) for v in finished]) if finished else 0.0,
+        # undefined (None) when no trial finished: a 0 here would read 100 on the gap route
+        "accuracy_finished": _mean([float(v.get("passed") or 0.0) for v in finished]) if finished else None,
         "entries": float(len(by_entry)),
         "trials": float(len(vals)),
         "pass_all_trials": _mean([float(all(v.get("passed") for v in vs)) for vs in by_entry.values()]),
