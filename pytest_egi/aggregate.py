@@ -160,7 +160,10 @@ def aggregate(
             f"{name}: not run in this session (no item collected: the suite is not installed "
             "here, or was not selected)",
         )
-    result = compute_egi(sub_metrics, routing, weights=weights, floors=floors, suite_reasons=reasons)
+    notes = {name: summary.sub_metric_notes for name, summary in summaries.items()}
+    result = compute_egi(
+        sub_metrics, routing, weights=weights, floors=floors, suite_reasons=reasons, notes=notes
+    )
     ci: dict[str, tuple[float, float] | None] = {}
     if bootstrap_resamples > 0 and scored_by_suite:
         ci = bootstrap_egi(

@@ -154,6 +154,7 @@ def compute_egi(
     weights: Mapping[str, float],
     floors: Mapping[str, float],
     suite_reasons: Mapping[str, str] | None = None,
+    notes: Mapping[str, Mapping[str, str]] | None = None,
 ) -> EgiResult:
     """Route native sub-metrics into buckets and combine them into EGI.
 
@@ -164,12 +165,17 @@ def compute_egi(
         floors: bucket floors on 0-100.
         suite_reasons: why a suite has no sub-metrics at all (e.g. "not collected in this
             run"); used as the missing reason for all its routes.
+        notes: suite -> sub-metric -> the suite's note on it (``Suite.sub_metric_notes``);
+            when a suite that ran reports no value for a routed sub-metric, the note is added
+            to the reason, since it says when the sub-metric is undefined (Benchforce's
+            ``accuracy_finished`` when no session finished).
 
     Returns:
         The EGI result. A missing sub-metric is dropped and its bucket renormalised within
         itself; buckets are never reweighted against each other (DESIGN §4).
     """
     suite_reasons = suite_reasons or {}
+    notes = notes or {}
     contributions: dict[str, list[Contribution]] = defaultdict(list)
     missing: list[Missing] = []
     for route in routing.routes:
@@ -183,8 +189,12 @@ def compute_egi(
             absent = route.sub_metric if values.get(route.sub_metric) is None else route.baseline
             reason = (
                 f"{route.suite} reported no value for {absent} (no scored task for it in this run: "
-                "outside the profile, deselected with -k/-m, or every such task errored)"
+                "outside the profile, deselected with -k/-m, or every such task errored; or the "
+                "sub-metric is undefined on this run's tasks)"
             )
+            note = notes.get(route.suite, {}).get(str(absent))
+            if note:
+                reason += f"; {route.suite}'s note on {absent}: {note}"
             missing.append(Missing(route.key, route.bucket, reason))
             continue
         contributions[route.bucket].append(

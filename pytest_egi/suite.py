@@ -95,12 +95,15 @@ class Suite(Protocol):
     diagnostics: frozenset[str]
     """The subset of ``sub_metrics`` reported but not meant for routing (counts, overall
     means, alternative formulas). Every other key of ``sub_metrics`` must be routed."""
-    null_floor: dict[str, float]
+    null_floor: dict[str, float | None]
     """Optional: routed sub-metric -> the value ``egi/null`` scores on it by design, in the
     sub-metric's native unit, where that is not the bottom of its route's scale (HERB's
-    ``null_rate`` is 1.0: abstaining is the right answer to an unanswerable question). The
-    conformance tests hold ``egi/null`` to this value instead of the floor (0 after the
-    route's transform); every sub-metric not listed must be at the floor. Say why in
+    ``null_rate`` is 1.0: abstaining is the right answer to an unanswerable question). None
+    means the sub-metric is undefined under ``egi/null`` and ``summarize`` returns None for it
+    (Benchforce's ``accuracy_finished``: no session finished, and a 0 there would read 100 on
+    its ``gap`` route); the route is then missing from the EGI with the suite's note as the
+    reason. The conformance tests hold ``egi/null`` to this value instead of the floor (0
+    after the route's transform); every sub-metric not listed must be at the floor. Say why in
     ``sub_metric_notes``."""
 
     def load_tasks(self, profile: SuiteProfile, options: BaseModel) -> list[Task]:

@@ -79,6 +79,33 @@ def test_bucket_renormalises_within_itself_and_egi_is_partial():
     assert "reported no value for r" in missing["a/r"]
 
 
+def test_an_undefined_gap_sub_metric_is_missing_with_the_suites_note_never_100():
+    # a model that finished no session: accuracy among finished sessions is undefined (None);
+    # reported as 0 the gap route would read 100 - (0 - 0) = 100 on the safety bucket
+    routing = _routing(
+        [{"suite": "a", "sub_metric": "fin", "baseline": "all", "bucket": "M5", "transform": "gap"}]
+    )
+    note = "passes among finished sessions; none (undefined) when no session finished"
+    result = compute_egi(
+        {"a": {"fin": None, "all": 0.0}},
+        routing,
+        weights=WEIGHTS,
+        floors={"M5": 70},
+        notes={"a": {"fin": note}},
+    )
+    assert result.buckets["M5"].value is None
+    assert result.gate.unmeasured == ["M5"] and not result.gate.release_ready
+    (missing,) = result.missing
+    assert missing.reason == (
+        "a reported no value for fin (no scored task for it in this run: outside the profile, "
+        "deselected with -k/-m, or every such task errored; or the sub-metric is undefined on "
+        f"this run's tasks); a's note on fin: {note}"
+    )
+    assert compute_egi({"a": {"fin": 0.0, "all": 0.0}}, routing, weights=WEIGHTS, floors={}).buckets[
+        "M5"
+    ].value == 100.0
+
+
 def test_full_egi_uses_the_paper_weights():
     routes = [{"suite": "a", "sub_metric": b, "bucket": b, "transform": "percent"} for b in WEIGHTS]
     values = {"M1": 82.95, "M2": 79.56, "M3": 30.89, "M4": 54.86, "M5": 63.47, "M6": 55.0}

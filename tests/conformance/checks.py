@@ -21,10 +21,13 @@ The criteria, exactly:
   the route's transform (native 1.0 for ``fraction``, 100 for ``percent``, 0 for
   ``invert_fraction`` and ``clip_invert``, the baseline's value for ``gap``).
 - **null at the floor**: ``egi/null`` scores 0 (to 1e-9) on every route after its transform,
-  except a sub-metric listed in ``Suite.null_floor``, which must equal that native value.
+  except a sub-metric listed in ``Suite.null_floor``, which must equal that native value; a
+  listed value of None means the sub-metric is undefined under ``egi/null`` (Benchforce's
+  ``accuracy_finished`` when no session finished) and must come back as None.
 - **noisy between**: with ``T_p(r)`` the 0-100 value of route ``r`` under policy ``p`` and
   ``mean_p`` its unweighted mean over the suite's routes: ``mean_null < mean_noisy-0.2 <
-  mean_oracle`` (strictly), and for every route ``T_noisy-0.5(r) <= T_noisy-0.2(r)``.
+  mean_oracle`` (strictly), and for every route ``T_noisy-0.5(r) <= T_noisy-0.2(r)``. A route
+  documented as undefined under ``egi/null`` leaves the means but keeps the second check.
 - **serial = -n 2**: for one seed and policy (``egi/noisy-0.2``), ``records.jsonl`` and every
   ``raw/`` trajectory file are byte-identical between a serial run and ``-n 2``.
 - **JSON-safe records**: every record, as the controller received it in memory, holds only
@@ -299,6 +302,12 @@ def check_floor(suite: Any, routes: list[Route], values: dict[str, Any],
         native = values.get(route.sub_metric)
         if route.sub_metric in documented:
             want = documented[route.sub_metric]
+            if want is None:
+                if native is not None:
+                    problems.append(f"{suite.name}: {policy} scores {route.sub_metric} = "
+                                    f"{_fmt(native)}; Suite.null_floor documents it as undefined "
+                                    "(None) under egi/null")  # fmt: skip
+                continue
             if not isinstance(native, (int, float)) or abs(native - want) > TOL:
                 problems.append(f"{suite.name}: {policy} scores {route.sub_metric} = {_fmt(native)}; "
                                 f"its documented floor (Suite.null_floor) is {_fmt(want)}")  # fmt: skip
@@ -314,16 +323,27 @@ def check_floor(suite: Any, routes: list[Route], values: dict[str, Any],
     return problems
 
 
-def check_noisy(suite: str, routes: list[Route], by_policy: dict[str, dict[str, Any]]) -> list[str]:
+def check_noisy(
+    suite: str,
+    routes: list[Route],
+    by_policy: dict[str, dict[str, Any]],
+    null_undefined: frozenset[str] = frozenset(),
+) -> list[str]:
     """``mean_null < mean_noisy-0.2 < mean_oracle`` over the routes (0-100), and
-    ``noisy-0.5 <= noisy-0.2`` on every route."""
+    ``noisy-0.5 <= noisy-0.2`` on every route. ``null_undefined``: sub-metrics documented as
+    undefined under ``egi/null`` (``Suite.null_floor`` value None): out of the means, but still
+    held to the second check."""
     scaled = {p: [transform(r, by_policy[p]) for r in routes] for p in POLICIES}
     problems = []
     present = []
+    monotone = []
     for i, route in enumerate(routes):
-        missing = [p for p in POLICIES if scaled[p][i] is None]
+        expected_none = {"egi/null"} if route.sub_metric in null_undefined else set()
+        missing = [p for p in POLICIES if scaled[p][i] is None and p not in expected_none]
         if missing:
             problems.append(f"{suite}: {route.sub_metric} has no value under {', '.join(missing)}")
+        elif expected_none:
+            monotone.append(i)
         else:
             present.append(i)
     if not present:
@@ -336,7 +356,7 @@ def check_noisy(suite: str, routes: list[Route], by_policy: dict[str, dict[str, 
     if not mid < hi:
         problems.append(f"{suite}: egi/noisy-0.2 is not below egi/oracle: mean routed score {mid:.3f} vs "
                         f"{hi:.3f} (0-100 after each route's transform)")  # fmt: skip
-    for i in present:
+    for i in sorted(present + monotone):
         a, b = scaled["egi/noisy-0.5"][i], scaled["egi/noisy-0.2"][i]
         if a > b + TOL:  # type: ignore[operator]
             problems.append(f"{suite}: egi/noisy-0.5 scores {routes[i].sub_metric} above egi/noisy-0.2 "

@@ -259,6 +259,12 @@ def test_floor_fails(broken):
         "broken: egi/null scores acc_alpha = 0.5; its documented floor (Suite.null_floor) is 1.0"
     ]
     assert check_floor(documented, broken["routes"][:1], {"acc_alpha": 1.0}) == []
+    undefined = type("S", (), {"name": "broken", "null_floor": {"acc_alpha": None}})()
+    assert check_floor(undefined, broken["routes"][:1], values) == [
+        "broken: egi/null scores acc_alpha = 0.5; Suite.null_floor documents it as undefined (None) "
+        "under egi/null"
+    ]
+    assert check_floor(undefined, broken["routes"][:1], {"acc_alpha": None}) == []
 
 
 def test_noisy_fails(broken):
@@ -272,6 +278,18 @@ def test_noisy_fails(broken):
         "broken: egi/noisy-0.5 scores acc above egi/noisy-0.2 (58.333 > 0.000); scores must not "
         "rise with the mistake rate",
     ]
+    # a route documented as undefined under egi/null: out of the means, still monotone
+    graded = {"egi/oracle": 1.0, "egi/null": None, "egi/noisy-0.2": 0.3, "egi/noisy-0.5": 0.6}
+    by_policy = {p: {"acc_alpha": graded[p], "acc": {"egi/null": 0.0}.get(p, 0.5)} for p in POLICIES}
+    by_policy["egi/oracle"]["acc"] = 1.0
+    routes = [broken["routes"][0], broken["routes"][2]]
+    assert check_noisy("broken", routes, by_policy) == ["broken: acc_alpha has no value under egi/null"]
+    assert check_noisy("broken", routes, by_policy, frozenset({"acc_alpha"})) == [
+        "broken: egi/noisy-0.5 scores acc_alpha above egi/noisy-0.2 (60.000 > 30.000); scores must "
+        "not rise with the mistake rate",
+    ]
+    by_policy["egi/noisy-0.5"]["acc_alpha"] = 0.2
+    assert check_noisy("broken", routes, by_policy, frozenset({"acc_alpha"})) == []
     flat = {p: {"acc_alpha": 0.5} for p in POLICIES}
     assert check_noisy("broken", broken["routes"][:1], flat) == [
         "broken: egi/noisy-0.2 is not above egi/null: mean routed score 50.000 vs 50.000 (0-100 "
