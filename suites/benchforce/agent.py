@@ -10,11 +10,17 @@ holds the whole conversation. The session ends (``session.end``) with one of ups
 endings, corrected (A10.5): ``user_exit`` (the caller called ``exit_conversation``),
 ``max_turns`` (the agent gave ``max_turns`` replies, upstream's count; or spent
 :data:`CALLS_PER_TURN` model calls per allowed reply), ``timeout`` (the session's wall-clock
-budget ran out), ``agent_failed`` (the reply was cut off or the context overflowed).
+budget ran out), ``agent_failed`` (the reply was cut off or the context overflowed), ``error``
+(a provider or simulator failure: the item errors and the server still frees the session).
+
+The caller is the deterministic :class:`~suites.benchforce.simulator.RuleUser`, or with
+``--egi-simulator-model`` an :class:`~suites.benchforce.simulator.LLMUser`, whose tokens are
+counted apart from the agent's (the trajectory's ``usage`` is the agent's alone, A10.4).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from typing import Any
@@ -23,9 +29,9 @@ from pytest_egi.agents.loops import Trajectory, run_dialogue_loop
 from pytest_egi.agents.tools import Toolkit, ToolOutcome
 from pytest_egi.models.base import ModelClient
 from pytest_egi.suite import Task
-from suites.benchforce.client import EnvSession, shared_server
+from suites.benchforce.client import EnvironmentFault, EnvSession, shared_server
 from suites.benchforce.envs import environment
-from suites.benchforce.simulator import RuleUser
+from suites.benchforce.simulator import LLMUser, RuleUser
 
 __all__ = ["CALLS_PER_TURN", "GENERATION_PARAMS", "ServerToolkit", "run_trial"]
 
@@ -75,7 +81,7 @@ class _Caller:
     """The simulator as the dialogue loop sees it: logs both sides on the server, checks the
     session's wall-clock budget, and sends the caller's ``exit_conversation``."""
 
-    def __init__(self, user: RuleUser, session: EnvSession, deadline: float) -> None:
+    def __init__(self, user: RuleUser | LLMUser, session: EnvSession, deadline: float) -> None:
         self.user, self.session, self.deadline = user, session, deadline
         self.ending: str | None = None
 
@@ -109,21 +115,22 @@ def run_trial(
         client: the model under test (or an offline reference policy).
         options: the suite's options (``max_turns``, ``timeout_s``, ``server_timeout_s``, ``data_dir``).
         trial: the 1-based trial (part of the session id).
-        simulator: an LLM user-simulator client (``--egi-simulator-model``); not supported yet.
+        simulator: the user simulator's model client (``--egi-simulator-model``, the core's
+            ``egi.simulator``): the caller is an :class:`~suites.benchforce.simulator.LLMUser`
+            with the entry's ``instructions`` as its agenda; None: the deterministic
+            :class:`~suites.benchforce.simulator.RuleUser`.
 
     Returns:
-        The trajectory; ``info["benchforce"]`` holds the session id, ending, exit reason, the
-        final state projection and hash from the server, and the transcript.
+        The trajectory; its ``usage`` is the agent's alone. ``info["benchforce"]`` holds the
+        session id, ending, exit reason, the final state projection and hash from the server,
+        the transcript, ``simulator`` (the simulator model's name, or ``egi/rules``) and
+        ``simulator_usage`` (the simulator's usage dict; None for rules).
 
     Raises:
         EnvironmentFault: the server failed (the item errors; the trajectory so far is attached).
-        NotImplementedError: an LLM user simulator was requested.
+        SimulatorError: the simulator's model failed (the item errors, nothing reaches the agent).
         ProviderError: from the client.
     """
-    if simulator is not None:
-        raise NotImplementedError(
-            "benchforce: the LLM user simulator (--egi-simulator-model) is not built yet"
-        )
     data = task.data
     env = environment(data["env"])
     max_turns = int(getattr(options, "max_turns", None) or data.get("max_turns") or 15)
@@ -132,24 +139,35 @@ def run_trial(
     data_dir = getattr(options, "data_dir", None)
     entry = {k: v for k, v in data.items() if k not in ("env", "seed", "max_turns")}
     sid = f"egi.{data['env']}.{int(data.get('entry_num') or 0):03d}.{trial:02d}"
-    user = RuleUser(
-        data.get("user") or {}, list(data.get("outputs") or []), _wants_change(data, env), env.user_slots
-    )
+    user: RuleUser | LLMUser
+    if simulator is not None:
+        user = LLMUser(simulator, str(data.get("instructions") or ""))
+    else:
+        user = RuleUser(
+            data.get("user") or {}, list(data.get("outputs") or []), _wants_change(data, env), env.user_slots
+        )
     with EnvSession(shared_server(), sid, timeout_s=server_timeout_s) as session:
         ready = session.start(env.name, int(data["seed"]), entry, str(data_dir) if data_dir else None)
-        opening = user.opening()
-        session.say("client", opening)
-        caller = _Caller(user, session, time.monotonic() + timeout_s)
-        messages = [{"role": "system", "content": ready["policy"]}, {"role": "user", "content": opening}]
-        traj = run_dialogue_loop(
-            client,
-            messages,
-            caller,
-            toolkit=ServerToolkit(session, ready["tools"]),
-            max_turns=max_turns * CALLS_PER_TURN,
-            max_user_turns=max_turns - 1,
-            params=dict(GENERATION_PARAMS),
-        )
+        try:
+            opening = user.opening()
+            session.say("client", opening)
+            caller = _Caller(user, session, time.monotonic() + timeout_s)
+            messages = [{"role": "system", "content": ready["policy"]}, {"role": "user", "content": opening}]
+            traj = run_dialogue_loop(
+                client,
+                messages,
+                caller,
+                toolkit=ServerToolkit(session, ready["tools"]),
+                max_turns=max_turns * CALLS_PER_TURN,
+                max_user_turns=max_turns - 1,
+                params=dict(GENERATION_PARAMS),
+            )
+        except EnvironmentFault:
+            raise
+        except Exception:  # a provider or simulator failure: the server still ends the session
+            with contextlib.suppress(EnvironmentFault):
+                session.end("error")
+            raise
         try:
             if traj.termination == "max_user_turns":  # the last reply never reached the caller
                 session.say("agent", str(traj.messages[-1].get("content") or ""))
@@ -172,6 +190,7 @@ def run_trial(
         "final_hash": ended["hash"],
         "final_state": ended["state"],
         "transcript": ended["transcript"],
-        "simulator": "egi/rules",
+        "simulator": user.name if isinstance(user, LLMUser) else "egi/rules",
+        "simulator_usage": user.usage.to_dict() if isinstance(user, LLMUser) else None,
     }
     return traj

@@ -36,7 +36,10 @@ START_TIMEOUT_S = 30.0
 
 class EnvironmentFault(RuntimeError):
     """The environment server failed (died, timed out, broke the protocol): the item is an
-    error, never scored."""
+    error, never scored. The message says all there is to say, so the item's report is that
+    one line (``one_line_report``), not a traceback through the WebSocket client."""
+
+    one_line_report = True
 
 
 class ServerProcess:
