@@ -34,7 +34,7 @@ from suites.benchforce.scorer import DIAGNOSTIC_KEYS, ROUTED_KEYS, SUMMARY_KEYS,
 
 __all__ = ["SUITE_DRAFT", "BenchforceOptions", "BenchforceSuite"]
 
-BUILT = ("hospital",)
+BUILT = ("hospital", "order_management")
 """The environments built so far."""
 
 
