@@ -800,7 +800,7 @@ SLOT_ASKS: dict[str, str] = {
     "new_time": "the new time",
     "contact_name": "the new emergency contact's name",
     "contact_phone": "their phone number",
-    "referred_doctor": "who the referral is to",
+    "referred_doctor": "the specialist the referral is to",
     "priority": "the priority",
     "referral_status": "the status you want",
     "referral_type": "whether you mean incoming or outgoing referrals",
