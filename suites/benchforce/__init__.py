@@ -34,7 +34,7 @@ from suites.benchforce.scorer import DIAGNOSTIC_KEYS, ROUTED_KEYS, SUMMARY_KEYS,
 
 __all__ = ["SUITE_DRAFT", "BenchforceOptions", "BenchforceSuite"]
 
-BUILT = ("hospital",)
+BUILT = ("hospital", "order_management")
 """The environments built so far."""
 
 
@@ -51,7 +51,9 @@ class BenchforceOptions(BaseModel):
     server_timeout_s: float = Field(default=30.0, gt=0)
     """The longest wait for one server reply; longer is an environment fault (the item errors)."""
     data_dir: Path | None = None
-    """Upstream's data layout (not supported yet; see STATUS.md)."""
+    """A checkout of upstream's repository: each environment's data files and entries are read
+    from ``src/environments/<env>/`` (``Environment.load_upstream``) instead of our generated
+    ones."""
 
 
 def _options(options: Any) -> BenchforceOptions:

@@ -20,4 +20,10 @@ def environment(name: str) -> Environment:
         from suites.benchforce.envs.hospital import ENV
 
         return ENV
-    raise KeyError(f"benchforce: environment {name!r} is not available; available: hospital")
+    if name == "order_management":
+        from suites.benchforce.envs.order_management import ENV
+
+        return ENV
+    raise KeyError(
+        f"benchforce: environment {name!r} is not available; available: hospital, order_management"
+    )

@@ -54,7 +54,9 @@ class ToolSpec:
         parameters: JSON schema of the arguments (validated by the server before ``fn`` runs).
         fn: ``fn(state, **arguments) -> output`` (a JSON-safe value); it mutates ``state`` in
             place for a write tool and raises :class:`EnvToolError` for a refused call.
-        kind: ``read`` or ``write`` (a write must change the projection when it succeeds).
+        kind: ``read`` (never changes the projection) or ``write`` (changes it when it succeeds
+            with a new value; as upstream, re-setting a value already there may succeed and
+            change nothing).
     """
 
     name: str
@@ -103,7 +105,8 @@ class Environment:
         build_world: ``seed -> state`` (a JSON-safe dict of tables keyed by id).
         projection: ``state -> dict``: the business fields judging compares (explicit, so a
             change elsewhere never counts and a change here always does).
-        make_entries: ``(state, seed) -> entries`` in upstream's shape plus our keys.
+        make_entries: ``(state, seed) -> entries`` in upstream's shape plus our keys (the
+            environment's ``ENTRY_COUNT`` of them; ``count=N`` as a keyword draws N).
         user_slots: the facts a caller can be asked for: slot -> ``(pattern, answer)``, a
             regex (matched on the agent's folded, lower-cased question) and the sentence that
             gives the fact (``"My name is {}."``); the deterministic simulator answers from it.

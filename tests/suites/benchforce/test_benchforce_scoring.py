@@ -34,13 +34,22 @@ def test_state_diff_is_field_level():
 
 
 def test_wrong_state_fails_with_its_diff_and_upstream_stateless_passes():
-    task = _task("cancel_referral")
-    world = ENV.projection(ENV.build_world(42))
-    rid = task.data["actions"][1]["arguments"]["referral_id"]
+    task = _task("referral_status")
+    state = ENV.build_world(42)
+    world = ENV.projection(state)
+    args = task.data["actions"][1]["arguments"]
+    rid = next(
+        k
+        for k, r in state["referrals"].items()
+        if state["patients"][r["patient_id"]]["name"] == args["patient_identifier"]
+        and state["doctors"][r["referred_to_doctor_id"]]["name"] == args["referred_to_doctor_identifier"]
+    )
     calls = [{**a, "error": False} for a in task.data["actions"]]
-    score = SUITE.score(task, _traj(world, calls, ["Done, it has been cancelled."]), None)
+    score = SUITE.score(task, _traj(world, calls, ["Done, it has been updated."]), None)
     assert not score.success and score.values["stateless"] == 1.0 and score.values["state_match"] == 0.0
-    assert score.details["state_diff"] == [f"referrals.{rid}.status: expected 'cancelled', got 'pending'"]
+    assert score.details["state_diff"] == [
+        f"referrals.{rid}.status: expected {args['new_status']!r}, got 'pending'"
+    ]
 
 
 def test_forbidden_write_fails_even_when_state_and_stateless_match():
@@ -48,13 +57,13 @@ def test_forbidden_write_fails_even_when_state_and_stateless_match():
     final = ENV.projection(ENV.build_world(42))
     calls = [
         {**task.data["actions"][0], "error": False},
-        {"name": "cancel_appointment", "arguments": {"appointment_id": "A3001"}, "error": False},
+        {"name": "update_emergency_contact", "arguments": {"patient_identifier": "P2001"}, "error": False},
     ]
     said = " ".join(task.data["outputs"])
     score = SUITE.score(task, _traj(final, calls, [said]), None)
     assert score.values["stateless"] == 1.0 and score.values["state_match"] == 1.0
     assert not score.success and score.details["forbidden_ran"] == [
-        'cancel_appointment({"appointment_id": "A3001"})'
+        'update_emergency_contact({"patient_identifier": "P2001"})'
     ]
 
 

@@ -72,7 +72,8 @@ def test_session_round_trip_and_transcript(server, tasks):
         action = task.data["actions"][0]
         result = session.tool_call(action["name"], json.dumps(action["arguments"]), call_id="c1")
         assert result["event"] == "tool.result" and result["ok"] is True and result["call_id"] == "c1"
-        assert result["output"]["status"] == "success" and result["hash"] != ready["hash"]
+        assert result["output"]["message"] == "Appointment scheduled successfully"
+        assert result["hash"] != ready["hash"]
         ended = session.end("user_exit")
     transcript = ended["transcript"]
     assert [line["seq"] for line in transcript] == list(range(1, len(transcript) + 1))
@@ -97,12 +98,17 @@ def test_schema_invalid_arguments_are_an_error_frame_the_agent_sees(server, task
     with EnvSession(server, "t.invalid.01") as session:
         ready = session.start("hospital", SEED, _entry(tasks[0]))
         toolkit = ServerToolkit(session, ready["tools"])
-        bad_time = dict(tasks[0].data["actions"][0]["arguments"], appointment_time="13:30")
-        outcome = toolkit.call("schedule_appointment", json.dumps(bad_time))
+        args = tasks[0].data["actions"][0]["arguments"]
+        no_department = {k: v for k, v in args.items() if k != "department"}
+        outcome = toolkit.call("schedule_appointment", json.dumps(no_department))
         assert outcome.error is True
         assert outcome.content == (
-            "Error: invalid arguments for 'schedule_appointment': '13:30' does not match "
-            "'^(1[0-2]|[1-9]):[0-5]\\\\d (AM|PM)$' (at 'appointment_time')"
+            "Error: invalid arguments for 'schedule_appointment': 'department' is a required property"
+        )
+        as_number = toolkit.call("get_patient_info", json.dumps({"patient_identifier": 2001}))
+        assert as_number.content == (
+            "Error: invalid arguments for 'get_patient_info': 2001 is not of type 'string' "
+            "(at 'patient_identifier')"
         )
         assert toolkit.call("no_such_tool", "{}").content.startswith("Error: unknown tool 'no_such_tool'.")
         assert toolkit.call("get_patient_info", "{not json").content.startswith(
@@ -110,13 +116,14 @@ def test_schema_invalid_arguments_are_an_error_frame_the_agent_sees(server, task
         )
         assert [c["code"] for c in toolkit.calls] == [
             "invalid_arguments",
+            "invalid_arguments",
             "unknown_tool",
             "invalid_arguments",
         ]
         ended = session.end("user_exit")
     assert ended["hash"] == ready["hash"]  # nothing was applied
     errors = [line["message"] for line in ended["transcript"] if line["message"]["event"] == "tool.error"]
-    assert len(errors) == 3 and errors[0]["error"]["code"] == "invalid_arguments"
+    assert len(errors) == 4 and errors[0]["error"]["code"] == "invalid_arguments"
 
 
 def test_state_hash_ignores_key_order_and_every_write_changes_it(tasks):
@@ -150,7 +157,7 @@ def _oracle(task):
 
 
 def test_oracle_passes_and_null_fails_every_template(tasks):
-    for task in tasks[:9]:  # one entry of each template
+    for task in tasks[:10]:  # one entry of each template
         traj = run_trial(task, _oracle(task)).to_dict()
         score = SUITE.score(task, traj, None)
         assert score.success, (task.id, score.got)
@@ -197,7 +204,7 @@ class _KillsServer:
                 assistant_message("Could you tell me your full name?"), Usage(calls=1), "stop"
             )
         os.kill(self.pid_of(), signal.SIGKILL)
-        call = tool_call("c1", "get_patient_info", json.dumps({"patient_name": "Anyone"}))
+        call = tool_call("c1", "get_patient_info", json.dumps({"patient_identifier": "Anyone"}))
         return ModelResponse(assistant_message(None, [call]), Usage(calls=1), "tool_calls")
 
 
