@@ -20,4 +20,8 @@ def environment(name: str) -> Environment:
         from suites.benchforce.envs.hospital import ENV
 
         return ENV
-    raise KeyError(f"benchforce: environment {name!r} is not available; available: hospital")
+    if name == "hr_software":
+        from suites.benchforce.envs.hr_software import ENV
+
+        return ENV
+    raise KeyError(f"benchforce: environment {name!r} is not available; available: hospital, hr_software")
