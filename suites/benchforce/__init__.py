@@ -13,9 +13,9 @@ environment: ``<env>.accuracy_all`` (M1), ``<env>.finished_rate`` (M2),
 calls). Differences from upstream: see README.md here.
 
 **Draft.** ``order_management`` is not built yet, so the suite object is exposed as
-``SUITE_DRAFT``; the conformance tests (which need every routed environment) skip it. ``EGI_DRAFT_SUITES=benchforce``
-in the environment exposes it as ``SUITE`` too, so ``pytest suites/benchforce`` runs it.
-See STATUS.md here.
+``SUITE_DRAFT``; the conformance tests (which need every routed environment) skip it.
+``EGI_DRAFT_SUITES=benchforce`` in the environment exposes it as ``SUITE`` too, so
+``pytest suites/benchforce`` runs it. See STATUS.md here.
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ class BenchforceSuite:
 
         Raises:
             ValueError: an unknown or not yet built environment named in the profile's
-                categories (no categories: every built one), or generated gold actions that
+                categories (no categories: every built one, or with ``data_dir`` every built
+                one that reads upstream's files), or generated gold actions that
                 cannot be dry-run (message names the entry, the action and why). An upstream
                 entry (``data_dir``) that cannot run is kept, marked ``unrunnable`` with the
                 reason, and skipped when its item runs.
@@ -103,7 +104,8 @@ class BenchforceSuite:
         from suites.benchforce.scorer import expected_state
 
         opts = _options(options)
-        wanted = list(profile.categories or BUILT)
+        readers = [e for e in BUILT if environment(e).load_upstream is not None]
+        wanted = list(profile.categories or (BUILT if opts.data_dir is None else readers))
         unknown = [c for c in wanted if c not in ENVIRONMENTS]
         if unknown:
             raise ValueError(f"benchforce: unknown environments {unknown}; known: {list(ENVIRONMENTS)}")
