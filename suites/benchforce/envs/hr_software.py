@@ -37,7 +37,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from suites.benchforce.envs.base import Environment, EnvToolError, ToolSpec, UpstreamData
+from suites.benchforce.envs.base import Environment, EnvToolError, ToolSpec, UpstreamData, copy_world
 
 __all__ = [
     "CREDIT_RATES",
@@ -1413,8 +1413,9 @@ def _caller(entry: dict[str, Any]) -> dict[str, Any]:
 
 def _why_unrunnable(entry: dict[str, Any], world: dict[str, Any], absent: dict[str, str]) -> str | None:
     """Why an upstream entry cannot run on these files (None when it can): a gold action naming
-    no tool, reading an absent table, with a ``*`` in a write, or refused by the tool."""
-    from suites.benchforce.envs.base import copy_world
+    no tool, reading an absent table, with a ``*`` in a write, with arguments the tool's schema
+    refuses (the server would refuse them too), or refused by the tool."""
+    from suites.benchforce.server import schema_problem
 
     for j, action in enumerate(entry["actions"]):
         name = action["name"]
@@ -1431,12 +1432,14 @@ def _why_unrunnable(entry: dict[str, Any], world: dict[str, Any], absent: dict[s
         args = dict(action.get("arguments") or {})
         if "*" in args.values():
             continue  # a read with a wildcard cannot change the state
+        tool = TOOLS[action["name"]]
+        problem = schema_problem(tool.parameters, args)
+        if problem is not None:
+            return f"gold action {j} ({tool.name}) has arguments the tool's schema refuses: {problem}"
         try:
-            TOOLS[action["name"]].fn(state, **args)
+            tool.fn(state, **args)
         except EnvToolError as exc:
-            return f"gold action {j} ({action['name']}) is refused by the tool: {exc}"
-        except TypeError as exc:
-            return f"gold action {j} ({action['name']}) has arguments the tool does not take: {exc}"
+            return f"gold action {j} ({tool.name}) is refused by the tool: {exc}"
     return None
 
 

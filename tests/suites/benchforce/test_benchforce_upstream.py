@@ -135,10 +135,13 @@ ENTRIES = [
     {"id": "entry_7", "instructions": f"{ADMIN} How many seats short of a volume discount are we?",
         "actions": [{"name": "get_subscription_details", "arguments": {"subscription_id": "SUB-000001"}}],
         "outputs": ["60"]},
+    {"id": "entry_8", "instructions": f"{ADMIN} We want 45 seats.", "actions": [
+        {"name": "modify_subscription_seats", "arguments": {
+            "subscription_id": "SUB-000001", "new_seat_count": "45"}}], "outputs": []},
 ]  # fmt: skip
 """Our own upstream-shaped entries: runnable ones (0, 1, 4, a look-up without outputs 6, a
 figure no tool output holds 7: 100 - 40 seats), a refused gold call (2), a wildcard in a write
-(3) and an unknown tool (5). Entry 4's credit by hand: 60 min of 43200 is
+(3), an unknown tool (5) and an argument of the wrong type (8). Entry 4's credit by hand: 60 min of 43200 is
 99.861111% uptime, 0.088889 points below 99.95, so 800 * 5% * 0.88889 = 35.56."""
 
 
@@ -172,13 +175,15 @@ def test_loader_converts_our_files_and_says_why_entries_cannot_run(tmp_path):
     assert sorted(world["users"]) == ["USR-000001", "USR-000002"]  # parts 1 and 3 merged
     assert "offices" not in world["organizations"]["ORG-000001"]  # our fields only
     assert world["organizations"]["ORG-000001"]["name"] == "Quillmark Paper"
-    assert [(e["id"], e["entry_num"]) for e in data.entries] == [(f"entry_{i}", i + 1) for i in range(8)]
+    assert [(e["id"], e["entry_num"]) for e in data.entries] == [(f"entry_{i}", i + 1) for i in range(9)]
     assert data.unrunnable == {
         "entry_2": "gold action 0 (modify_subscription_seats) is refused by the tool: Seats can only be "
         "reduced at renewal",
         "entry_3": "gold action 0 (modify_user_permissions) has a '*' wildcard for 'new_permissions', so "
         "its final state is unknown",
         "entry_5": "gold action 0 names no hr_software tool: 'reset_password'",
+        "entry_8": "gold action 0 (modify_subscription_seats) has arguments the tool's schema refuses: "
+        "'45' is not of type 'integer' (at 'new_seat_count')",
     }
     suspend = data.entries[1]["user"]
     assert suspend["facts"] == {
