@@ -1,6 +1,6 @@
 """Benchforce: tool-using customer-support conversations over a real WebSocket environment.
 
-Each entry is a caller with a goal in one environment (``hospital`` now; ``hr_software`` and
+Each entry is a caller with a goal in one environment (``hospital`` and ``hr_software`` now;
 ``order_management`` to come). The agent under test talks with a simulated caller
 (:mod:`suites.benchforce.simulator`) and acts through the environment's tools, which a
 WebSocket server (:mod:`suites.benchforce.server`, a real subprocess, one per worker) executes
@@ -12,10 +12,10 @@ environment: ``<env>.accuracy_all`` (M1), ``<env>.finished_rate`` (M2),
 (upstream's stateless accuracy, each criterion's rate, endings, agent tokens / turns / tool
 calls). Differences from upstream: see README.md here.
 
-**Draft.** Only ``hospital`` is built, so the suite object is exposed as ``SUITE_DRAFT``; the
-conformance tests (which need every routed environment) skip it. ``EGI_DRAFT_SUITES=benchforce``
-in the environment exposes it as ``SUITE`` too, so ``pytest suites/benchforce`` runs it.
-See STATUS.md here.
+**Draft.** ``order_management`` is not built yet, so the suite object is exposed as
+``SUITE_DRAFT``; the conformance tests (which need every routed environment) skip it.
+``EGI_DRAFT_SUITES=benchforce`` in the environment exposes it as ``SUITE`` too, so
+``pytest suites/benchforce`` runs it. See STATUS.md here.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from suites.benchforce.scorer import DIAGNOSTIC_KEYS, ROUTED_KEYS, SUMMARY_KEYS,
 
 __all__ = ["SUITE_DRAFT", "BenchforceOptions", "BenchforceSuite"]
 
-BUILT = ("hospital", "order_management")
-"""The environments built so far."""
+BUILT = ("hospital", "hr_software", "order_management")
+"""The environments built so far (a profile without categories runs these)."""
 
 
 class BenchforceOptions(BaseModel):
@@ -51,9 +51,8 @@ class BenchforceOptions(BaseModel):
     server_timeout_s: float = Field(default=30.0, gt=0)
     """The longest wait for one server reply; longer is an environment fault (the item errors)."""
     data_dir: Path | None = None
-    """A checkout of upstream's repository: each environment's data files and entries are read
-    from ``src/environments/<env>/`` (``Environment.load_upstream``) instead of our generated
-    ones."""
+    """A checkout of upstream's repository (the folder holding ``src/environments/``): the
+    environments that can read upstream's files run upstream's entries on upstream's data."""
 
 
 def _options(options: Any) -> BenchforceOptions:
@@ -94,7 +93,9 @@ class BenchforceSuite:
         order); ``per_category`` / ``limit`` keep the first ones.
 
         Raises:
-            ValueError: an unknown or not yet built environment, or generated gold actions that
+            ValueError: an unknown or not yet built environment named in the profile's
+                categories (no categories: every built one, or with ``data_dir`` every built
+                one that reads upstream's files), or generated gold actions that
                 cannot be dry-run (message names the entry, the action and why). An upstream
                 entry (``data_dir``) that cannot run is kept, marked ``unrunnable`` with the
                 reason, and skipped when its item runs.
@@ -103,7 +104,8 @@ class BenchforceSuite:
         from suites.benchforce.scorer import expected_state
 
         opts = _options(options)
-        wanted = list(profile.categories or ENVIRONMENTS)
+        readers = [e for e in BUILT if environment(e).load_upstream is not None]
+        wanted = list(profile.categories or (BUILT if opts.data_dir is None else readers))
         unknown = [c for c in wanted if c not in ENVIRONMENTS]
         if unknown:
             raise ValueError(f"benchforce: unknown environments {unknown}; known: {list(ENVIRONMENTS)}")

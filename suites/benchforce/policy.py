@@ -5,7 +5,9 @@ for the facts it needs (in the environment's ``slot_asks`` words), runs the
 entry's gold actions one tool call per turn as its plan (the reads before the first write
 first, then, when the plan changes anything, it states the changes and asks the caller to
 confirm, then the rest), and ends by reporting the outcome and what its read calls returned
-(from the tool outputs it received, never from the entry's ``outputs``).
+(from the tool outputs it received). An expected output that no tool output contains (a figure
+a correct agent works out from the records, such as the seats missing to a discount) is said only
+when every planned call ran as planned and succeeded, so a faulty step also loses it.
 
 Seeded mistakes (every draw is made whatever the rate, so a higher rate only adds mistakes):
 a faulty step (probability p) is one of ``wrong_argument`` (one argument garbled),
@@ -21,6 +23,7 @@ from typing import Any
 
 from pytest_egi.models.base import assistant_message, tool_call
 from pytest_egi.models.offline import Noise
+from pytest_egi.normalize import fold_text
 from suites.benchforce.envs.base import Environment
 
 __all__ = ["STEP_MISTAKES", "BenchforcePolicy"]
@@ -29,11 +32,17 @@ STEP_MISTAKES = ("wrong_argument", "wrong_tool", "skipped_call", "extra_call")
 
 
 def _garble(args: dict[str, Any], key: str) -> dict[str, Any]:
+    """``args`` with ``key``'s value made wrong: a date a day off, an id or name made unknown,
+    a whole number one more, a list without its last item (or ``["unknown"]`` when empty)."""
     value = args[key]
     if isinstance(value, str) and len(value) == 10 and value[4] == "-":  # a date: a day later
         bad: Any = value[:8] + f"{min(int(value[8:]) + 1, 28):02d}" if value[8:] != "28" else value[:8] + "27"
     elif isinstance(value, str):
         bad = f"{value}x" if value[:1].isalpha() and value[1:].isdigit() else f"Unknown {value}"
+    elif isinstance(value, int) and not isinstance(value, bool):
+        bad = value + 1
+    elif isinstance(value, list):
+        bad = value[:-1] if value else ["unknown"]
     else:
         bad = value
     return {**args, key: bad}
@@ -74,6 +83,8 @@ class BenchforcePolicy:
                 elif kind == "extra_call":
                     script.append(("call", (name, args)))
             script.append(("call", (name, args)))
+        self.expected = [str(o) for o in entry.get("outputs") or []]
+        self.faithful = not noise.made
         self.silent = noise.uniform("silent") < noise.p
         if self.silent:
             noise.made.append("silent")
@@ -111,5 +122,10 @@ class BenchforcePolicy:
         found = [o for o in self.outputs if not o.startswith("Error:")]
         if found and not self.silent:
             parts.append("Here is what I found: " + " ".join(found))
+            seen = fold_text(" ".join(found)).casefold()
+            derived = [o for o in self.expected if fold_text(o).casefold() not in seen]
+            clean = self.faithful and len(found) == len(self.outputs)
+            if derived and clean:
+                parts.append("From these records: " + "; ".join(derived) + ".")
         self.final_text = " ".join(parts)
         return assistant_message(self.final_text)

@@ -10,6 +10,10 @@ An entry's trial **passes** iff all three hold, each reported on its own:
 - ``outputs_said``: every expected output appears, case-insensitively, in the agent's replies
   joined together, each match consumed once (upstream's rule).
 
+An entry with neither a write in its gold nor an expected output (some upstream look-ups)
+leaves the state criterion vacuous, so for it a fourth criterion applies: ``gold_calls``, every
+gold action matched by some call, errored ones included (upstream's stateless rule below).
+
 A trial with no answer (the core's ``no_answer_reason``: turns or context ran out, a cut-off
 reply) fails. Upstream's ``stateless_accuracy`` (every gold action matched by some call, A7.3)
 is computed beside it, reported only.
@@ -71,9 +75,11 @@ def _world(env_name: str, seed: int) -> str:
 def dry_run(env: Environment, world: dict[str, Any], actions: list[dict[str, Any]]) -> dict[str, Any]:
     """The projection after applying the gold ``actions`` in order to a copy of ``world``.
 
+    A read action with a ``*`` wildcard is skipped (it cannot change the state).
+
     Raises:
-        ValueError: a gold action has a ``*`` wildcard, names no tool, or the tool refuses it
-            (gold that cannot be right; the message names the action and the reason).
+        ValueError: a write action has a ``*`` wildcard, an action names no tool, or the tool
+            refuses it (gold that cannot be right; the message names the action and the reason).
     """
     state = copy_world(world)
     for i, action in enumerate(actions):
@@ -81,6 +87,8 @@ def dry_run(env: Environment, world: dict[str, Any], actions: list[dict[str, Any
         if name not in env.tools:
             raise ValueError(f"action {i} names no {env.name} tool: {name!r}")
         if "*" in args.values():
+            if env.tools[str(name)].kind == "read":
+                continue
             raise ValueError(f"action {i} ({name}) has a '*' wildcard argument, so it cannot be dry-run")
         try:
             apply_call(env, state, str(name), args)
@@ -201,7 +209,13 @@ def score_trial(env: Environment, data: dict[str, Any], trajectory: dict[str, An
     why = no_answer_reason(trajectory)
     ending, reason = info.get("ending"), info.get("exit_reason")
     finished = ending == "user_exit" and reason == "goal_met"
-    passed = not diff and not forbidden and not missing and why is None
+    stateless = stateless_match(data["actions"], calls)
+    vacuous = not data.get("outputs") and not any(
+        env.tools.get(a.get("name")) is not None and env.tools[a["name"]].kind == "write"
+        for a in data["actions"]
+    )
+    calls_ok = stateless or not vacuous
+    passed = not diff and not forbidden and not missing and calls_ok and why is None
     usage = trajectory.get("usage") or {}
     values = {
         "passed": float(passed),
@@ -213,7 +227,7 @@ def score_trial(env: Environment, data: dict[str, Any], trajectory: dict[str, An
         "state_match": float(not diff),
         "no_forbidden": float(not forbidden),
         "outputs_said": float(not missing),
-        "stateless": float(stateless_match(data["actions"], calls)),
+        "stateless": float(stateless),
         "tokens": float((usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)),
         "turns": float(len(replies)),
         "tool_calls": float(len(calls)),
@@ -226,6 +240,7 @@ def score_trial(env: Environment, data: dict[str, Any], trajectory: dict[str, An
     )
     problems += [f"forbidden action ran: {', '.join(forbidden)}"] if forbidden else []
     problems += [f"not said: {missing}"] if missing else []
+    problems += ["a look-up entry's gold calls were not all made"] if not calls_ok else []
     problems += [f"no answer: {why}"] if why else []
     got = "; ".join(problems) if problems else "final state, actions and outputs as expected"
     return {
@@ -239,7 +254,12 @@ def score_trial(env: Environment, data: dict[str, Any], trajectory: dict[str, An
         },
         "got": f"{got} (ending {ending}, exit reason {reason})",
         "details": {
-            "criteria": {"state_match": not diff, "no_forbidden": not forbidden, "outputs_said": not missing},
+            "criteria": {
+                "state_match": not diff,
+                "no_forbidden": not forbidden,
+                "outputs_said": not missing,
+                **({"gold_calls": stateless} if vacuous else {}),
+            },
             "state_diff": diff,
             "forbidden_ran": forbidden,
             "outputs_missing": missing,

@@ -10,6 +10,9 @@ the agenda) and reads each agent reply in this order:
 2. **Goal met**: every expected output has appeared in the agent's replies so far and, when
    the caller wants a change, this reply reports one done (past-tense cue such as
    "has been", "scheduled", "updated") → it calls ``exit_conversation`` (``goal_met``).
+   A caller who wants neither a change nor a figure (a look-up whose result is not scripted,
+   as in some upstream entries) has its goal met by the first reply that reports something:
+   not a question and not a non-answer ("I don't know", "I can't").
 3. **Slot question**: a question naming facts on the agenda (the environment's ``user_slots``) →
    those facts, one sentence each; a question about facts it does not have → "I don't know".
 4. Anything else is a failed turn: it restates its goal; after :data:`MAX_FAILURES` failed
@@ -45,6 +48,9 @@ MAX_FAILURES = 3
 _CONFIRM = re.compile(
     r"\b(confirm|shall i|should i|proceed|go ahead|would you like me to|do you want me to|"
     r"is that (right|correct)|okay to|ok to)\b"
+)
+_NON_ANSWER = re.compile(
+    r"\b(i don'?t know|i do not know|i (can ?not|can'?t|am unable to|'m unable to)|no idea)\b"
 )
 _DONE = re.compile(
     r"\b(has been|have been|is now|successfully|all set|scheduled|booked|cancell?ed|updated|created|"
@@ -100,6 +106,15 @@ class RuleUser:
             outputs_ok
             and (not self.wants_change or _DONE.search(text))
             and (self.outputs or self.wants_change)
+        ):
+            self.exit_reason = "goal_met"
+            return "Thank you, that's everything I needed. Goodbye.", True
+        if (
+            not question
+            and not self.outputs
+            and not self.wants_change
+            and text.strip()
+            and not _NON_ANSWER.search(text)
         ):
             self.exit_reason = "goal_met"
             return "Thank you, that's everything I needed. Goodbye.", True

@@ -20,10 +20,12 @@ def environment(name: str) -> Environment:
         from suites.benchforce.envs.hospital import ENV
 
         return ENV
+    if name == "hr_software":
+        from suites.benchforce.envs.hr_software import ENV
+
+        return ENV
     if name == "order_management":
         from suites.benchforce.envs.order_management import ENV
 
         return ENV
-    raise KeyError(
-        f"benchforce: environment {name!r} is not available; available: hospital, order_management"
-    )
+    raise KeyError(f"benchforce: environment {name!r} is not available; available: {', '.join(ENVIRONMENTS)}")
