@@ -4,7 +4,7 @@ scoring time. Prints figures; asserts nothing.
     python bench/bench_benchforce.py [--mode quick|deep] [--workers 2] [--requests 500] [--repeat 20]
 
 - run: wall seconds of ``pytest suites/benchforce --egi-model egi/oracle --egi-mode <mode>``
-  (serial and at ``-n <workers>``; the draft suite is exposed with ``EGI_DRAFT_SUITES``), items
+  (serial and at ``-n <workers>``), items
   per second, and the peak RSS of the largest process of those runs (the controller, an xdist
   worker or an environment server: every one is a waited-for descendant);
 - protocol: one server subprocess, one session over one WebSocket connection; milliseconds per
@@ -19,7 +19,6 @@ scoring time. Prints figures; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import statistics
 import sys
@@ -28,7 +27,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-os.environ["EGI_DRAFT_SUITES"] = "benchforce"  # before the suite is imported (and for the runs)
 
 from bench._run import oracle_run  # noqa: E402
 
@@ -129,9 +127,11 @@ def main() -> None:
     print(f"peak RSS of the largest process of those runs (server included): {peak_mib:.0f} MiB")
 
     from pytest_egi.suite import SuiteProfile
-    from suites.benchforce import BUILT, SUITE
+    from suites.benchforce import SUITE
 
-    profile = SuiteProfile(seed=42, categories=list(BUILT), per_category=40 if args.mode == "quick" else None)
+    profile = SuiteProfile(
+        seed=42, categories=list(SUITE.categories), per_category=40 if args.mode == "quick" else None
+    )
     tasks = SUITE.load_tasks(profile, None)
     figures = protocol(tasks, args.requests)
     print(f"server start (spawn to port read): {figures.pop('server start')[0]:.0f} ms")

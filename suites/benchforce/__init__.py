@@ -1,7 +1,7 @@
 """Benchforce: tool-using customer-support conversations over a real WebSocket environment.
 
-Each entry is a caller with a goal in one environment (``hospital`` and ``hr_software`` now;
-``order_management`` to come). The agent under test talks with a simulated caller
+Each entry is a caller with a goal in one environment (``hospital``, ``hr_software``,
+``order_management``). The agent under test talks with a simulated caller
 (:mod:`suites.benchforce.simulator`) and acts through the environment's tools, which a
 WebSocket server (:mod:`suites.benchforce.server`, a real subprocess, one per worker) executes
 on the session's own state. An entry passes iff the final state equals the dry run of its gold
@@ -11,16 +11,10 @@ environment: ``<env>.accuracy_all`` (M1), ``<env>.finished_rate`` (M2),
 ``<env>.accuracy_finished`` (M5, ``gap`` against ``accuracy_all``), and reported diagnostics
 (upstream's stateless accuracy, each criterion's rate, endings, agent tokens / turns / tool
 calls). Differences from upstream: see README.md here.
-
-**Draft.** ``order_management`` is not built yet, so the suite object is exposed as
-``SUITE_DRAFT``; the conformance tests (which need every routed environment) skip it.
-``EGI_DRAFT_SUITES=benchforce`` in the environment exposes it as ``SUITE`` too, so
-``pytest suites/benchforce`` runs it. See STATUS.md here.
 """
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -32,10 +26,7 @@ from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options
 from suites.benchforce.envs import ENVIRONMENTS, environment
 from suites.benchforce.scorer import DIAGNOSTIC_KEYS, ROUTED_KEYS, SUMMARY_KEYS, score_trial, summarize_env
 
-__all__ = ["SUITE_DRAFT", "BenchforceOptions", "BenchforceSuite"]
-
-BUILT = ("hospital", "hr_software", "order_management")
-"""The environments built so far (a profile without categories runs these)."""
+__all__ = ["SUITE", "BenchforceOptions", "BenchforceSuite"]
 
 
 class BenchforceOptions(BaseModel):
@@ -104,17 +95,10 @@ class BenchforceSuite:
         from suites.benchforce.scorer import expected_state
 
         opts = _options(options)
-        readers = [e for e in BUILT if environment(e).load_upstream is not None]
-        wanted = list(profile.categories or (BUILT if opts.data_dir is None else readers))
+        wanted = list(profile.categories or ENVIRONMENTS)
         unknown = [c for c in wanted if c not in ENVIRONMENTS]
         if unknown:
             raise ValueError(f"benchforce: unknown environments {unknown}; known: {list(ENVIRONMENTS)}")
-        missing = [c for c in wanted if c not in BUILT]
-        if missing:
-            raise ValueError(
-                f"benchforce: environments {missing} are not built yet; run with categories "
-                f"{list(BUILT)} (see suites/benchforce/STATUS.md)"
-            )
         max_turns = int(opts.max_turns or (profile.model_extra or {}).get("max_turns") or 15)
         out: list[Task] = []
         for name in ENVIRONMENTS:
@@ -203,8 +187,4 @@ class BenchforceSuite:
         return out
 
 
-SUITE_DRAFT = BenchforceSuite()
-"""The suite object, not yet exposed as ``SUITE`` (module docstring)."""
-
-if "benchforce" in os.environ.get("EGI_DRAFT_SUITES", "").split(","):
-    SUITE = SUITE_DRAFT
+SUITE = BenchforceSuite()

@@ -4,12 +4,6 @@ import suites.benchforce as benchforce
 from suites.benchforce.agent import run_trial
 from suites.benchforce.client import stop_servers
 
-if getattr(benchforce, "SUITE", None) is None:
-    pytest.skip(
-        "benchforce is a draft: set EGI_DRAFT_SUITES=benchforce to run it (see STATUS.md)",
-        allow_module_level=True,
-    )
-
 
 @pytest.fixture(scope="session", autouse=True)
 def _benchforce_server():

@@ -20,15 +20,12 @@ ENTRIES = 40  # the quick profile: hospital's first 40 entries
 
 
 @pytest.fixture
-def draft(monkeypatch: pytest.MonkeyPatch) -> str:
-    """Expose the draft suite (here and in xdist workers) and mark this test's server
-    processes (their environment); returns the mark for :func:`_servers`. A server this process
-    started earlier is stopped first, so the run starts its own."""
-    import suites.benchforce as benchforce
+def server_mark(monkeypatch: pytest.MonkeyPatch) -> str:
+    """Mark this test's server processes (their environment); returns the mark for
+    :func:`_servers`. A server this process started earlier is stopped first, so the run
+    starts its own."""
     from suites.benchforce.client import stop_servers
 
-    monkeypatch.setenv("EGI_DRAFT_SUITES", "benchforce")
-    monkeypatch.setattr(benchforce, "SUITE", benchforce.SUITE_DRAFT, raising=False)
     mark = uuid.uuid4().hex
     monkeypatch.setenv("EGI_TEST_RUN", mark)
     stop_servers()
@@ -45,8 +42,8 @@ def _records(pytester: pytest.Pytester, reports: str = "reports-*") -> dict[str,
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "n2"])
-def test_quick_oracle_passes_every_entry_and_leaves_no_server(pytester, draft, workers):
-    assert _servers(draft) == []
+def test_quick_oracle_passes_every_entry_and_leaves_no_server(pytester, server_mark, workers):
+    assert _servers(server_mark) == []
     result, egi = run_suite(pytester, "benchforce", "egi/oracle", *workers)
     result.assert_outcomes(passed=ENTRIES)
     subs = egi["suites"]["benchforce"]["sub_metrics"]
@@ -55,17 +52,17 @@ def test_quick_oracle_passes_every_entry_and_leaves_no_server(pytester, draft, w
     assert subs["hospital.accuracy_finished"] == 1.0
     records = _records(pytester)
     assert len(records) == ENTRIES and {r["status"] for r in records.values()} == {"passed"}
-    assert _servers(draft) == []
+    assert _servers(server_mark) == []
 
 
-def test_quick_null_scores_zero(pytester, draft):
+def test_quick_null_scores_zero(pytester, server_mark):
     result, egi = run_suite(pytester, "benchforce", "egi/null")
     result.assert_outcomes(failed=ENTRIES)
     assert result.ret == 1
     subs = egi["suites"]["benchforce"]["sub_metrics"]
     assert subs["hospital.accuracy_all"] == 0.0
     assert subs["hospital.finished_rate"] == 0.0
-    assert _servers(draft) == []
+    assert _servers(server_mark) == []
 
 
 _KILLER = """
@@ -97,7 +94,7 @@ def pytest_runtest_call(item):
 """
 
 
-def test_server_killed_mid_session_is_an_item_error_and_the_next_items_run(pytester, draft):
+def test_server_killed_mid_session_is_an_item_error_and_the_next_items_run(pytester, server_mark):
     pytester.makepyfile(benchforce_killer=_KILLER)
     pytester.syspathinsert()
     selection = "entry_0 or entry_1 or entry_2"  # entries 0, 1, 2, 10-29: 23 items
@@ -118,7 +115,7 @@ def test_server_killed_mid_session_is_an_item_error_and_the_next_items_run(pytes
     assert records["hospital.entry_2"]["status"] == "passed"
     assert records["hospital.entry_10"]["status"] == "passed"
     assert egi["suites"]["benchforce"]["sub_metrics"]["hospital.accuracy_all"] == 1.0  # errors unscored
-    assert _servers(draft) == []
+    assert _servers(server_mark) == []
 
 
 # ---------------------------------------------------------------- the LLM user simulator
@@ -141,7 +138,9 @@ def _raw(pytester: pytest.Pytester, record: dict) -> dict:
     return json.loads((run / record["raw_path"]).read_text())
 
 
-def test_llm_simulator_over_http_plays_the_caller_and_its_tokens_are_its_own(pytester, draft, monkeypatch):
+def test_llm_simulator_over_http_plays_the_caller_and_its_tokens_are_its_own(
+    pytester, server_mark, monkeypatch
+):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     with OpenAIServer() as server:
         server.enqueue(
@@ -168,7 +167,7 @@ def test_llm_simulator_over_http_plays_the_caller_and_its_tokens_are_its_own(pyt
     assert info["simulator"] == "openai/sim-model" and info["exit_reason"] == "goal_met"
 
 
-def test_llm_simulator_provider_failure_is_an_item_error(pytester, draft, monkeypatch):
+def test_llm_simulator_provider_failure_is_an_item_error(pytester, server_mark, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     with OpenAIServer() as server:
         server.enqueue(
@@ -186,4 +185,4 @@ def test_llm_simulator_provider_failure_is_an_item_error(pytester, draft, monkey
     assert [m["content"] for m in messages if m["role"] == "user"] == [
         "Hello, I need to book a doctor's appointment."
     ]
-    assert _servers(draft) == []
+    assert _servers(server_mark) == []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pytest_egi.suite import SuiteProfile
-from suites.benchforce import SUITE_DRAFT as SUITE
+from suites.benchforce import SUITE
 from suites.benchforce.envs.hospital import ENV
 from suites.benchforce.scorer import expected_state, state_diff, summarize_env
 

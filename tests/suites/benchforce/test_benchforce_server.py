@@ -13,8 +13,7 @@ from pytest_egi.agents.tools import ToolError
 from pytest_egi.models.base import ModelResponse, Usage, assistant_message, tool_call
 from pytest_egi.models.offline import NULL_ANSWER, Noise, NullClient, PolicyClient
 from pytest_egi.suite import SuiteProfile
-from suites.benchforce import SUITE_DRAFT as SUITE
-from suites.benchforce import BenchforceOptions
+from suites.benchforce import SUITE, BenchforceOptions
 from suites.benchforce.agent import ServerToolkit, run_trial
 from suites.benchforce.client import EnvironmentFault, EnvSession, ServerProcess
 from suites.benchforce.envs.base import apply_call, copy_world, state_hash

@@ -18,7 +18,7 @@ from pytest_egi.models.base import (
 )
 from pytest_egi.models.offline import Noise, PolicyClient
 from pytest_egi.suite import SuiteProfile
-from suites.benchforce import SUITE_DRAFT as SUITE
+from suites.benchforce import SUITE
 from suites.benchforce.agent import run_trial
 from suites.benchforce.simulator import (
     EXIT_TOOL,

@@ -38,12 +38,12 @@ RUNNABLE = ["entry_0", "entry_1", "entry_11", "entry_14", "entry_15", "entry_17"
 
 def _tasks(data_dir: Path):
     profile = SuiteProfile(seed=42, categories=["hr_software"], max_turns=15)
-    return benchforce.SUITE_DRAFT.load_tasks(profile, BenchforceOptions(data_dir=data_dir))
+    return benchforce.SUITE.load_tasks(profile, BenchforceOptions(data_dir=data_dir))
 
 
 def _oracle(task, options):
     noise = Noise(0.0, f"42|benchforce|{task.id}|1")
-    return PolicyClient("egi/oracle", benchforce.SUITE_DRAFT.reference_policy(task, options, noise), noise)
+    return PolicyClient("egi/oracle", benchforce.SUITE.reference_policy(task, options, noise), noise)
 
 
 # -- files we make -----------------------------------------------------------------------------
@@ -226,10 +226,10 @@ def test_runnable_entries_of_our_files_replay_under_the_oracle(tmp_path):
         if task.data.get("unrunnable"):
             continue
         traj = run_trial(task, _oracle(task, options), options).to_dict()
-        score = benchforce.SUITE_DRAFT.score(task, traj, options)
+        score = benchforce.SUITE.score(task, traj, options)
         assert score.success and score.values["finished"] == 1.0, (task.id, score.got)
         finals[task.id] = traj["info"]["benchforce"]["final_state"]
-        null = benchforce.SUITE_DRAFT.score(task, run_trial(task, NullClient(), options).to_dict(), options)
+        null = benchforce.SUITE.score(task, run_trial(task, NullClient(), options).to_dict(), options)
         assert not null.success and null.values["finished"] == 0.0, task.id
         nulls[task.id] = null
     # the server ran the suspension on upstream-shaped data, as the dry run expects
@@ -251,7 +251,7 @@ def test_a_figure_no_tool_output_holds_is_said_only_after_a_faultless_run(tmp_pa
     said = {}
     for key in ("1", "2", "3", "4", "5", "6", "7", "8"):
         noise = Noise(0.5, f"figure|{key}")
-        policy = benchforce.SUITE_DRAFT.reference_policy(task, options, noise)
+        policy = benchforce.SUITE.reference_policy(task, options, noise)
         if not policy.silent and noise.made:  # a faulty step, details still reported
             traj = run_trial(task, PolicyClient("egi/noisy-0.5", policy, noise), options).to_dict()
             said["faulty"] = traj["final_answer"]
@@ -340,8 +340,6 @@ def test_every_upstream_entry_loads_and_the_unrunnable_say_why():
 
 @needs_upstream
 def test_upstream_runnable_entries_pass_under_the_oracle_through_the_suite(pytester, monkeypatch):
-    monkeypatch.setenv("EGI_DRAFT_SUITES", "benchforce")
-    monkeypatch.setattr(benchforce, "SUITE", benchforce.SUITE_DRAFT, raising=False)
     result, egi = run_suite(
         pytester,
         "benchforce",

@@ -52,7 +52,7 @@ def world():
 
 @pytest.fixture(scope="module")
 def tasks():
-    return benchforce.SUITE_DRAFT.load_tasks(
+    return benchforce.SUITE.load_tasks(
         SuiteProfile(seed=SEED, categories=["hr_software"], max_turns=15), None
     )
 
@@ -68,7 +68,7 @@ def _refused(state, name, **args) -> tuple[str, str]:
 
 
 def test_registered_with_upstreams_tool_names_and_argument_types():
-    assert environment("hr_software") is ENV and "hr_software" in benchforce.BUILT
+    assert environment("hr_software") is ENV and "hr_software" in benchforce.SUITE.categories
     assert list(ENV.tools) == UPSTREAM_TOOLS
     props = {n: t.parameters["properties"] for n, t in ENV.tools.items()}
     required = {n: t.parameters["required"] for n, t in ENV.tools.items()}
@@ -413,8 +413,6 @@ def test_slot_asks_match_their_own_slot():
 
 
 def _run(pytester, monkeypatch, model):
-    monkeypatch.setenv("EGI_DRAFT_SUITES", "benchforce")
-    monkeypatch.setattr(benchforce, "SUITE", benchforce.SUITE_DRAFT, raising=False)
     return run_suite(pytester, "benchforce", model, "-k", "hr_software", mode="deep")
 
 

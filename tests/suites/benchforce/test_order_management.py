@@ -7,7 +7,7 @@ import pytest
 
 from pytest_egi.models.offline import Noise, NullClient, PolicyClient
 from pytest_egi.suite import SuiteProfile, Task
-from suites.benchforce import SUITE_DRAFT as SUITE
+from suites.benchforce import SUITE
 from suites.benchforce.agent import run_trial
 from suites.benchforce.envs import environment
 from suites.benchforce.envs.base import EnvToolError, apply_call, copy_world, state_hash

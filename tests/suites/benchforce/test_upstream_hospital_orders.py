@@ -13,8 +13,7 @@ import pytest
 
 from pytest_egi.models.offline import Noise, PolicyClient
 from pytest_egi.suite import SuiteProfile
-from suites.benchforce import SUITE_DRAFT as SUITE
-from suites.benchforce import BenchforceOptions
+from suites.benchforce import SUITE, BenchforceOptions
 from suites.benchforce.agent import run_trial
 from suites.benchforce.envs import environment
 from suites.benchforce.envs.upstream_files import read_entries, user_block
