@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import itertools
 import json
 import os
 import subprocess
@@ -196,7 +195,6 @@ def stop_servers() -> None:
         server.stop()
 
 
-_ids = itertools.count(1)
 
 
 class EnvSession:
@@ -214,6 +212,7 @@ class EnvSession:
     def __init__(self, server: ServerProcess, session_id: str, timeout_s: float = 30.0) -> None:
         self.session_id = session_id
         self.timeout_s = timeout_s
+        self._calls = 0
         self.ws = self._connect(server)
 
     def _connect(self, server: ServerProcess) -> Any:
@@ -290,7 +289,10 @@ class EnvSession:
 
     def tool_call(self, name: str, arguments: Any, call_id: str | None = None) -> dict[str, Any]:
         """One tool call: the ``tool.result`` or ``tool.error`` packet."""
-        cid = call_id or f"call_{next(_ids)}"
+        if call_id is None:  # numbered per session, so a transcript never depends on the worker
+            self._calls += 1
+            call_id = f"call_{self._calls}"
+        cid = call_id
         return self.request(
             "agent", {"event": "tool.call", "call_id": cid, "name": name, "arguments": arguments}
         )

@@ -93,6 +93,19 @@ def test_session_round_trip_and_transcript(server, tasks):
         session.say("client", "again")
 
 
+def test_call_ids_are_numbered_per_session_not_per_process(server, tasks):
+    # a process-wide counter made a transcript depend on which worker ran it before (serial
+    # and -n 2 runs differed)
+    seen = []
+    for sid in ("t.ids.01", "t.ids.02"):
+        with EnvSession(server, sid) as session:
+            session.start("hospital", SEED, _entry(tasks[0]))
+            seen += [session.tool_call("get_doctor_info", {"doctor_identifier": "nobody"})["call_id"]]
+            seen += [session.tool_call("get_doctor_info", {"doctor_identifier": "nobody"})["call_id"]]
+            session.end("user_exit")
+    assert seen == ["call_1", "call_2", "call_1", "call_2"]
+
+
 def test_schema_invalid_arguments_are_an_error_frame_the_agent_sees(server, tasks):
     with EnvSession(server, "t.invalid.01") as session:
         ready = session.start("hospital", SEED, _entry(tasks[0]))
