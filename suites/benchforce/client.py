@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import shutil
 import json
 import os
 import subprocess
@@ -46,7 +47,7 @@ class ServerProcess:
 
     Attributes:
         transcript_dir: where the server writes per-session transcripts (a fresh temporary
-            folder per start unless given).
+            folder per start, removed at stop, unless given).
         port: the listening port while running, else None.
         starts: how many times it was started (a restart after a death counts).
     """
@@ -171,6 +172,9 @@ class ServerProcess:
                 with contextlib.suppress(OSError, ValueError):
                     if stream is not None:
                         stream.close()
+            if self._given_dir is None and self.transcript_dir is not None:
+                # our own temporary folder: every transcript is also in its trajectory
+                shutil.rmtree(self.transcript_dir, ignore_errors=True)
 
 
 _shared: ServerProcess | None = None

@@ -251,14 +251,21 @@ def test_hung_server_times_out_as_an_environment_fault(tasks):
         proc.stop()
 
 
-def test_stop_leaves_no_process_behind():
+def test_stop_leaves_no_process_and_no_temporary_folder_behind(tmp_path):
     proc = ServerProcess()
     proc.start()
-    pid = proc.pid
+    pid, folder = proc.pid, proc.transcript_dir
+    assert folder is not None and folder.is_dir()
     proc.stop()
     assert proc.pid is None and not proc.alive()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+    assert not folder.exists()  # every transcript is also in its trajectory
+    given = ServerProcess(tmp_path / "kept")
+    (tmp_path / "kept").mkdir()
+    given.start()
+    given.stop()
+    assert (tmp_path / "kept").is_dir()  # a folder the caller gave is the caller's
 
 
 def test_null_answer_is_what_null_says():
