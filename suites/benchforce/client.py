@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import shutil
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile

@@ -185,8 +185,6 @@ def test_hospital_files_load_as_our_world_and_entries_py_is_never_run(tmp_path, 
         "{'patient_identifier': 'Tove Lindahl', 'doctor_identifier': 'Dr. Omar Haddad', 'appointment_time': "
         "'10:00 AM', 'appointment_date': '2024-02-03', 'department': 'Neurology'}) is refused by the tool: "
         "Doctor Dr. Omar Haddad is not in Neurology department",
-        "entry_3": "its gold actions cannot run on these files: action 0 (get_patient_info) has a '*' "
-        "wildcard argument, so it cannot be dry-run",
         "entry_4": "its gold actions cannot run on these files: action 0 names no hospital tool: "
         "'teleport_patient'",
     }
@@ -198,9 +196,11 @@ def test_upstream_entries_run_through_the_suite_and_the_oracle_passes(tmp_path, 
     options = {"data_dir": str(tmp_path)}
     tasks = SUITE.load_tasks(SuiteProfile(seed=1, categories=["hospital"]), options)
     assert [t.id for t in tasks] == [f"hospital.entry_{i}" for i in range(1, 5)]
-    assert [bool(t.data.get("unrunnable")) for t in tasks] == [False, True, True, True]
+    # entry_3's only gold action is a read with a '*' wildcard: nothing to dry-run, judged on
+    # its gold call (upstream's stateless rule skips the wildcard)
+    assert [bool(t.data.get("unrunnable")) for t in tasks] == [False, True, False, True]
     assert SUITE.data_warnings(tasks, options)["hospital"].startswith(
-        "3 of the upstream entries cannot run on these files and are skipped (first: hospital.entry_2: "
+        "2 of the upstream entries cannot run on these files and are skipped (first: hospital.entry_2: "
     )
     task = tasks[0]
     noise = Noise(0.0, f"1|benchforce|{task.id}|1")
