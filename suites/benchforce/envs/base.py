@@ -18,13 +18,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 __all__ = [
+    "ENTRY_CLOSING",
     "EnvToolError",
     "Environment",
     "ToolSpec",
     "UpstreamData",
     "apply_call",
     "canonical_json",
+    "gold_call",
+    "make_entry",
+    "object_params",
     "state_hash",
+    "string_param",
 ]
 
 
@@ -157,3 +162,74 @@ def apply_call(env: Environment, state: dict[str, Any], name: str, arguments: di
 def copy_world(state: dict[str, Any]) -> dict[str, Any]:
     """A deep copy (every session and every dry run works on its own)."""
     return copy.deepcopy(state)
+
+
+# -- helpers the environments' tool schemas and entry templates share ---------------------------
+
+
+def string_param(description: str) -> dict[str, Any]:
+    """A JSON-schema string property with ``description`` (upstream's tools take strings)."""
+    return {"type": "string", "description": description}
+
+
+def object_params(required: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A tool's ``parameters`` schema: ``required`` and ``optional`` properties, no others."""
+    return {
+        "type": "object",
+        "properties": {**required, **(optional or {})},
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+def gold_call(name: str, **arguments: Any) -> dict[str, Any]:
+    """One gold action in upstream's entry shape: ``{"name", "arguments"}``."""
+    return {"name": name, "arguments": arguments}
+
+
+ENTRY_CLOSING = (
+    "Give these details only when asked, confirm the assistant's proposals when they match your "
+    "goal, and end the conversation once your goal is met."
+)
+"""The last sentence of every generated entry's ``instructions``."""
+
+
+def make_entry(
+    intro: str,
+    template: str,
+    goal: str,
+    facts: dict[str, str],
+    actions: list[dict[str, Any]],
+    outputs: list[str] | None = None,
+    *,
+    writes: tuple[str, ...],
+    closing: str = ENTRY_CLOSING,
+) -> dict[str, Any]:
+    """A generated entry in upstream's shape (reference A5) plus our keys.
+
+    Args:
+        intro: who the caller is calling ("You are calling the hospital.").
+        template: the template's name (kept as ``template``).
+        goal: what the caller wants, after "You would like to".
+        facts: slot -> value, the caller's agenda (``user.facts``; also written into
+            ``instructions`` one sentence each).
+        actions: the gold calls (``gold_call``), ``case_insensitive_args`` already set.
+        outputs: what the agent must say.
+        writes: the environment's write tools; every one the gold does not use is forbidden.
+        closing: the instructions' last sentence.
+
+    Returns:
+        ``{template, instructions, actions, outputs, forbidden_actions, user}``.
+    """
+    used = {a["name"] for a in actions}
+    lines = [f"{intro} You would like to {goal}"]
+    lines += [f"Your {k.replace('_', ' ')} is {v}." for k, v in facts.items()]
+    lines.append(closing)
+    return {
+        "template": template,
+        "instructions": " ".join(lines),
+        "actions": actions,
+        "outputs": list(outputs or []),
+        "forbidden_actions": [{"name": w} for w in writes if w not in used],
+        "user": {"goal": goal, "facts": facts},
+    }

@@ -24,7 +24,16 @@ import random
 from pathlib import Path
 from typing import Any
 
-from suites.benchforce.envs.base import Environment, EnvToolError, ToolSpec, UpstreamData
+from suites.benchforce.envs.base import (
+    Environment,
+    EnvToolError,
+    ToolSpec,
+    UpstreamData,
+    gold_call,
+    make_entry,
+    object_params,
+    string_param,
+)
 from suites.benchforce.envs.upstream_files import TableSpec, read_entries, read_tables, upstream_data
 
 __all__ = ["ENV", "NOW"]
@@ -128,19 +137,6 @@ _RELATIONS = ("spouse", "parent", "sibling", "friend", "child")
 
 DATE = {"type": "string", "description": "Date as YYYY-MM-DD (like 2024-05-20)"}
 TIME = {"type": "string", "description": "Clock time like 10:00 AM"}
-
-
-def _s(description: str) -> dict[str, Any]:
-    return {"type": "string", "description": description}
-
-
-def _params(required: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {**required, **(optional or {})},
-        "required": list(required),
-        "additionalProperties": False,
-    }
 
 
 # -- the world ---------------------------------------------------------------------------------
@@ -612,11 +608,11 @@ def update_emergency_contact(
     }
 
 
-PATIENT_ID = _s("Patient ID (like P2001) or the patient's full name")
+PATIENT_ID = string_param("Patient ID (like P2001) or the patient's full name")
 
 
 def _doctor_arg(whose: str = "The doctor") -> dict[str, Any]:
-    return _s(f"{whose}: a doctor ID (like D1001) or name, with or without 'Dr.'")
+    return string_param(f"{whose}: a doctor ID (like D1001) or name, with or without 'Dr.'")
 
 
 TOOLS: dict[str, ToolSpec] = {
@@ -625,37 +621,37 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "get_patient_info",
             "Look up a patient's record.",
-            _params({"patient_identifier": PATIENT_ID}),
+            object_params({"patient_identifier": PATIENT_ID}),
             get_patient_info,
         ),
         ToolSpec(
             "get_patient_medications",
             "List a patient's current medications.",
-            _params({"patient_identifier": PATIENT_ID}),
+            object_params({"patient_identifier": PATIENT_ID}),
             get_patient_medications,
         ),
         ToolSpec(
             "get_lab_results",
             "List a patient's lab results, most recent first.",
-            _params({"patient_identifier": PATIENT_ID}),
+            object_params({"patient_identifier": PATIENT_ID}),
             get_lab_results,
         ),
         ToolSpec(
             "get_appointment",
             "Get a patient's scheduled appointment.",
-            _params({"patient_identifier": PATIENT_ID}),
+            object_params({"patient_identifier": PATIENT_ID}),
             get_appointment,
         ),
         ToolSpec(
             "schedule_appointment",
             "Book an appointment for a patient with a doctor in the doctor's department.",
-            _params(
+            object_params(
                 {
                     "patient_identifier": PATIENT_ID,
                     "doctor_identifier": _doctor_arg(),
                     "appointment_time": TIME,
                     "appointment_date": DATE,
-                    "department": _s("The doctor's department (like Cardiology)"),
+                    "department": string_param("The doctor's department (like Cardiology)"),
                 }
             ),
             schedule_appointment,
@@ -664,7 +660,7 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "cancel_appointment",
             "Cancel a patient's appointment with a doctor at a date and time.",
-            _params(
+            object_params(
                 {
                     "patient_identifier": PATIENT_ID,
                     "doctor_identifier": _doctor_arg(),
@@ -678,20 +674,20 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "get_doctor_info",
             "Look up a doctor.",
-            _params({"doctor_identifier": _doctor_arg()}),
+            object_params({"doctor_identifier": _doctor_arg()}),
             get_doctor_info,
         ),
         ToolSpec(
             "create_referral",
             "Refer a patient from one doctor to a specialist in the specialist's department.",
-            _params(
+            object_params(
                 {
                     "patient_identifier": PATIENT_ID,
                     "referring_doctor_identifier": _doctor_arg("The referring doctor"),
                     "referred_to_doctor_identifier": _doctor_arg("The specialist referred to"),
-                    "referred_to_department": _s("The specialist's department (like Neurology)"),
+                    "referred_to_department": string_param("The specialist's department (like Neurology)"),
                 },
-                {"priority": _s("One of urgent, routine, stat; default routine")},
+                {"priority": string_param("One of urgent, routine, stat; default routine")},
             ),
             create_referral,
             "write",
@@ -699,26 +695,26 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "get_patient_referrals",
             "List a patient's referrals, most recent first.",
-            _params({"patient_identifier": PATIENT_ID}),
+            object_params({"patient_identifier": PATIENT_ID}),
             get_patient_referrals,
         ),
         ToolSpec(
             "get_doctor_referrals",
             "List a doctor's referrals: outgoing (made by them), incoming (to them) or all.",
-            _params(
+            object_params(
                 {"doctor_identifier": _doctor_arg()},
-                {"referral_type": _s("One of all, outgoing, incoming; default all")},
+                {"referral_type": string_param("One of all, outgoing, incoming; default all")},
             ),
             get_doctor_referrals,
         ),
         ToolSpec(
             "update_referral_status",
             "Set the status of a patient's referral to a doctor.",
-            _params(
+            object_params(
                 {
                     "patient_identifier": PATIENT_ID,
                     "referred_to_doctor_identifier": _doctor_arg("The doctor the patient was referred to"),
-                    "new_status": _s("One of pending, scheduled, completed, cancelled"),
+                    "new_status": string_param("One of pending, scheduled, completed, cancelled"),
                 }
             ),
             update_referral_status,
@@ -727,11 +723,11 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "update_emergency_contact",
             "Replace a patient's emergency contact.",
-            _params(
+            object_params(
                 {
                     "patient_identifier": PATIENT_ID,
-                    "contact_name": _s("The contact's full name"),
-                    "contact_phone": _s("The contact's phone number"),
+                    "contact_name": string_param("The contact's full name"),
+                    "contact_phone": string_param("The contact's phone number"),
                 }
             ),
             update_emergency_contact,
@@ -812,10 +808,6 @@ SLOT_ASKS: dict[str, str] = {
 # -- entry templates ---------------------------------------------------------------------------
 
 
-def _call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"name": name, "arguments": arguments}
-
-
 _WRITES = tuple(n for n, t in TOOLS.items() if t.kind == "write")
 
 
@@ -838,27 +830,15 @@ def _entry(
     actions: list[dict[str, Any]],
     outputs: list[str] | None = None,
 ) -> dict[str, Any]:
-    used = {a["name"] for a in actions}
     # people are named by the caller, so their identifiers compare case-insensitively
     # (upstream's per-action case_insensitive_args)
     for a in actions:
         ci = [k for k in a["arguments"] if k.endswith("_identifier")]
         if ci:
             a["case_insensitive_args"] = ci
-    lines = [f"You are calling the hospital. You would like to {goal}"]
-    lines += [f"Your {k.replace('_', ' ')} is {v}." for k, v in facts.items()]
-    lines.append(
-        "Give these details only when asked, confirm the assistant's proposals when they match your "
-        "goal, and end the conversation once your goal is met."
+    return make_entry(
+        "You are calling the hospital.", template, goal, facts, actions, outputs, writes=_WRITES
     )
-    return {
-        "template": template,
-        "instructions": " ".join(lines),
-        "actions": actions,
-        "outputs": list(outputs or []),
-        "forbidden_actions": [{"name": w} for w in _WRITES if w not in used],
-        "user": {"goal": goal, "facts": facts},
-    }
 
 
 def _t_schedule(s, rng):
@@ -869,7 +849,7 @@ def _t_schedule(s, rng):
         f"book an appointment with {d['name']}.",
         {"name": p["name"], "doctor": d["name"], "department": d["department"], "date": date, "time": time},
         [
-            _call(
+            gold_call(
                 "schedule_appointment",
                 patient_identifier=p["name"],
                 doctor_identifier=d["name"],
@@ -910,7 +890,7 @@ def _t_cancel(s, rng):
             "time": a["appointment_time"],
         },
         [
-            _call(
+            gold_call(
                 "cancel_appointment",
                 patient_identifier=p["name"],
                 doctor_identifier=d["name"],
@@ -938,14 +918,14 @@ def _t_reschedule(s, rng):
             "new_time": time,
         },
         [
-            _call(
+            gold_call(
                 "cancel_appointment",
                 patient_identifier=p["name"],
                 doctor_identifier=d["name"],
                 appointment_date=a["appointment_date"],
                 appointment_time=a["appointment_time"],
             ),
-            _call(
+            gold_call(
                 "schedule_appointment",
                 patient_identifier=p["name"],
                 doctor_identifier=d["name"],
@@ -966,7 +946,7 @@ def _t_contact(s, rng):
         "change my emergency contact.",
         {"name": p["name"], "contact_name": name, "contact_phone": phone},
         [
-            _call(
+            gold_call(
                 "update_emergency_contact",
                 patient_identifier=p["name"],
                 contact_name=name,
@@ -992,7 +972,7 @@ def _t_referral(s, rng):
             "priority": prio,
         },
         [
-            _call(
+            gold_call(
                 "create_referral",
                 patient_identifier=p["name"],
                 referring_doctor_identifier=da["name"],
@@ -1025,8 +1005,8 @@ def _t_referral_status(s, rng):
         goal,
         {"name": p["name"], "referred_doctor": db["name"], "referral_status": status},
         [
-            _call("get_patient_referrals", patient_identifier=p["name"]),
-            _call(
+            gold_call("get_patient_referrals", patient_identifier=p["name"]),
+            gold_call(
                 "update_referral_status",
                 patient_identifier=p["name"],
                 referred_to_doctor_identifier=db["name"],
@@ -1043,7 +1023,7 @@ def _t_medication(s, rng):
         "medication_dosage",
         f"find out the dosage and schedule of my {m['medication_name']}.",
         {"name": p["name"], "medication": m["medication_name"]},
-        [_call("get_patient_medications", patient_identifier=p["name"])],
+        [gold_call("get_patient_medications", patient_identifier=p["name"])],
         [m["dosage"], m["frequency"]],
     )
 
@@ -1055,7 +1035,7 @@ def _t_lab(s, rng):
         "lab_result",
         f"learn the result of my {r['test_name']} test.",
         {"name": p["name"], "test": r["test_name"]},
-        [_call("get_lab_results", patient_identifier=p["name"])],
+        [gold_call("get_lab_results", patient_identifier=p["name"])],
         [r["result"]],
     )
 
@@ -1066,7 +1046,7 @@ def _t_doctor(s, rng):
         "doctor_contact",
         f"get the phone number of {d['name']}.",
         {"doctor": d["name"]},
-        [_call("get_doctor_info", doctor_identifier=d["name"])],
+        [gold_call("get_doctor_info", doctor_identifier=d["name"])],
         [d["phone"]],
     )
 
@@ -1079,7 +1059,7 @@ def _t_next_appointment(s, rng):
         "next_appointment",
         "find out when my scheduled appointment is.",
         {"name": p["name"]},
-        [_call("get_appointment", patient_identifier=p["name"])],
+        [gold_call("get_appointment", patient_identifier=p["name"])],
         [first["appointment_date"], first["appointment_time"]],
     )
 

@@ -37,7 +37,18 @@ import re
 from pathlib import Path
 from typing import Any
 
-from suites.benchforce.envs.base import Environment, EnvToolError, ToolSpec, UpstreamData, copy_world
+from suites.benchforce.envs.base import (
+    ENTRY_CLOSING,
+    Environment,
+    EnvToolError,
+    ToolSpec,
+    UpstreamData,
+    copy_world,
+    gold_call,
+    make_entry,
+    object_params,
+    string_param,
+)
 
 __all__ = [
     "CREDIT_RATES",
@@ -134,19 +145,6 @@ def service_credits(tier: str, monthly_fee: float, downtime_minutes: int) -> dic
         "sla_target": target,
         "percentage_below_sla": round(below, 6),
     }
-
-
-def _params(required: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {**required, **(optional or {})},
-        "required": list(required),
-        "additionalProperties": False,
-    }
-
-
-def _s(description: str) -> dict[str, Any]:
-    return {"type": "string", "description": description}
 
 
 # -- the world ---------------------------------------------------------------------------------
@@ -604,35 +602,39 @@ def calculate(state: dict[str, Any], expression: str) -> dict[str, Any]:
     return {"result": result}
 
 
-_ORG_ID = _s("The organization ID, like ORG-000004.")
-_USER_ID = _s("The user ID, like USR-000011.")
-_SUB_ID = _s("The subscription ID, like SUB-000004.")
+_ORG_ID = string_param("The organization ID, like ORG-000004.")
+_USER_ID = string_param("The user ID, like USR-000011.")
+_SUB_ID = string_param("The subscription ID, like SUB-000004.")
 TOOLS: dict[str, ToolSpec] = {
     t.name: t
     for t in (
         ToolSpec(
             "find_user_by_email",
             "Look up a user by email address.",
-            _params({"email": _s("The user's email address.")}),
+            object_params({"email": string_param("The user's email address.")}),
             find_user_by_email,
         ),
         ToolSpec(
             "get_user_details",
             "Get a user's full record: roles, department, permissions, skills and status.",
-            _params({"user_id": _USER_ID}),
+            object_params({"user_id": _USER_ID}),
             get_user_details,
         ),
         ToolSpec(
             "get_all_users_in_org",
             f"List the users of an organization (at most {USER_LIST_CAP}).",
-            _params({"org_id": _ORG_ID}),
+            object_params({"org_id": _ORG_ID}),
             get_all_users_in_org,
         ),
         ToolSpec(
             "modify_user_status",
             f"Set a user's status ({', '.join(STATUSES)}).",
-            _params(
-                {"user_id": _USER_ID, "new_status": _s(f"One of: {', '.join(STATUSES)}."), "org_id": _ORG_ID}
+            object_params(
+                {
+                    "user_id": _USER_ID,
+                    "new_status": string_param(f"One of: {', '.join(STATUSES)}."),
+                    "org_id": _ORG_ID,
+                }
             ),
             modify_user_status,
             "write",
@@ -640,7 +642,7 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "modify_user_permissions",
             "Replace a user's permissions with the given list.",
-            _params(
+            object_params(
                 {
                     "user_id": _USER_ID,
                     "new_permissions": {
@@ -657,31 +659,31 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "find_org_by_id",
             "Check that an organization ID exists.",
-            _params({"org_id": _ORG_ID}),
+            object_params({"org_id": _ORG_ID}),
             find_org_by_id,
         ),
         ToolSpec(
             "find_org_by_name",
             "Find organizations whose name contains the query (case-insensitive; at most 10).",
-            _params({"query": _s("Part of the organization's name.")}),
+            object_params({"query": string_param("Part of the organization's name.")}),
             find_org_by_name,
         ),
         ToolSpec(
             "get_org_details",
             "Get an organization's record: contacts, subscription ID, region and status.",
-            _params({"org_id": _ORG_ID}),
+            object_params({"org_id": _ORG_ID}),
             get_org_details,
         ),
         ToolSpec(
             "get_subscription_details",
             "Get a subscription's tier, seats, prices, dates and modules.",
-            _params({"subscription_id": _SUB_ID}),
+            object_params({"subscription_id": _SUB_ID}),
             get_subscription_details,
         ),
         ToolSpec(
             "modify_subscription_seats",
             "Set a subscription's seat count (increases only; reductions wait for renewal).",
-            _params(
+            object_params(
                 {
                     "subscription_id": _SUB_ID,
                     "new_seat_count": {"type": "integer", "description": "The new total number of seats."},
@@ -693,17 +695,19 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "modify_subscription_tier",
             "Change a subscription's tier (upgrades now; downgrades only at renewal).",
-            _params({"subscription_id": _SUB_ID, "new_tier": _s(f"One of: {', '.join(TIERS)}.")}),
+            object_params(
+                {"subscription_id": _SUB_ID, "new_tier": string_param(f"One of: {', '.join(TIERS)}.")}
+            ),
             modify_subscription_tier,
             "write",
         ),
         ToolSpec(
             "verify_downtime",
             "Check the downtime log for an outage of the subscription's organization at a given time.",
-            _params(
+            object_params(
                 {
                     "subscription_id": _SUB_ID,
-                    "incident_timestamp": _s("ISO 8601 time, like 2024-05-10T14:30:00Z."),
+                    "incident_timestamp": string_param("ISO 8601 time, like 2024-05-10T14:30:00Z."),
                 }
             ),
             verify_downtime,
@@ -711,7 +715,7 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "calculate_service_credits",
             "Compute the SLA service credit for verified downtime.",
-            _params(
+            object_params(
                 {
                     "subscription_id": _SUB_ID,
                     "downtime_minutes": {"type": "integer", "description": "Verified downtime in minutes."},
@@ -722,14 +726,14 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "transfer_to_human_agents",
             "Hand the conversation to a human agent (only for requests no tool can handle).",
-            _params({"reason": _s("Why the caller needs a human agent.")}),
+            object_params({"reason": string_param("Why the caller needs a human agent.")}),
             transfer_to_human_agents,
             "write",
         ),
         ToolSpec(
             "calculate",
             "Evaluate an arithmetic expression (numbers, + - * / and parentheses).",
-            _params({"expression": _s("For example '150 * 0.9'.")}),
+            object_params({"expression": string_param("For example '150 * 0.9'.")}),
             calculate,
         ),
     )
@@ -844,10 +848,6 @@ SLOT_ASKS: dict[str, str] = {
 # -- entry templates ---------------------------------------------------------------------------
 
 
-def _call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"name": name, "arguments": arguments}
-
-
 _WRITES = tuple(n for n, t in TOOLS.items() if t.kind == "write")
 
 
@@ -858,25 +858,19 @@ def _entry(
     actions: list[dict[str, Any]],
     outputs: list[str] | None = None,
 ) -> dict[str, Any]:
-    used = {a["name"] for a in actions}
     for a in actions:
         if "email" in a["arguments"]:  # addresses are compared case-insensitively
             a["case_insensitive_args"] = ["email"]
-    lines = [f"You are calling the HR software's support line. You would like to {goal}"]
-    lines += [f"Your {k.replace('_', ' ')} is {v}." for k, v in facts.items()]
-    lines.append(
-        "You don't know your organization or subscription ID. Give these details only when asked, "
-        "confirm the assistant's proposals when they match your goal, and end the conversation "
-        "once your goal is met."
+    return make_entry(
+        "You are calling the HR software's support line.",
+        template,
+        goal,
+        facts,
+        actions,
+        outputs,
+        writes=_WRITES,
+        closing="You don't know your organization or subscription ID. " + ENTRY_CLOSING,
     )
-    return {
-        "template": template,
-        "instructions": " ".join(lines),
-        "actions": actions,
-        "outputs": list(outputs or []),
-        "forbidden_actions": [{"name": w} for w in _WRITES if w not in used],
-        "user": {"goal": goal, "facts": facts},
-    }
 
 
 def _admin(s: dict[str, Any], org_id: str) -> dict[str, Any]:
@@ -895,8 +889,8 @@ def _org_of_tier(s, rng, tiers):
 
 def _identify(admin: dict[str, Any]) -> list[dict[str, Any]]:
     return [
-        _call("find_user_by_email", email=admin["email"]),
-        _call("get_org_details", org_id=admin["org_id"]),
+        gold_call("find_user_by_email", email=admin["email"]),
+        gold_call("get_org_details", org_id=admin["org_id"]),
     ]
 
 
@@ -906,7 +900,7 @@ def _t_calculator(s, rng):
         "calculator",
         f"know what {a} * {b} is.",
         {},
-        [_call("calculate", expression=f"{a} * {b}")],
+        [gold_call("calculate", expression=f"{a} * {b}")],
         [str(a * b)],
     )
 
@@ -935,8 +929,8 @@ def _t_downtime_credit(s, rng):
         {"email": admin["email"], "incident_time": when},
         [
             *_identify(admin),
-            _call("verify_downtime", subscription_id=sub["id"], incident_timestamp=when),
-            _call(
+            gold_call("verify_downtime", subscription_id=sub["id"], incident_timestamp=when),
+            gold_call(
                 "calculate_service_credits",
                 subscription_id=sub["id"],
                 downtime_minutes=log["duration_minutes"],
@@ -954,7 +948,7 @@ def _t_downtime_excluded(s, rng):
         "downtime_excluded",
         "claim a service credit for an outage we had.",
         {"email": admin["email"], "incident_time": when},
-        [*_identify(admin), _call("verify_downtime", subscription_id=sub["id"], incident_timestamp=when)],
+        [*_identify(admin), gold_call("verify_downtime", subscription_id=sub["id"], incident_timestamp=when)],
         ["excluded"],
     )
 
@@ -969,7 +963,7 @@ def _t_add_seats(s, rng):
         {"email": admin["email"], "new_seat_count": str(seats)},
         [
             *_identify(admin),
-            _call("modify_subscription_seats", subscription_id=sub["id"], new_seat_count=seats),
+            gold_call("modify_subscription_seats", subscription_id=sub["id"], new_seat_count=seats),
         ],
     )
 
@@ -988,7 +982,7 @@ def _t_upgrade_tier(s, rng):
         "upgrade_tier",
         f"upgrade our subscription to the {tier} tier.",
         {"email": admin["email"], "tier": tier},
-        [*_identify(admin), _call("modify_subscription_tier", subscription_id=sub["id"], new_tier=tier)],
+        [*_identify(admin), gold_call("modify_subscription_tier", subscription_id=sub["id"], new_tier=tier)],
     )
 
 
@@ -1008,9 +1002,9 @@ def _t_user_status(s, rng):
         f"{verb} a colleague's account.",
         {"email": admin["email"], "colleague_email": target["email"], "new_status": status},
         [
-            _call("find_user_by_email", email=admin["email"]),
-            _call("find_user_by_email", email=target["email"]),
-            _call("modify_user_status", user_id=target["id"], new_status=status, org_id=target["org_id"]),
+            gold_call("find_user_by_email", email=admin["email"]),
+            gold_call("find_user_by_email", email=target["email"]),
+            gold_call("modify_user_status", user_id=target["id"], new_status=status, org_id=target["org_id"]),
         ],
     )
 
@@ -1026,9 +1020,9 @@ def _t_user_permissions(s, rng):
         "change a colleague's permissions.",
         {"email": admin["email"], "colleague_email": target["email"], "permissions": ", ".join(perms)},
         [
-            _call("find_user_by_email", email=admin["email"]),
-            _call("find_user_by_email", email=target["email"]),
-            _call(
+            gold_call("find_user_by_email", email=admin["email"]),
+            gold_call("find_user_by_email", email=target["email"]),
+            gold_call(
                 "modify_user_permissions",
                 user_id=target["id"],
                 new_permissions=perms,
@@ -1054,8 +1048,8 @@ def _t_seats_to_discount(s, rng):
         {"email": admin["email"]},
         [
             *_identify(admin),
-            _call("get_subscription_details", subscription_id=sub["id"]),
-            _call("calculate", expression=f"{nxt} - {sub['seats']}"),
+            gold_call("get_subscription_details", subscription_id=sub["id"]),
+            gold_call("calculate", expression=f"{nxt} - {sub['seats']}"),
         ],
         [str(nxt - sub["seats"])],
     )
@@ -1068,7 +1062,7 @@ def _t_subscription_overview(s, rng):
         "subscription_overview",
         "know our subscription tier and when it renews.",
         {"email": admin["email"]},
-        [*_identify(admin), _call("get_subscription_details", subscription_id=sub["id"])],
+        [*_identify(admin), gold_call("get_subscription_details", subscription_id=sub["id"])],
         [sub["tier"], sub["renewal_date"][:10]],
     )
 
@@ -1089,8 +1083,8 @@ def _t_transfer(s, rng):
         goal,
         {"email": admin["email"]},
         [
-            _call("find_user_by_email", email=admin["email"]),
-            _call("transfer_to_human_agents", reason=f"The caller wants to {goal[:-1]}"),
+            gold_call("find_user_by_email", email=admin["email"]),
+            gold_call("transfer_to_human_agents", reason=f"The caller wants to {goal[:-1]}"),
         ],
     )
 

@@ -36,7 +36,16 @@ import random
 from pathlib import Path
 from typing import Any
 
-from suites.benchforce.envs.base import Environment, EnvToolError, ToolSpec, UpstreamData
+from suites.benchforce.envs.base import (
+    Environment,
+    EnvToolError,
+    ToolSpec,
+    UpstreamData,
+    gold_call,
+    make_entry,
+    object_params,
+    string_param,
+)
 from suites.benchforce.envs.upstream_files import TableSpec, read_entries, read_tables, upstream_data
 
 __all__ = ["ENTRY_COUNT", "ENV", "NOW", "make_entries"]
@@ -110,19 +119,6 @@ _COUPONS = ("WELCOME10", "FALLFIT15", "DENIMDAYS", "STUDENT12", "BUNDLE20", "LOY
 _RETURN_REASONS = ("Wrong size", "Item arrived damaged", "Color differs from the photo", "No longer needed")
 _REFUND_REASONS = ("Charged twice", "Coupon not applied at checkout", "Package never arrived", "Overcharged")
 _STATUSES = ("processing", "shipped", "delivered", "cancelled")
-
-
-def _s(description: str) -> dict[str, Any]:
-    return {"type": "string", "description": description}
-
-
-def _params(required: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {**required, **(optional or {})},
-        "required": list(required),
-        "additionalProperties": False,
-    }
 
 
 # -- the world ---------------------------------------------------------------------------------
@@ -374,8 +370,8 @@ def generate_order_report(state: dict[str, Any], report_date: str) -> dict[str, 
     return {"report_date": report_date, "total_orders": len(rows), "orders": rows}
 
 
-ORDER_ID = _s("The order's id (like O1001)")
-CUSTOMER_ID = _s("The customer's id (like C1001)")
+ORDER_ID = string_param("The order's id (like O1001)")
+CUSTOMER_ID = string_param("The customer's id (like C1001)")
 
 TOOLS: dict[str, ToolSpec] = {
     t.name: t
@@ -383,26 +379,30 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "confirm_customer_identity",
             "Confirm the customer's identity by their customer ID or the email address on file.",
-            _params(
-                {}, {"customer_id": CUSTOMER_ID, "verified_email": _s("The customer's email address on file")}
+            object_params(
+                {},
+                {
+                    "customer_id": CUSTOMER_ID,
+                    "verified_email": string_param("The customer's email address on file"),
+                },
             ),
             confirm_customer_identity,
         ),
-        ToolSpec("get_order", "Get an order's details.", _params({"order_id": ORDER_ID}), get_order),
+        ToolSpec("get_order", "Get an order's details.", object_params({"order_id": ORDER_ID}), get_order),
         ToolSpec(
             "create_order",
             "Create a new order for the confirmed customer.",
-            _params(
+            object_params(
                 {
-                    "order_id": _s("The new order's id (like O1001)"),
+                    "order_id": string_param("The new order's id (like O1001)"),
                     "customer_id": CUSTOMER_ID,
-                    "shipping_address": _s("Where to ship the order"),
-                    "billing_address": _s("The billing address"),
-                    "items": _s("Item SKUs, comma-separated"),
-                    "order_status": _s("The order's status (like processing)"),
+                    "shipping_address": string_param("Where to ship the order"),
+                    "billing_address": string_param("The billing address"),
+                    "items": string_param("Item SKUs, comma-separated"),
+                    "order_status": string_param("The order's status (like processing)"),
                     "total_amount": {"type": "number", "description": "The order's total"},
                 },
-                {"coupon_code": _s("A coupon code (optional)")},
+                {"coupon_code": string_param("A coupon code (optional)")},
             ),
             create_order,
             "write",
@@ -410,88 +410,94 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "cancel_order",
             "Cancel an order (it is removed).",
-            _params({"order_id": ORDER_ID}),
+            object_params({"order_id": ORDER_ID}),
             cancel_order,
             "write",
         ),
         ToolSpec(
             "update_order",
             "Update an order's status.",
-            _params({"order_id": ORDER_ID}, {"order_status": _s("The new status (optional)")}),
+            object_params(
+                {"order_id": ORDER_ID}, {"order_status": string_param("The new status (optional)")}
+            ),
             update_order,
             "write",
         ),
         ToolSpec(
             "update_shipping_address",
             "Change where an order ships.",
-            _params({"order_id": ORDER_ID, "new_shipping_address": _s("The new shipping address")}),
+            object_params(
+                {"order_id": ORDER_ID, "new_shipping_address": string_param("The new shipping address")}
+            ),
             update_shipping_address,
             "write",
         ),
         ToolSpec(
             "update_billing_address",
             "Change an order's billing address.",
-            _params({"order_id": ORDER_ID, "new_billing_address": _s("The new billing address")}),
+            object_params(
+                {"order_id": ORDER_ID, "new_billing_address": string_param("The new billing address")}
+            ),
             update_billing_address,
             "write",
         ),
         ToolSpec(
             "track_order",
             "Get an order's tracking number and status.",
-            _params({"order_id": ORDER_ID}),
+            object_params({"order_id": ORDER_ID}),
             track_order,
         ),
         ToolSpec(
             "confirm_delivery",
             "Mark an order as delivered.",
-            _params({"order_id": ORDER_ID}),
+            object_params({"order_id": ORDER_ID}),
             confirm_delivery,
             "write",
         ),
         ToolSpec(
             "return_order",
             "Start a return for an order, with the reason.",
-            _params({"order_id": ORDER_ID, "return_reason": _s("Why the order is returned")}),
+            object_params({"order_id": ORDER_ID, "return_reason": string_param("Why the order is returned")}),
             return_order,
             "write",
         ),
         ToolSpec(
             "request_refund",
             "Request a refund for an order, with the reason.",
-            _params({"order_id": ORDER_ID, "refund_reason": _s("Why a refund is requested")}),
+            object_params({"order_id": ORDER_ID, "refund_reason": string_param("Why a refund is requested")}),
             request_refund,
             "write",
         ),
         ToolSpec(
             "apply_coupon",
             "Put a coupon code on an order.",
-            _params({"order_id": ORDER_ID, "coupon_code": _s("The coupon code")}),
+            object_params({"order_id": ORDER_ID, "coupon_code": string_param("The coupon code")}),
             apply_coupon,
             "write",
         ),
         ToolSpec(
             "remove_coupon",
             "Take the coupon code off an order.",
-            _params({"order_id": ORDER_ID}),
+            object_params({"order_id": ORDER_ID}),
             remove_coupon,
             "write",
         ),
         ToolSpec(
             "list_orders",
             "List a customer's orders.",
-            _params({"customer_id": CUSTOMER_ID}),
+            object_params({"customer_id": CUSTOMER_ID}),
             list_orders,
         ),
         ToolSpec(
             "get_order_history",
             "Get a customer's order history.",
-            _params({"customer_id": CUSTOMER_ID}),
+            object_params({"customer_id": CUSTOMER_ID}),
             get_order_history,
         ),
         ToolSpec(
             "generate_order_report",
             "Summarize the orders created on a day (YYYY-MM-DD) or in a month (YYYY-MM).",
-            _params({"report_date": _s("YYYY-MM-DD or YYYY-MM")}),
+            object_params({"report_date": string_param("YYYY-MM-DD or YYYY-MM")}),
             generate_order_report,
         ),
     )
@@ -552,10 +558,6 @@ SLOT_ASKS: dict[str, str] = {
 # -- entry templates ---------------------------------------------------------------------------
 
 
-def _call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"name": name, "arguments": arguments}
-
-
 _WRITES = tuple(n for n, t in TOOLS.items() if t.kind == "write")
 
 
@@ -566,7 +568,7 @@ def _who(s: dict[str, Any], order: dict[str, Any]) -> tuple[dict[str, Any], dict
     return (
         c,
         facts,
-        _call("confirm_customer_identity", customer_id=c["customer_id"], verified_email=c["email"]),
+        gold_call("confirm_customer_identity", customer_id=c["customer_id"], verified_email=c["email"]),
     )
 
 
@@ -577,21 +579,9 @@ def _entry(
     actions: list[dict[str, Any]],
     outputs: list[str] | None = None,
 ) -> dict[str, Any]:
-    used = {a["name"] for a in actions}
-    lines = [f"You are a customer of the store. You would like to {goal}"]
-    lines += [f"Your {k.replace('_', ' ')} is {v}." for k, v in facts.items()]
-    lines.append(
-        "Give these details only when asked, confirm the assistant's proposals when they match your "
-        "goal, and end the conversation once your goal is met."
+    return make_entry(
+        "You are a customer of the store.", template, goal, facts, actions, outputs, writes=_WRITES
     )
-    return {
-        "template": template,
-        "instructions": " ".join(lines),
-        "actions": actions,
-        "outputs": list(outputs or []),
-        "forbidden_actions": [{"name": w} for w in _WRITES if w not in used],
-        "user": {"goal": goal, "facts": facts},
-    }
 
 
 def _pick(
@@ -615,8 +605,8 @@ def _t_shipping(s, rng):
         {**facts, "order_id": o["order_id"], "shipping_address": new},
         [
             confirm,
-            _call("get_order", order_id=o["order_id"]),
-            _call("update_shipping_address", order_id=o["order_id"], new_shipping_address=new),
+            gold_call("get_order", order_id=o["order_id"]),
+            gold_call("update_shipping_address", order_id=o["order_id"], new_shipping_address=new),
         ],
     )
 
@@ -628,7 +618,7 @@ def _t_track(s, rng):
         "track",
         "know where my order is and its tracking number.",
         {**facts, "order_id": o["order_id"]},
-        [confirm, _call("track_order", order_id=o["order_id"])],
+        [confirm, gold_call("track_order", order_id=o["order_id"])],
         [o["tracking_number"]],
     )
 
@@ -643,8 +633,8 @@ def _t_billing(s, rng):
         {**facts, "order_id": o["order_id"], "billing_address": new},
         [
             confirm,
-            _call("get_order", order_id=o["order_id"]),
-            _call("update_billing_address", order_id=o["order_id"], new_billing_address=new),
+            gold_call("get_order", order_id=o["order_id"]),
+            gold_call("update_billing_address", order_id=o["order_id"], new_billing_address=new),
         ],
     )
 
@@ -658,8 +648,8 @@ def _t_cancel(s, rng):
         {**facts, "order_id": o["order_id"]},
         [
             confirm,
-            _call("track_order", order_id=o["order_id"]),
-            _call("cancel_order", order_id=o["order_id"]),
+            gold_call("track_order", order_id=o["order_id"]),
+            gold_call("cancel_order", order_id=o["order_id"]),
         ],
     )
 
@@ -674,8 +664,8 @@ def _t_return(s, rng):
         {**facts, "order_id": o["order_id"], "reason": reason},
         [
             confirm,
-            _call("get_order", order_id=o["order_id"]),
-            _call("return_order", order_id=o["order_id"], return_reason=reason),
+            gold_call("get_order", order_id=o["order_id"]),
+            gold_call("return_order", order_id=o["order_id"], return_reason=reason),
         ],
     )
 
@@ -688,7 +678,7 @@ def _t_refund(s, rng):
         "refund",
         "get a refund on one of my orders.",
         {**facts, "order_id": o["order_id"], "reason": reason},
-        [confirm, _call("request_refund", order_id=o["order_id"], refund_reason=reason)],
+        [confirm, gold_call("request_refund", order_id=o["order_id"], refund_reason=reason)],
     )
 
 
@@ -700,7 +690,7 @@ def _t_apply_coupon(s, rng):
         "apply_coupon",
         "use a coupon on my order.",
         {**facts, "order_id": o["order_id"], "coupon": code},
-        [confirm, _call("apply_coupon", order_id=o["order_id"], coupon_code=code)],
+        [confirm, gold_call("apply_coupon", order_id=o["order_id"], coupon_code=code)],
     )
 
 
@@ -711,7 +701,11 @@ def _t_remove_coupon(s, rng):
         "remove_coupon",
         "take the coupon off my order.",
         {**facts, "order_id": o["order_id"]},
-        [confirm, _call("get_order", order_id=o["order_id"]), _call("remove_coupon", order_id=o["order_id"])],
+        [
+            confirm,
+            gold_call("get_order", order_id=o["order_id"]),
+            gold_call("remove_coupon", order_id=o["order_id"]),
+        ],
     )
 
 
@@ -724,8 +718,8 @@ def _t_delivered(s, rng):
         {**facts, "order_id": o["order_id"]},
         [
             confirm,
-            _call("track_order", order_id=o["order_id"]),
-            _call("confirm_delivery", order_id=o["order_id"]),
+            gold_call("track_order", order_id=o["order_id"]),
+            gold_call("confirm_delivery", order_id=o["order_id"]),
         ],
     )
 
@@ -749,8 +743,8 @@ def _t_place(s, rng):
             "total": f"{total:.2f}",
         },
         [
-            _call("confirm_customer_identity", customer_id=c["customer_id"], verified_email=c["email"]),
-            _call(
+            gold_call("confirm_customer_identity", customer_id=c["customer_id"], verified_email=c["email"]),
+            gold_call(
                 "create_order",
                 order_id=new_id,
                 customer_id=c["customer_id"],
@@ -773,8 +767,8 @@ def _t_history(s, rng):
         "hear the numbers of all my orders.",
         facts,
         [
-            _call("confirm_customer_identity", customer_id=c["customer_id"], verified_email=c["email"]),
-            _call("get_order_history", customer_id=c["customer_id"]),
+            gold_call("confirm_customer_identity", customer_id=c["customer_id"], verified_email=c["email"]),
+            gold_call("get_order_history", customer_id=c["customer_id"]),
         ],
         mine,
     )
