@@ -23,14 +23,6 @@ from suites.benchforce.protocol import ProtocolError, decode, encode
 SEED = 42
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _stop_shared_server():
-    """The process's shared server (started by ``run_trial``) stops after this module."""
-    yield
-    from suites.benchforce.client import stop_servers
-
-    stop_servers()
-
 
 @pytest.fixture(scope="module")
 def server():

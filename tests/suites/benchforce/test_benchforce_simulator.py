@@ -31,13 +31,6 @@ from suites.benchforce.simulator import (
 SEED = 42
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _stop_shared_server():
-    yield
-    from suites.benchforce.client import stop_servers
-
-    stop_servers()
-
 
 @pytest.fixture(scope="module")
 def schedule_task():

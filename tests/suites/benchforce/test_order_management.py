@@ -50,13 +50,6 @@ UPSTREAM_ARGUMENTS = {
 required argument is a string except create_order's total_amount (a number)."""
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _stop_shared_server():
-    yield
-    from suites.benchforce.client import stop_servers
-
-    stop_servers()
-
 
 def _state():
     return copy_world(WORLD)

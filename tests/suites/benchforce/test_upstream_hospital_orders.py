@@ -33,13 +33,6 @@ def _needs_upstream(env: str) -> pytest.MarkDecorator:
     )
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _stop_shared_server():
-    yield
-    from suites.benchforce.client import stop_servers
-
-    stop_servers()
-
 
 # -- files made here ----------------------------------------------------------------------------
 
