@@ -21,11 +21,14 @@ __all__ = [
     "ENTRY_CLOSING",
     "EnvToolError",
     "Environment",
+    "Integrity",
+    "IntegrityProblem",
     "ToolSpec",
     "UpstreamData",
     "apply_call",
     "canonical_json",
     "gold_call",
+    "integrity_problems",
     "make_entry",
     "object_params",
     "state_hash",
@@ -99,6 +102,78 @@ class UpstreamData:
 
 
 @dataclass(frozen=True)
+class Integrity:
+    """What every record of a world must satisfy to be right, whoever made it (our seeded
+    world or upstream's files): checked on upstream's files when they load, and by the tests on
+    every generated world.
+
+    Attributes:
+        keys: table -> its id field; a record's id field, when present, equals its key.
+        references: ``(table, field)`` -> the table whose id the field holds (null allowed:
+            an optional link such as a lab result's ``doctor_id``).
+        non_negative: ``(table, field)`` pairs holding a count, a price or a duration: a
+            number below 0 cannot be right (null is left to the readers' type checks).
+    """
+
+    keys: dict[str, str] = field(default_factory=dict)
+    references: dict[tuple[str, str], str] = field(default_factory=dict)
+    non_negative: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class IntegrityProblem:
+    """One record that cannot be right: ``table``/``record`` (its key)/``field``, what is
+    wrong (``problem``, ``"is 'ORG-9', not the id of any organizations record"``) and the
+    ``fix``."""
+
+    table: str
+    record: str
+    field: str
+    problem: str
+    fix: str
+
+
+def integrity_problems(
+    world: dict[str, Any], integrity: Integrity, unchecked: frozenset[str] | set[str] = frozenset()
+) -> list[IntegrityProblem]:
+    """Every :class:`IntegrityProblem` of ``world`` under ``integrity``, in table, record,
+    rule order; an empty list means the world can be trusted.
+
+    Args:
+        unchecked: tables that were not loaded (upstream keeps them empty when their file is
+            absent): references into them are not checked, since nothing can be found there.
+    """
+    out: list[IntegrityProblem] = []
+    for table, key_field in integrity.keys.items():
+        for key, record in (world.get(table) or {}).items():
+            rid = record.get(key_field, key)
+            if rid != key:
+                out.append(IntegrityProblem(
+                    table, key, key_field, f"is {rid!r} but the record is stored under {key!r}",
+                    "make them equal",
+                ))  # fmt: skip
+    for (table, name), target in integrity.references.items():
+        if target in unchecked:
+            continue
+        known = world.get(target) or {}
+        for key, record in (world.get(table) or {}).items():
+            value = record.get(name)
+            if value is not None and (not isinstance(value, str) or value not in known):
+                out.append(IntegrityProblem(
+                    table, key, name, f"is {value!r}, not the id of any {target} record",
+                    f"correct it, or add the {target} record {value!r}",
+                ))  # fmt: skip
+    for table, name in integrity.non_negative:
+        for key, record in (world.get(table) or {}).items():
+            value = record.get(name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+                out.append(IntegrityProblem(
+                    table, key, name, f"is {value!r}, below 0", "write a number of 0 or more",
+                ))  # fmt: skip
+    return out
+
+
+@dataclass(frozen=True)
 class Environment:
     """One Benchforce environment (see the module docstring).
 
@@ -119,6 +194,8 @@ class Environment:
             is a ``user_slots`` key and the phrase matches that slot's pattern.
         load_upstream: ``env_dir -> UpstreamData`` for upstream's files, or None when the
             environment cannot read them.
+        integrity: what every record of a world must satisfy (:class:`Integrity`); upstream's
+            files are refused when they break it, and ``build_world`` must never.
     """
 
     name: str
@@ -131,6 +208,7 @@ class Environment:
     user_slots: dict[str, tuple[str, str]] = field(default_factory=dict, repr=False)
     slot_asks: dict[str, str] = field(default_factory=dict, repr=False)
     load_upstream: Callable[[Path], UpstreamData] | None = field(default=None, repr=False)
+    integrity: Integrity = field(default_factory=Integrity, repr=False)
 
     def schemas(self) -> list[dict[str, Any]]:
         """Every tool's OpenAI schema, in order."""

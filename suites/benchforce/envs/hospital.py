@@ -27,6 +27,7 @@ from typing import Any
 from suites.benchforce.envs.base import (
     Environment,
     EnvToolError,
+    Integrity,
     ToolSpec,
     UpstreamData,
     gold_call,
@@ -34,7 +35,14 @@ from suites.benchforce.envs.base import (
     object_params,
     string_param,
 )
-from suites.benchforce.envs.upstream_files import TableSpec, read_entries, read_tables, upstream_data
+from suites.benchforce.envs.upstream_files import (
+    TableSpec,
+    check_integrity,
+    data_file,
+    read_entries,
+    read_tables,
+    upstream_data,
+)
 
 __all__ = ["ENV", "NOW"]
 
@@ -1151,9 +1159,33 @@ UPSTREAM_SLOTS: dict[str, str] = {
 """Gold argument -> the caller's slot that gives it (for upstream entries' ``user`` block)."""
 
 
+INTEGRITY = Integrity(
+    keys={table: spec.key for table, spec in UPSTREAM_TABLES.items()},
+    references={
+        ("appointments", "patient_id"): "patients",
+        ("appointments", "doctor_id"): "doctors",
+        ("lab_results", "patient_id"): "patients",
+        ("lab_results", "doctor_id"): "doctors",
+        ("medications", "patient_id"): "patients",
+        ("medications", "doctor_id"): "doctors",
+        ("referrals", "patient_id"): "patients",
+        ("referrals", "referring_doctor_id"): "doctors",
+        ("referrals", "referred_to_doctor_id"): "doctors",
+    },
+)
+"""Every record's id is its key, and every patient or doctor a record names exists."""
+
+
 def load_upstream(env_dir: Path) -> UpstreamData:
-    """Upstream's hospital files under ``env_dir`` (``data/*.json`` and ``entries.py``)."""
+    """Upstream's hospital files under ``env_dir`` (``data/*.json`` and ``entries.py``).
+
+    Raises:
+        FileNotFoundError: a table's file is absent.
+        ValueError: a malformed file, or records that cannot be right (:data:`INTEGRITY`);
+            the message names the file, the record, the field and the fix.
+    """
     world = read_tables(env_dir, UPSTREAM_TABLES)
+    check_integrity(world, INTEGRITY, lambda table, _key: data_file(env_dir, table))
     entries = read_entries(env_dir)
     return upstream_data(ENV, world, entries, UPSTREAM_SLOTS)
 
@@ -1169,5 +1201,6 @@ ENV = Environment(
     user_slots=USER_SLOTS,
     slot_asks=SLOT_ASKS,
     load_upstream=load_upstream,
+    integrity=INTEGRITY,
 )
 """The hospital environment."""

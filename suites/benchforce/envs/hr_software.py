@@ -41,6 +41,7 @@ from suites.benchforce.envs.base import (
     ENTRY_CLOSING,
     Environment,
     EnvToolError,
+    Integrity,
     ToolSpec,
     UpstreamData,
     copy_world,
@@ -49,6 +50,7 @@ from suites.benchforce.envs.base import (
     object_params,
     string_param,
 )
+from suites.benchforce.envs.upstream_files import RESTORE, check_integrity, read_json
 
 __all__ = [
     "CREDIT_RATES",
@@ -1125,47 +1127,64 @@ TABLE_FILES = {
     "downtime_logs": "data_downtime_logs.json",
 }
 ENTRIES_FILE = "entries_dump.json"
+INTEGRITY = Integrity(
+    keys={"organizations": "id", "subscriptions": "id", "users": "id", "downtime_logs": "id"},
+    references={
+        ("organizations", "subscription_id"): "subscriptions",
+        ("subscriptions", "org_id"): "organizations",
+        ("users", "org_id"): "organizations",
+        ("users", "manager_id"): "users",
+        ("downtime_logs", "org_id"): "organizations",
+    },
+    non_negative=(
+        ("subscriptions", "seats"),
+        ("subscriptions", "price_per_seat"),
+        ("subscriptions", "volume_discount_percentage"),
+        ("subscriptions", "total_price"),
+        ("downtime_logs", "duration_minutes"),
+    ),
+)
+"""Every record's id is its key, every organization, subscription, user (manager) a record
+names exists, and no seat count, price, discount or downtime is negative."""
 
 
-def _bad(file: str, field: str, problem: str, fix: str) -> ValueError:
-    return ValueError(f"benchforce hr_software: {file}: {field} {problem}; {fix}")
+def _bad(path: Path, where: str, problem: str, fix: str) -> ValueError:
+    """The one form of every upstream file error: ``<path>: <where> <problem>; fix: <fix>``."""
+    return ValueError(f"{path}: {where} {problem}; fix: {fix}")
 
 
-_FIX = "fix the file or restore upstream's copy"
+_FIX = f"repair the file or {RESTORE}"
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(
-            f"benchforce hr_software: {path.name}: not valid JSON (line {exc.lineno}, column {exc.colno}: "
-            f"{exc.msg}); {_FIX}"
-        ) from None
-
-
-def _need(file: str, where: str, rec: Any, fields: dict[str, type | tuple[type, ...]]) -> None:
+def _need(path: Path, where: str, rec: Any, fields: dict[str, type | tuple[type, ...]]) -> None:
     if not isinstance(rec, dict):
-        raise _bad(file, where, "is not an object", _FIX)
+        raise _bad(path, where, "is not an object", _FIX)
     for key, kind in fields.items():
         value = rec.get(key)
         if not isinstance(value, kind) or isinstance(value, bool) and kind in (int, (int, float)):
             name = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-            raise _bad(file, f"{where} field {key!r}", f"is {json.dumps(value)[:60]}, expected {name}", _FIX)
+            if key not in rec:
+                raise _bad(path, f"{where}: field {key!r}", "is missing", f"give it a {name} value")
+            raise _bad(path, f"{where}: field {key!r}", f"is {json.dumps(value)[:60]}, expected {name}", _FIX)
 
 
-def _keyed(file: str, data: Any, what: str) -> dict[str, Any]:
+def _keyed(path: Path, data: Any, what: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise _bad(
-            file,
+            path,
             "the top level",
             f"is a {type(data).__name__}",
-            f"it must be an object of {what} keyed by id",
+            f"make it an object of {what} records keyed by id",
         )
     for key, rec in data.items():
-        _need(file, f"{what} {key!r}", rec, {})
+        _need(path, f"record {key!r}", rec, {})
         if rec.get("id", key) != key:
-            raise _bad(file, f"{what} {key!r} field 'id'", f"is {rec.get('id')!r}", "it must equal the key")
+            raise _bad(
+                path,
+                f"record {key!r}: field 'id'",
+                f"is {rec.get('id')!r} but the record is stored under {key!r}",
+                "make them equal",
+            )
     return data
 
 
@@ -1242,25 +1261,24 @@ def _convert_log(rec: dict[str, Any]) -> dict[str, Any]:
 
 def _read_table(folder: Path, table: str) -> dict[str, Any] | None:
     """One table in our shape, or None when its file is absent (upstream loads it empty)."""
-    file = TABLE_FILES[table]
-    path = folder / file
+    path = folder / TABLE_FILES[table]
     if not path.is_file():
         return None
-    data = _read_json(path)
+    data = read_json(path)
     if table == "organizations":
-        for key, rec in _keyed(file, data, "organization").items():
+        for key, rec in _keyed(path, data, "organization").items():
             _need(
-                file,
-                f"organization {key!r}",
+                path,
+                f"record {key!r}",
                 {"id": key, **rec},
                 {"id": str, "name": str, "subscription_id": str},
             )
         return {k: _convert_org({"id": k, **v}) for k, v in data.items()}
     if table == "subscriptions":
-        for key, rec in _keyed(file, data, "subscription").items():
-            where = f"subscription {key!r}"
+        for key, rec in _keyed(path, data, "subscription").items():
+            where = f"record {key!r}"
             _need(
-                file,
+                path,
                 where,
                 {"id": key, **rec},
                 {
@@ -1272,82 +1290,79 @@ def _read_table(folder: Path, table: str) -> dict[str, Any] | None:
                 },
             )
             if rec["tier"] not in TIERS:
-                raise _bad(file, f"{where} field 'tier'", f"is {rec['tier']!r}", f"use one of {list(TIERS)}")
+                raise _bad(path, f"{where}: field 'tier'", f"is {rec['tier']!r}", f"use one of {list(TIERS)}")
         return {k: _convert_sub({"id": k, **v}) for k, v in data.items()}
     if not isinstance(data, list):
         raise _bad(
-            file, "the top level", f"is a {type(data).__name__}", "it must be a list of downtime log entries"
+            path, "the top level", f"is a {type(data).__name__}", "make it a list of downtime log records"
         )
     logs: dict[str, Any] = {}
     for i, rec in enumerate(data):
-        where = f"entry {i}"
-        _need(file, where, rec, {"id": str, "org_id": str, "start_time": str, "end_time": str})
+        where = f"record {i}"
+        _need(path, where, rec, {"id": str, "org_id": str, "start_time": str, "end_time": str})
         for key in ("start_time", "end_time"):
             try:
                 _when(rec[key])
             except EnvToolError:
                 raise _bad(
-                    file,
-                    f"{where} field {key!r}",
+                    path,
+                    f"{where}: field {key!r}",
                     f"is {rec[key]!r}",
                     "use ISO 8601 like 2024-05-15T15:00:00Z",
                 ) from None
         if rec["id"] in logs:
-            raise _bad(file, f"{where} field 'id'", f"repeats {rec['id']!r}", "ids must be unique")
+            raise _bad(path, f"{where}: field 'id'", f"repeats {rec['id']!r}", "make ids unique")
         logs[rec["id"]] = _convert_log(rec)
     return logs
 
 
-def _read_users(folder: Path) -> tuple[dict[str, Any] | None, list[str]]:
-    """Upstream's users files merged in our shape (None when none is present) and the files
-    found."""
-    found = [f for f in USERS_FILES if (folder / f).is_file()]
+def _read_users(folder: Path) -> tuple[dict[str, Any] | None, dict[str, Path]]:
+    """Upstream's users files merged in our shape (None when none is present) and the file
+    each user was read from (user id -> path)."""
+    found = [folder / f for f in USERS_FILES if (folder / f).is_file()]
     if not found:
-        return None, []
+        return None, {}
     users: dict[str, Any] = {}
-    for file in found:
-        data = _keyed(file, _read_json(folder / file), "user")
+    source: dict[str, Path] = {}
+    for path in found:
+        data = _keyed(path, read_json(path), "user")
         for key, rec in data.items():
             _need(
-                file,
-                f"user {key!r}",
+                path,
+                f"record {key!r}",
                 {"id": key, **rec},
                 {"org_id": str, "email": str, "status": str, "permissions": list, "roles": list},
             )
             users[key] = _convert_user({"id": key, **rec})
-    return users, found
+            source[key] = path
+    return users, source
 
 
 def _read_entries(folder: Path) -> list[dict[str, Any]]:
     path = folder / ENTRIES_FILE
     if not path.is_file():
         raise FileNotFoundError(
-            f"benchforce hr_software: no {ENTRIES_FILE} in {str(folder)!r}; it holds upstream's entries "
-            "(restore upstream's copy)"
+            f"{path} is missing; upstream keeps the hr_software entries there; fix: {RESTORE}"
         )
-    data = _read_json(path)
+    data = read_json(path)
     if not isinstance(data, list):
-        raise _bad(
-            ENTRIES_FILE, "the top level", f"is a {type(data).__name__}", "it must be a list of entries"
-        )
+        raise _bad(path, "the top level", f"is a {type(data).__name__}", "make it a list of entries")
     seen: set[str] = set()
     for i, entry in enumerate(data):
         where = f"entry {i}"
-        _need(ENTRIES_FILE, where, entry, {"id": str, "instructions": str, "actions": list})
+        _need(path, where, entry, {"id": str, "instructions": str, "actions": list})
         if entry["id"] in seen:
-            raise _bad(ENTRIES_FILE, f"{where} field 'id'", f"repeats {entry['id']!r}", "ids must be unique")
+            raise _bad(path, f"{where}: field 'id'", f"repeats {entry['id']!r}", "make entry ids unique")
         seen.add(entry["id"])
         for j, action in enumerate(entry["actions"]):
-            _need(
-                ENTRIES_FILE, f"{where} ({entry['id']}) action {j}", action, {"name": str, "arguments": dict}
-            )
+            _need(path, f"{where} ({entry['id']}) action {j}", action, {"name": str, "arguments": dict})
         outputs = entry.get("outputs", [])
         if not isinstance(outputs, list) or not all(isinstance(o, str) for o in outputs):
             raise _bad(
-                ENTRIES_FILE,
-                f"{where} ({entry['id']}) field 'outputs'",
+                path,
+                f"{where} ({entry['id']}): field 'outputs'",
                 f"is {json.dumps(outputs)[:60]}",
-                "it must be a list of strings",
+                "make it a list of strings",
             )
     return data
 
@@ -1455,7 +1470,9 @@ def load_upstream(env_dir: Path) -> UpstreamData:
 
     Raises:
         FileNotFoundError: no ``entries_dump.json``.
-        ValueError: a malformed file (the message names the file, the field and the fix).
+        ValueError: a malformed file, or records that cannot be right (:data:`INTEGRITY`: a
+            subscription naming no organization, negative seats, ...); the message names the
+            file (its full path), the record, the field and the fix.
     """
     folder = Path(env_dir)
     entries = _read_entries(folder)
@@ -1466,10 +1483,16 @@ def load_upstream(env_dir: Path) -> UpstreamData:
         world[table] = data or {}
         if data is None:
             absent[table] = f"{file} is not in {str(folder)!r}"
-    users, _found = _read_users(folder)
+    users, user_files = _read_users(folder)
     world["users"] = users or {}
     if users is None:
         absent["users"] = f"no users file ({USERS_FILES[0]} ... {USERS_FILES[-1]}) is in {str(folder)!r}"
+    check_integrity(
+        world,
+        INTEGRITY,
+        lambda table, key: user_files[key] if table == "users" else folder / TABLE_FILES[table],
+        unchecked=set(absent),
+    )
     out, unrunnable = [], {}
     for i, entry in enumerate(entries):
         item = {
@@ -1499,5 +1522,6 @@ ENV = Environment(
     user_slots=USER_SLOTS,
     slot_asks=SLOT_ASKS,
     load_upstream=load_upstream,
+    integrity=INTEGRITY,
 )
 """The hr_software environment."""

@@ -39,6 +39,7 @@ from typing import Any
 from suites.benchforce.envs.base import (
     Environment,
     EnvToolError,
+    Integrity,
     ToolSpec,
     UpstreamData,
     gold_call,
@@ -46,7 +47,14 @@ from suites.benchforce.envs.base import (
     object_params,
     string_param,
 )
-from suites.benchforce.envs.upstream_files import TableSpec, read_entries, read_tables, upstream_data
+from suites.benchforce.envs.upstream_files import (
+    TableSpec,
+    check_integrity,
+    data_file,
+    read_entries,
+    read_tables,
+    upstream_data,
+)
 
 __all__ = ["ENTRY_COUNT", "ENV", "NOW", "make_entries"]
 
@@ -866,10 +874,25 @@ INSTRUCTION_FACTS = {"name": r"\bYour name is ([^.]+)\."}
 """Facts read from upstream's instructions (slot -> regex, first group)."""
 
 
+INTEGRITY = Integrity(
+    keys={table: spec.key for table, spec in UPSTREAM_TABLES.items()},
+    references={("orders", "customer_id"): "customers"},
+    non_negative=(("orders", "total_amount"),),
+)
+"""Every record's id is its key, every order's customer exists, and no total is negative."""
+
+
 def load_upstream(env_dir: Path) -> UpstreamData:
     """Upstream's order_management files under ``env_dir`` (``data/customers.json``,
-    ``data/orders.json``, ``entries.py``), with no customer confirmed in the session."""
+    ``data/orders.json``, ``entries.py``), with no customer confirmed in the session.
+
+    Raises:
+        FileNotFoundError: a table's file is absent.
+        ValueError: a malformed file, or records that cannot be right (:data:`INTEGRITY`);
+            the message names the file, the record, the field and the fix.
+    """
     world: dict[str, Any] = dict(read_tables(env_dir, UPSTREAM_TABLES))
+    check_integrity(world, INTEGRITY, lambda table, _key: data_file(env_dir, table))
     world["session"] = {"verified_customer_id": None}
     return upstream_data(ENV, world, read_entries(env_dir), UPSTREAM_SLOTS, INSTRUCTION_FACTS)
 
@@ -885,5 +908,6 @@ ENV = Environment(
     user_slots=USER_SLOTS,
     slot_asks=SLOT_ASKS,
     load_upstream=load_upstream,
+    integrity=INTEGRITY,
 )
 """The order_management environment."""

@@ -11,7 +11,11 @@ plays derived from the gold arguments (and, where the environment says so, from 
 instructions), and set aside in ``unrunnable`` with the reason when its gold actions cannot be
 dry-run on the files' world.
 
-Malformed files raise :class:`ValueError` naming the file, the record, the field and the fix.
+Malformed files raise :class:`ValueError` naming the file, the record, the field and the fix;
+every message names a file by its full path and starts with it (the core prefixes the suite
+name). Records that cannot be right (:class:`~suites.benchforce.envs.base.Integrity`: a
+dangling reference, a negative count or price, an id that differs from its key) are refused by
+:func:`check_integrity` the same way.
 """
 
 from __future__ import annotations
@@ -19,14 +23,99 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from suites.benchforce.envs.base import Environment, UpstreamData, copy_world
+from suites.benchforce.envs.base import Environment, Integrity, UpstreamData, copy_world, integrity_problems
 
-__all__ = ["TableSpec", "read_entries", "read_tables", "upstream_data", "user_block"]
+__all__ = [
+    "RESTORE",
+    "TableSpec",
+    "check_integrity",
+    "data_file",
+    "read_entries",
+    "read_json",
+    "read_tables",
+    "read_text",
+    "upstream_data",
+    "user_block",
+]
+
+RESTORE = "restore upstream's copy"
+"""The fix every unreadable file shares."""
+INTEGRITY_EXAMPLES = 5
+"""Problems listed one per line before the rest are counted (``... and N more``)."""
+
+
+def read_text(path: Path) -> str:
+    """The UTF-8 text of one upstream file.
+
+    Raises:
+        ValueError: the file is not UTF-8 text, or cannot be read (a folder, no permission);
+            the message starts with the file's path and says the fix.
+    """
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{path} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+            f"fix: save it as UTF-8 or {RESTORE}"
+        ) from None
+    except OSError as exc:
+        raise ValueError(
+            f"{path} cannot be read ({exc.strerror or exc}); fix: make it a readable file or {RESTORE}"
+        ) from None
+
+
+def read_json(path: Path) -> Any:
+    """One upstream JSON file, parsed.
+
+    Raises:
+        ValueError: as :func:`read_text`, or the text is not JSON (line, column and why).
+    """
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            f"fix: repair the file or {RESTORE}"
+        ) from None
+
+
+def check_integrity(
+    world: dict[str, Any],
+    integrity: Integrity,
+    file_of: Callable[[str, str], Path | str],
+    unchecked: frozenset[str] | set[str] = frozenset(),
+) -> None:
+    """Refuse a world read from upstream's files that has records which cannot be right
+    (:func:`~suites.benchforce.envs.base.integrity_problems`), as CRMArena refuses an org export
+    failing its integrity check.
+
+    Args:
+        file_of: ``(table, record key) -> the file holding that record``.
+        unchecked: tables whose file is absent (references into them are not checked).
+
+    Raises:
+        ValueError: ``"the upstream files fail the integrity check (N problems):"`` then one
+            line per problem (at most :data:`INTEGRITY_EXAMPLES`): ``<file>: record '<key>':
+            field '<field>' <problem>; fix: <fix>``, then ``... and M more`` when there are more.
+    """
+    problems = integrity_problems(world, integrity, unchecked)
+    if not problems:
+        return
+    lines = [
+        f"{file_of(p.table, p.record)}: record {p.record!r}: field {p.field!r} {p.problem}; fix: {p.fix}"
+        for p in problems[:INTEGRITY_EXAMPLES]
+    ]
+    if len(problems) > INTEGRITY_EXAMPLES:
+        lines.append(f"... and {len(problems) - INTEGRITY_EXAMPLES} more")
+    count = f"{len(problems)} problem" + ("s" if len(problems) > 1 else "")
+    raise ValueError(f"the upstream files fail the integrity check ({count}):\n  " + "\n  ".join(lines))
+
 
 _JSON_TYPES: dict[type, str] = {str: "a string", float: "a number", bool: "true or false", int: "an integer"}
 
@@ -61,7 +150,7 @@ def _type_ok(value: Any, want: type) -> bool:
 
 
 def _convert(path: Path, table: str, spec: TableSpec, key: str, record: Any) -> dict[str, Any]:
-    where = f"benchforce: {path}: record {key!r}"
+    where = f"{path}: record {key!r}"
     if not isinstance(record, dict):
         raise ValueError(
             f"{where} is {type(record).__name__}, not an object; fix: make each {table} record a JSON object"
@@ -75,9 +164,8 @@ def _convert(path: Path, table: str, spec: TableSpec, key: str, record: Any) -> 
     out: dict[str, Any] = {spec.key: key}
     for name in spec.required:
         if record.get(name) is None:
-            raise ValueError(
-                f"{where}: field {name!r} is missing or null; fix: give every {table} record a {name!r}"
-            )
+            state = "is missing" if name not in record else "is null"
+            raise ValueError(f"{where}: field {name!r} {state}; fix: give every {table} record its {name!r}")
     for name in (*spec.required, *spec.optional):
         value = record.get(name, spec.defaults.get(name))
         want = spec.types.get(name, str if name in spec.required else None)
@@ -90,6 +178,11 @@ def _convert(path: Path, table: str, spec: TableSpec, key: str, record: Any) -> 
     return out
 
 
+def data_file(env_dir: Path, table: str) -> Path:
+    """Where upstream keeps ``table`` for the environment in ``env_dir``: ``data/<table>.json``."""
+    return Path(env_dir) / "data" / f"{table}.json"
+
+
 def read_tables(env_dir: Path, specs: Mapping[str, TableSpec]) -> dict[str, dict[str, dict[str, Any]]]:
     """Every table of ``specs`` from ``env_dir/data/<table>.json``, converted to our shape.
 
@@ -98,23 +191,19 @@ def read_tables(env_dir: Path, specs: Mapping[str, TableSpec]) -> dict[str, dict
 
     Raises:
         FileNotFoundError: a table's file is absent (the message names it).
-        ValueError: a file is not JSON, not an object or list of objects, repeats an id, or a
-            record lacks a required field or holds a value of the wrong type (file, record,
-            field and fix named).
+        ValueError: a file is not UTF-8 JSON, not an object or list of objects, repeats an id,
+            or a record lacks a required field or holds a value of the wrong type (file,
+            record, field and fix named).
     """
     world: dict[str, dict[str, dict[str, Any]]] = {}
     for table, spec in specs.items():
-        path = Path(env_dir) / "data" / f"{table}.json"
+        path = data_file(env_dir, table)
         if not path.is_file():
             raise FileNotFoundError(
-                f"benchforce: {path} is missing; upstream keeps the {table} table there (data/{table}.json)"
+                f"{path} is missing; upstream keeps the {table} table there (data/{table}.json); "
+                f"fix: {RESTORE}"
             )
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(
-                f"benchforce: {path} is not valid JSON ({exc}); fix: repair or restore the file"
-            ) from None
+        raw = read_json(path)
         rows: dict[str, dict[str, Any]] = {}
         if isinstance(raw, dict):
             for key, record in raw.items():
@@ -124,19 +213,17 @@ def read_tables(env_dir: Path, specs: Mapping[str, TableSpec]) -> dict[str, dict
                 key = record.get(spec.key) if isinstance(record, dict) else None
                 if not isinstance(key, str) or not key:
                     raise ValueError(
-                        f"benchforce: {path}: record {i}: field {spec.key!r} is missing or not a string; "
+                        f"{path}: record {i}: field {spec.key!r} is missing or not a string; "
                         f"fix: give every {table} record its {spec.key!r}"
                     )
                 if key in rows:
                     raise ValueError(
-                        f"benchforce: {path}: record {i}: field {spec.key!r} repeats {key!r}; "
-                        "fix: make ids unique"
+                        f"{path}: record {i}: field {spec.key!r} repeats {key!r}; fix: make ids unique"
                     )
                 rows[key] = _convert(path, table, spec, key, record)
         else:
             raise ValueError(
-                f"benchforce: {path} holds {type(raw).__name__}; "
-                f"fix: an object keyed by {spec.key} or a list of records"
+                f"{path} holds {type(raw).__name__}; fix: an object keyed by {spec.key} or a list of records"
             )
         world[table] = rows
     return world
@@ -144,10 +231,10 @@ def read_tables(env_dir: Path, specs: Mapping[str, TableSpec]) -> dict[str, dict
 
 def _entries_literal(path: Path) -> Any:
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = ast.parse(read_text(path), filename=str(path))
     except SyntaxError as exc:
         raise ValueError(
-            f"benchforce: {path} is not valid Python ({exc.msg}, line {exc.lineno}); fix: repair it"
+            f"{path} is not valid Python ({exc.msg}, line {exc.lineno}); fix: repair it"
         ) from None
     for node in tree.body:
         targets = (
@@ -162,13 +249,11 @@ def _entries_literal(path: Path) -> Any:
                 return ast.literal_eval(node.value)
             except (ValueError, SyntaxError, TypeError) as exc:
                 raise ValueError(
-                    f"benchforce: {path}: field 'entries' is not a plain literal ({exc}); "
+                    f"{path}: field 'entries' is not a plain literal ({exc}); "
                     "fix: write the entries "
                     "as a list of dicts of strings, numbers and lists, without names or calls"
                 ) from None
-    raise ValueError(
-        f"benchforce: {path} has no 'entries = [...]' assignment; fix: define the entries list at top level"
-    )
+    raise ValueError(f"{path} has no 'entries = [...]' assignment; fix: define the entries list at top level")
 
 
 def read_entries(env_dir: Path) -> list[dict[str, Any]]:
@@ -189,37 +274,25 @@ def read_entries(env_dir: Path) -> list[dict[str, Any]]:
     if py.is_file():
         path, raw = py, _entries_literal(py)
     elif dump.is_file():
-        path = dump
-        try:
-            raw = json.loads(dump.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(
-                f"benchforce: {dump} is not valid JSON ({exc}); fix: repair or restore the file"
-            ) from None
+        path, raw = dump, read_json(dump)
         if isinstance(raw, dict) and isinstance(raw.get("entries"), list):
             raw = raw["entries"]
     else:
         return []
     if not isinstance(raw, list):
         raise ValueError(
-            f"benchforce: {path}: field 'entries' is {type(raw).__name__}, not a list; fix: a list of entries"
+            f"{path}: field 'entries' is {type(raw).__name__}, not a list; fix: a list of entries"
         )
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for i, entry in enumerate(raw):
         if not isinstance(entry, dict):
-            raise ValueError(
-                f"benchforce: {path}: entry {i} is {type(entry).__name__}; fix: make each entry a dict"
-            )
+            raise ValueError(f"{path}: entry {i} is {type(entry).__name__}; fix: make each entry a dict")
         eid = entry.get("id")
         if not isinstance(eid, str) or not eid:
-            raise ValueError(
-                f"benchforce: {path}: entry {i}: field 'id' is missing or not a string; fix: give it an id"
-            )
+            raise ValueError(f"{path}: entry {i}: field 'id' is missing or not a string; fix: give it an id")
         if eid in seen:
-            raise ValueError(
-                f"benchforce: {path}: entry {i}: field 'id' repeats {eid!r}; fix: make entry ids unique"
-            )
+            raise ValueError(f"{path}: entry {i}: field 'id' repeats {eid!r}; fix: make entry ids unique")
         seen.add(eid)
         out.append({**entry, "entry_num": entry.get("entry_num") or i + 1})
     return out

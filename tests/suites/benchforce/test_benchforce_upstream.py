@@ -162,7 +162,10 @@ def _write(root: Path, *, users: bool = True, downtime: bool = True, **override:
         files["data_users_part_3.json"] = USERS_3
     for name, content in files.items():
         content = override.get(name.replace(".", "_"), content)
-        (folder / name).write_text(content if isinstance(content, str) else json.dumps(content))
+        if isinstance(content, bytes):
+            (folder / name).write_bytes(content)
+        else:
+            (folder / name).write_text(content if isinstance(content, str) else json.dumps(content))
     return folder
 
 
@@ -272,46 +275,109 @@ def test_missing_folder_is_a_clear_error(tmp_path):
     )
 
 
+_NO_TIER = {k: v for k, v in SUBS["SUB-000001"].items() if k != "tier"}
+
+
 @pytest.mark.parametrize(
     ("override", "message"),
     [
         (
             {"data_subscriptions_json": {"SUB-000001": {**SUBS["SUB-000001"], "tier": "gold"}}},
-            "benchforce hr_software: data_subscriptions.json: subscription 'SUB-000001' field 'tier' is "
-            "'gold'; use one of ['basic', 'professional', 'enterprise']",
+            "{dir}/data_subscriptions.json: record 'SUB-000001': field 'tier' is 'gold'; fix: use one of "
+            "['basic', 'professional', 'enterprise']",
+        ),
+        (
+            {"data_subscriptions_json": {"SUB-000001": _NO_TIER}},
+            "{dir}/data_subscriptions.json: record 'SUB-000001': field 'tier' is missing; fix: give it a "
+            "str value",
         ),
         (
             {"data_subscriptions_json": {"SUB-000001": {**SUBS["SUB-000001"], "seats": "forty"}}},
-            "benchforce hr_software: data_subscriptions.json: subscription 'SUB-000001' field 'seats' is "
-            '"forty", expected int; fix the file or restore upstream\'s copy',
+            "{dir}/data_subscriptions.json: record 'SUB-000001': field 'seats' is \"forty\", expected int; "
+            "fix: repair the file or restore upstream's copy",
         ),
         (
             {"data_organizations_json": [ORGS["ORG-000001"]]},
-            "benchforce hr_software: data_organizations.json: the top level is a list; it must be an "
-            "object of organization keyed by id",
+            "{dir}/data_organizations.json: the top level is a list; fix: make it an object of "
+            "organization records keyed by id",
         ),
         (
             {"data_downtime_logs_json": [{**LOGS[0], "end_time": "soon"}]},
-            "benchforce hr_software: data_downtime_logs.json: entry 0 field 'end_time' is 'soon'; use "
-            "ISO 8601 like 2024-05-15T15:00:00Z",
+            "{dir}/data_downtime_logs.json: record 0: field 'end_time' is 'soon'; fix: use ISO 8601 like "
+            "2024-05-15T15:00:00Z",
         ),
         (
             {"entries_dump_json": [{"id": "entry_0", "instructions": "x"}]},
-            "benchforce hr_software: entries_dump.json: entry 0 field 'actions' is null, expected list; "
-            "fix the file or restore upstream's copy",
+            "{dir}/entries_dump.json: entry 0: field 'actions' is missing; fix: give it a list value",
         ),
         (
             {"data_users_part_1_json": "{not json"},
-            "benchforce hr_software: data_users_part_1.json: not valid JSON (line 1, column 2: Expecting "
-            "property name enclosed in double quotes); fix the file or restore upstream's copy",
+            "{dir}/data_users_part_1.json is not valid JSON (line 1, column 2: Expecting property name "
+            "enclosed in double quotes); fix: repair the file or restore upstream's copy",
+        ),
+        (
+            {"data_subscriptions_json": b"\xff\xfe garbage"},
+            "{dir}/data_subscriptions.json is not UTF-8 text (byte 0xff at offset 0); fix: save it as "
+            "UTF-8 or restore upstream's copy",
         ),
     ],
 )
 def test_malformed_file_names_the_file_the_field_and_the_fix(tmp_path, override, message):
-    _write(tmp_path, **override)
+    folder = _write(tmp_path, **override)
     with pytest.raises(ValueError) as info:
         _tasks(tmp_path)
-    assert str(info.value) == message
+    assert str(info.value) == message.format(dir=folder.resolve())
+
+
+_INTEGRITY = "the upstream files fail the integrity check ({n}):\n  "
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        (
+            {"data_subscriptions_json": {"SUB-000001": {**SUBS["SUB-000001"], "org_id": "ORG-999999"}}},
+            _INTEGRITY.format(n="1 problem")
+            + "{dir}/data_subscriptions.json: record 'SUB-000001': field 'org_id' is 'ORG-999999', not the "
+            "id of any organizations record; fix: correct it, or add the organizations record 'ORG-999999'",
+        ),
+        (
+            {"data_subscriptions_json": {"SUB-000001": {**SUBS["SUB-000001"], "seats": -5}}},
+            _INTEGRITY.format(n="1 problem")
+            + "{dir}/data_subscriptions.json: record 'SUB-000001': field 'seats' is -5, below 0; fix: write "
+            "a number of 0 or more",
+        ),
+        (
+            {"data_users_part_3_json": {"USR-000002": {**USERS_3["USR-000002"], "manager_id": "USR-000404"}},
+             "data_downtime_logs_json": [{**LOGS[0], "org_id": "ORG-000002", "duration_minutes": -60}]},
+            _INTEGRITY.format(n="3 problems")
+            + "{dir}/data_users_part_3.json: record 'USR-000002': field 'manager_id' is 'USR-000404', not "
+            "the id of any users record; fix: correct it, or add the users record 'USR-000404'\n  "
+            "{dir}/data_downtime_logs.json: record 'DT-000001': field 'org_id' is 'ORG-000002', not the id "
+            "of any organizations record; fix: correct it, or add the organizations record 'ORG-000002'\n  "
+            "{dir}/data_downtime_logs.json: record 'DT-000001': field 'duration_minutes' is -60, below 0; "
+            "fix: write a number of 0 or more",
+        ),
+    ],
+)  # fmt: skip
+def test_records_that_cannot_be_right_are_refused_with_file_record_field_and_fix(tmp_path, override, message):
+    folder = _write(tmp_path, **override)
+    with pytest.raises(ValueError) as info:
+        _tasks(tmp_path)
+    assert str(info.value) == message.format(dir=folder.resolve())
+
+
+def test_references_into_an_absent_table_are_not_checked(tmp_path):
+    """Upstream publishes no users files: a table whose file is absent is loaded empty, and
+    references into it are not dangling (entries reading it are unrunnable instead); a file
+    present but empty is checked."""
+    folder = _write(tmp_path, users=False, data_subscriptions_json={})
+    with pytest.raises(ValueError, match=r"field 'subscription_id' is 'SUB-000001', not the id of any"):
+        load_upstream(ENV, tmp_path)
+    (folder / "data_subscriptions.json").unlink()
+    data = load_upstream(ENV, tmp_path)
+    assert data.world["organizations"]["ORG-000001"]["subscription_id"] == "SUB-000001"
+    assert data.world["subscriptions"] == {} and data.world["users"] == {}
 
 
 # -- upstream's files --------------------------------------------------------------------------

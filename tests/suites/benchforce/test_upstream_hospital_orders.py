@@ -33,7 +33,6 @@ def _needs_upstream(env: str) -> pytest.MarkDecorator:
     )
 
 
-
 # -- files made here ----------------------------------------------------------------------------
 
 HOSPITAL = {
@@ -255,7 +254,8 @@ def _broken(tables: dict, table: str, key: str, **fields) -> dict:
     [
         (
             _broken(HOSPITAL, "doctors", "D2", department=None),
-            r"doctors.json: record 'D2': field 'department' is missing or null; fix: give every doctors",
+            r"doctors.json: record 'D2': field 'department' is missing; fix: give every doctors record its "
+            r"'department'$",
         ),
         (
             _broken(HOSPITAL, "patients", "P1", name=17),
@@ -280,8 +280,19 @@ def test_a_missing_or_unreadable_table_is_named(tmp_path):
     ):
         environment("hospital").load_upstream(folder)
     (folder / "data" / "referrals.json").write_text("{not json")
-    with pytest.raises(ValueError, match=r"referrals.json is not valid JSON \(.*\); fix: repair or restore"):
+    with pytest.raises(ValueError) as info:
         environment("hospital").load_upstream(folder)
+    assert str(info.value) == (
+        f"{folder}/data/referrals.json is not valid JSON (line 1, column 2: Expecting property name "
+        "enclosed in double quotes); fix: repair the file or restore upstream's copy"
+    )
+    (folder / "data" / "referrals.json").write_bytes(b"\xff\xfe garbage")
+    with pytest.raises(ValueError) as info:
+        environment("hospital").load_upstream(folder)
+    assert str(info.value) == (
+        f"{folder}/data/referrals.json is not UTF-8 text (byte 0xff at offset 0); fix: save it as UTF-8 "
+        "or restore upstream's copy"
+    )
     (folder / "data" / "referrals.json").write_text('"text"')
     with pytest.raises(
         ValueError, match=r"referrals.json holds str; fix: an object keyed by referral_id or a list"
@@ -378,7 +389,13 @@ def test_order_files_load_with_customers_from_a_list_and_the_identity_rule_appli
         ),
         (
             lambda t: t["customers"][1].pop("email"),
-            r"customers.json: record 'C2': field 'email' is missing or null",
+            r"customers.json: record 'C2': field 'email' is missing; fix: give every customers record its "
+            r"'email'$",
+        ),
+        (
+            lambda t: t["customers"][1].update(email=None),
+            r"customers.json: record 'C2': field 'email' is null; fix: give every customers record its "
+            r"'email'$",
         ),
     ],
 )
@@ -432,3 +449,83 @@ def test_upstreams_order_data_loads_with_every_record():
     counts = _counts("order_management")
     assert {t: len(rows) for t, rows in data.world.items() if t != "session"} == counts
     assert all(isinstance(o["total_amount"], (int, float)) for o in data.world["orders"].values())
+
+
+# -- records that cannot be right ----------------------------------------------------------------
+
+_INTEGRITY = "the upstream files fail the integrity check ({n}):\n  "
+
+
+def test_an_appointment_naming_an_unknown_patient_is_refused(tmp_path):
+    tables = _broken(HOSPITAL, "appointments", "A1", patient_id="P9999", doctor_id="D7")
+    folder = _env_dir(tmp_path, "hospital", tables)
+    with pytest.raises(ValueError) as info:
+        environment("hospital").load_upstream(folder)
+    path = folder / "data" / "appointments.json"
+    assert str(info.value) == _INTEGRITY.format(n="2 problems") + (
+        f"{path}: record 'A1': field 'patient_id' is 'P9999', not the id of any patients record; fix: "
+        "correct it, or add the patients record 'P9999'\n  "
+        f"{path}: record 'A1': field 'doctor_id' is 'D7', not the id of any doctors record; fix: "
+        "correct it, or add the doctors record 'D7'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            lambda t: t["orders"]["O1"].update(customer_id="C404"),
+            "record 'O1': field 'customer_id' is 'C404', not the id of any customers record; fix: correct "
+            "it, or add the customers record 'C404'",
+        ),
+        (
+            lambda t: t["orders"]["O1"].update(total_amount=-10.5),
+            "record 'O1': field 'total_amount' is -10.5, below 0; fix: write a number of 0 or more",
+        ),
+    ],
+)
+def test_an_order_that_cannot_be_right_is_refused(tmp_path, change, message):
+    tables = json.loads(json.dumps(ORDERS))
+    change(tables)
+    folder = _env_dir(tmp_path, "order_management", tables)
+    with pytest.raises(ValueError) as info:
+        environment("order_management").load_upstream(folder)
+    path = folder / "data" / "orders.json"
+    assert str(info.value) == _INTEGRITY.format(n="1 problem") + f"{path}: {message}"
+
+
+def test_more_than_five_problems_are_counted_after_the_first_five(tmp_path):
+    tables = json.loads(json.dumps(ORDERS))
+    for i in range(7):
+        tables["orders"][f"O{i + 2}"] = {
+            **tables["orders"]["O1"],
+            "order_id": f"O{i + 2}",
+            "customer_id": "C9",
+        }
+    folder = _env_dir(tmp_path, "order_management", tables)
+    with pytest.raises(ValueError) as info:
+        environment("order_management").load_upstream(folder)
+    lines = str(info.value).split("\n")
+    assert lines[0] == "the upstream files fail the integrity check (7 problems):"
+    assert len(lines) == 7 and lines[-1] == "  ... and 2 more"
+
+
+def test_a_non_utf8_entries_py_is_named(tmp_path):
+    folder = _env_dir(tmp_path, "hospital", HOSPITAL)
+    (folder / "entries.py").write_bytes(b"entries = ['\xe9']")
+    with pytest.raises(ValueError) as info:
+        read_entries(folder)
+    assert str(info.value) == (
+        f"{folder}/entries.py is not UTF-8 text (byte 0xe9 at offset 12); fix: save it as UTF-8 or "
+        "restore upstream's copy"
+    )
+
+
+@pytest.mark.parametrize("env", ["hospital", "hr_software", "order_management"])
+@pytest.mark.parametrize("seed", [0, 1, 42, 2024])
+def test_our_generated_worlds_pass_the_integrity_check_upstream_files_must_pass(env, seed):
+    from suites.benchforce.envs.base import integrity_problems
+
+    environ = environment(env)
+    assert environ.integrity.references  # every environment declares what its records must satisfy
+    assert integrity_problems(environ.build_world(seed), environ.integrity) == []
