@@ -736,11 +736,16 @@ _DESELECTED_KEY = pytest.StashKey[int]()
 
 
 def _data_error(suite: str, settings: RunSettings, exc: Exception) -> pytest.UsageError:
-    """A usage error for bad suite data, naming the suite options that pointed at it."""
+    """A usage error for bad suite data, naming the suite options that pointed at it.
+
+    The message is ``<suite>: <the suite's message>``: a suite's load errors do not repeat
+    its name (the core says it once); one that does anyway (``"<suite>: ..."``,
+    ``"<suite> <env>: ..."``) is not prefixed a second time."""
     text = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) and exc.strerror else str(exc)
     given = settings.suite_options.get(suite, {})
     hint = ", ".join(f"--egi-opt {suite}.{k}={v}" for k, v in given.items())
-    return pytest.UsageError(f"{suite}: {text}" + (f" (from {hint})" if hint else ""))
+    named = text.startswith((f"{suite}: ", f"{suite} "))
+    return pytest.UsageError(("" if named else f"{suite}: ") + text + (f" (from {hint})" if hint else ""))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

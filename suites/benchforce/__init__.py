@@ -98,7 +98,7 @@ class BenchforceSuite:
         wanted = list(profile.categories or ENVIRONMENTS)
         unknown = [c for c in wanted if c not in ENVIRONMENTS]
         if unknown:
-            raise ValueError(f"benchforce: unknown environments {unknown}; known: {list(ENVIRONMENTS)}")
+            raise ValueError(f"unknown environments {unknown}; known: {list(ENVIRONMENTS)}")
         max_turns = int(opts.max_turns or (profile.model_extra or {}).get("max_turns") or 15)
         out: list[Task] = []
         for name in ENVIRONMENTS:
@@ -118,7 +118,7 @@ class BenchforceSuite:
                     except ValueError as exc:
                         if opts.data_dir is None:  # our own generated gold must always dry-run
                             raise ValueError(
-                                f"benchforce {name} entry {entry['id']!r}: its gold cannot be right: {exc}"
+                                f"{name} entry {entry['id']!r}: its gold cannot be right: {exc}"
                             ) from None
                         data["unrunnable"] = f"its gold actions cannot run on these files: {exc}"
                 out.append(Task(id=f"{name}.{entry['id']}", category=name, data=data))

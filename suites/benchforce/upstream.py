@@ -27,7 +27,7 @@ def env_dir(data_dir: Path, env_name: str) -> Path:
     folder = Path(data_dir) / "src" / "environments" / env_name
     if not folder.is_dir():
         raise FileNotFoundError(
-            f"benchforce: data_dir {str(data_dir)!r} has no {env_name} folder at {str(folder)!r}; "
+            f"data_dir {str(data_dir)!r} has no {env_name} folder at {str(folder)!r}; "
             "set --egi-opt benchforce.data_dir=PATH to a checkout of upstream's repository (the "
             "folder holding src/environments/)"
         )
@@ -40,7 +40,7 @@ def _load(env_name: str, folder: str) -> UpstreamData:
 
     env = environment(env_name)
     if env.load_upstream is None:
-        raise ValueError(f"benchforce: the {env_name} environment cannot read upstream's files yet")
+        raise ValueError(f"the {env_name} environment cannot read upstream's files yet")
     return env.load_upstream(Path(folder))
 
 

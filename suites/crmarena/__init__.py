@@ -123,7 +123,7 @@ class CrmArenaSuite:
         unknown = wanted - set(self.categories)
         if unknown:
             raise ValueError(
-                f"routing.yaml crmarena categories: unknown {sorted(unknown)}; valid: {list(self.categories)}"
+                f"routing.yaml categories: unknown {sorted(unknown)}; valid: {list(self.categories)}"
             )
         records = load_task_file(options.tasks) if options.tasks is not None else None
         if records is not None:

@@ -124,7 +124,7 @@ class HerbSuite:
         wanted = list(profile.categories or CATEGORIES)
         unknown = [c for c in wanted if c not in CATEGORIES]
         if unknown:
-            raise ValueError(f"herb: unknown categories {unknown}; known: {list(CATEGORIES)}")
+            raise ValueError(f"unknown categories {unknown}; known: {list(CATEGORIES)}")
         by_cat: dict[str, list[Task]] = defaultdict(list)
         for q in world.questions:
             cat = _category(q)

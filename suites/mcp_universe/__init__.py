@@ -130,7 +130,7 @@ class McpUniverseSuite:
         unknown = [c for c in wanted if c not in DOMAINS]
         if unknown:
             raise ValueError(
-                f"unknown categories {unknown} in the mcp_universe profile; known: {list(DOMAINS)}"
+                f"unknown categories {unknown} in the profile; known: {list(DOMAINS)}"
             )
         max_iterations = opts.max_iterations or _profile_iterations(profile)
         by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -323,7 +323,7 @@ def _profile_iterations(profile: SuiteProfile) -> int:
     """
     value = (profile.model_extra or {}).get("max_iterations", 20)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"max_iterations in the mcp_universe profile is {value!r}; fix: give a whole number "
+        raise ValueError(f"max_iterations in the profile is {value!r}; fix: give a whole number "
                          "of model calls of at least 1 (upstream's configs use 20)")  # fmt: skip
     return value
 

@@ -96,7 +96,7 @@ class McpevalSuite:
         wanted = list(profile.categories or DOMAINS)
         unknown = [c for c in wanted if c not in DOMAINS]
         if unknown:
-            raise ValueError(f"mcpeval: unknown categories {unknown}; known: {list(DOMAINS)}")
+            raise ValueError(f"unknown categories {unknown}; known: {list(DOMAINS)}")
         max_turns = int((profile.model_extra or {}).get("max_turns") or 20)
         by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
         if opts.tasks is not None:

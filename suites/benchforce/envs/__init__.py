@@ -28,4 +28,4 @@ def environment(name: str) -> Environment:
         from suites.benchforce.envs.order_management import ENV
 
         return ENV
-    raise KeyError(f"benchforce: environment {name!r} is not available; available: {', '.join(ENVIRONMENTS)}")
+    raise KeyError(f"environment {name!r} is not available; available: {', '.join(ENVIRONMENTS)}")

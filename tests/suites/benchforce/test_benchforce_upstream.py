@@ -268,7 +268,7 @@ def test_missing_folder_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError) as info:
         _tasks(tmp_path)
     assert str(info.value) == (
-        f"benchforce: data_dir {str(tmp_path)!r} has no hr_software folder at "
+        f"data_dir {str(tmp_path)!r} has no hr_software folder at "
         f"{str(tmp_path / 'src' / 'environments' / 'hr_software')!r}; set --egi-opt "
         "benchforce.data_dir=PATH to a checkout of upstream's repository (the folder holding "
         "src/environments/)"

@@ -180,6 +180,6 @@ def test_a_bad_profile_max_iterations_is_refused(value):
     with pytest.raises(ValueError) as info:
         SUITE.load_tasks(profile, {})
     assert str(info.value) == (
-        f"max_iterations in the mcp_universe profile is {value!r}; fix: give a whole "
+        f"max_iterations in the profile is {value!r}; fix: give a whole "
         "number of model calls of at least 1 (upstream's configs use 20)"
     )
