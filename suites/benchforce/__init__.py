@@ -19,14 +19,31 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from pytest_egi.models.offline import Noise
 from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options
 from suites.benchforce.envs import ENVIRONMENTS, environment
 from suites.benchforce.scorer import DIAGNOSTIC_KEYS, ROUTED_KEYS, SUMMARY_KEYS, score_trial, summarize_env
 
-__all__ = ["SUITE", "BenchforceOptions", "BenchforceSuite"]
+__all__ = ["MIN_MAX_TURNS", "SUITE", "BenchforceOptions", "BenchforceSuite"]
+
+MIN_MAX_TURNS = 2
+"""The fewest agent replies a session may allow: the caller answers every reply but the last,
+so with one reply the caller never speaks after its opening and no session can finish."""
+
+
+def max_turns_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a session's ``max_turns`` (``"is 1; it must be ..."``), or None
+    when it can."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < MIN_MAX_TURNS:
+        return (
+            f"is {value!r}; it must be a whole number of at least {MIN_MAX_TURNS}: the "
+            "caller answers every agent reply but the last, so it needs at least one reply after "
+            "its opening to answer a question or end the call"
+        )
+    return None
 
 
 class BenchforceOptions(BaseModel):
@@ -34,8 +51,10 @@ class BenchforceOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_turns: int | None = Field(default=None, ge=2)
-    """Agent replies allowed per session; None uses the profile's ``max_turns`` (15)."""
+    max_turns: int | None = None
+    """Agent replies allowed per session (at least :data:`MIN_MAX_TURNS`, 2: the caller
+    answers every reply but the last, so it needs at least one reply after its opening);
+    None uses the profile's ``max_turns`` (15)."""
     timeout_s: float = Field(default=600.0, gt=0)
     """Wall-clock budget of one session (upstream's ``termination_timer``); running out ends
     the session as ``timeout`` (unfinished, scored)."""
@@ -44,6 +63,14 @@ class BenchforceOptions(BaseModel):
     data_dir: Path | None = None
     """A checkout of upstream's repository (the folder holding ``src/environments/``): the
     environments that can read upstream's files run upstream's entries on upstream's data."""
+
+    @field_validator("max_turns")
+    @classmethod
+    def _at_least_two(cls, value: int | None) -> int | None:
+        problem = None if value is None else max_turns_problem(value)
+        if problem is not None:
+            raise PydanticCustomError("max_turns_too_small", problem)
+        return value
 
 
 def _options(options: Any) -> BenchforceOptions:
@@ -84,10 +111,11 @@ class BenchforceSuite:
         order); ``per_category`` / ``limit`` keep the first ones.
 
         Raises:
-            ValueError: an unknown or not yet built environment named in the profile's
-                categories (no categories: every built one, or with ``data_dir`` every built
-                one that reads upstream's files), or generated gold actions that
-                cannot be dry-run (message names the entry, the action and why). An upstream
+            ValueError: the profile's ``max_turns`` is below :data:`MIN_MAX_TURNS` or not a
+                whole number (the message says why), an unknown or not yet built environment
+                named in the profile's categories (no categories: every built one, or with
+                ``data_dir`` every built one that reads upstream's files), or generated gold
+                actions that cannot be dry-run (message names the entry, the action and why). An upstream
                 entry (``data_dir``) that cannot run is kept, marked ``unrunnable`` with the
                 reason, and skipped when its item runs.
             FileNotFoundError: ``data_dir`` has no folder for a wanted environment.
@@ -99,7 +127,10 @@ class BenchforceSuite:
         unknown = [c for c in wanted if c not in ENVIRONMENTS]
         if unknown:
             raise ValueError(f"unknown environments {unknown}; known: {list(ENVIRONMENTS)}")
-        max_turns = int(opts.max_turns or (profile.model_extra or {}).get("max_turns") or 15)
+        max_turns = opts.max_turns or (profile.model_extra or {}).get("max_turns", 15)
+        problem = max_turns_problem(max_turns)
+        if problem is not None:
+            raise ValueError(f"the profile's max_turns {problem}")
         out: list[Task] = []
         for name in ENVIRONMENTS:
             if name not in wanted:
