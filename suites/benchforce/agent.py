@@ -29,7 +29,7 @@ from pytest_egi.agents.loops import Trajectory, run_dialogue_loop
 from pytest_egi.agents.tools import Toolkit, ToolOutcome
 from pytest_egi.models.base import ModelClient
 from pytest_egi.suite import Task
-from suites.benchforce.client import EnvironmentFault, EnvSession, shared_server
+from suites.benchforce.client import EnvironmentFault, EnvSession, ServerProcess, shared_server
 from suites.benchforce.envs import environment
 from suites.benchforce.simulator import LLMUser, RuleUser
 
@@ -105,6 +105,37 @@ def _wants_change(entry: dict[str, Any], env: Any) -> bool:
     )
 
 
+def _server_fields(server: ServerProcess, starts_before: int) -> dict[str, Any]:
+    """``server_starts`` (the server process's start count now) and ``server_restarted``
+    (this session found the server dead and started it again: it had been started before, and
+    the count rose while connecting)."""
+    return {"server_restarted": 0 < starts_before < server.starts, "server_starts": server.starts}
+
+
+def _keep_failed_session(
+    exc: BaseException, traj: Trajectory | None, known: dict[str, Any], server: ServerProcess
+) -> None:
+    """Attach what is known of a failed session to ``exc.partial_trajectory`` (made when the
+    failure came before the dialogue loop): ``info["benchforce"]`` gets ``known`` (session id,
+    environment, server start fields, ...), ``ending`` ``error``, and the transcript: the one
+    ``session.end`` returned when the server could still end the session, else the server's
+    on-disk transcript of the session (:meth:`ServerProcess.transcript`), else None."""
+    partial = getattr(exc, "partial_trajectory", None)
+    if partial is None:
+        base = traj if traj is not None else Trajectory(messages=[])
+        base.termination = "error"
+        base.info.setdefault("error", f"{type(exc).__name__}: {exc}")
+        partial = base.to_dict()
+    if "server_starts" not in known:
+        known.update(_server_fields(server, known.pop("_starts_before", 0)))
+    known.pop("_starts_before", None)
+    transcript = known.pop("transcript", None)
+    if transcript is None:
+        transcript = server.transcript(known["session_id"])
+    partial.setdefault("info", {})["benchforce"] = {**known, "ending": "error", "transcript": transcript}
+    exc.partial_trajectory = partial  # type: ignore[attr-defined]
+
+
 def run_trial(
     task: Task, client: ModelClient, options: Any = None, trial: int = 1, simulator: Any = None
 ) -> Trajectory:
@@ -123,13 +154,20 @@ def run_trial(
     Returns:
         The trajectory; its ``usage`` is the agent's alone. ``info["benchforce"]`` holds the
         session id, ending, exit reason, the final state projection and hash from the server,
-        the transcript, ``simulator`` (the simulator model's name, or ``egi/rules``) and
-        ``simulator_usage`` (the simulator's usage dict; None for rules).
+        the transcript, ``simulator`` (the simulator model's name, or ``egi/rules``),
+        ``simulator_usage`` (the simulator's usage dict; None for rules), ``server_restarted``
+        (true when this session found the server dead and started it again) and
+        ``server_starts`` (the server process's start count).
 
     Raises:
-        EnvironmentFault: the server failed (the item errors; the trajectory so far is attached).
+        EnvironmentFault: the server failed (the item errors).
         SimulatorError: the simulator's model failed (the item errors, nothing reaches the agent).
         ProviderError: from the client.
+
+        Every failure carries ``exc.partial_trajectory``: the messages so far, and
+        ``info["benchforce"]`` with what is known (session id, environment, server start
+        fields, ``ending`` ``error``, and the transcript: from ``session.end`` when the server
+        could still end the session, else read from the server's transcript file).
     """
     data = task.data
     env = environment(data["env"])
@@ -146,8 +184,76 @@ def run_trial(
         user = RuleUser(
             data.get("user") or {}, list(data.get("outputs") or []), _wants_change(data, env), env.user_slots
         )
-    with EnvSession(shared_server(), sid, timeout_s=server_timeout_s) as session:
+    server = shared_server()
+    known: dict[str, Any] = {
+        "env": env.name,
+        "session_id": sid,
+        "max_turns": max_turns,
+        "simulator": user.name if isinstance(user, LLMUser) else "egi/rules",
+        "_starts_before": server.starts,
+    }
+    traj: Trajectory | None = None
+    try:
+        traj, ready, ended, ending = _session(
+            server,
+            sid,
+            known,
+            env,
+            data,
+            entry,
+            data_dir,
+            user,
+            client,
+            max_turns,
+            timeout_s,
+            server_timeout_s,
+        )
+    except Exception as exc:
+        if isinstance(user, LLMUser):
+            known["simulator_usage"] = user.usage.to_dict()
+        _keep_failed_session(exc, traj, known, server)
+        raise
+    replies = [m for m in traj.messages if m.get("role") == "assistant" and not m.get("tool_calls")]
+    traj.info["benchforce"] = {
+        "env": env.name,
+        "session_id": sid,
+        "ending": ending,
+        "exit_reason": user.exit_reason,
+        "max_turns": max_turns,
+        "agent_replies": len(replies),
+        "initial_hash": ready["hash"],
+        "final_hash": ended["hash"],
+        "final_state": ended["state"],
+        "transcript": ended["transcript"],
+        "simulator": user.name if isinstance(user, LLMUser) else "egi/rules",
+        "simulator_usage": user.usage.to_dict() if isinstance(user, LLMUser) else None,
+        "server_restarted": known["server_restarted"],
+        "server_starts": known["server_starts"],
+    }
+    return traj
+
+
+def _session(
+    server: ServerProcess,
+    sid: str,
+    known: dict[str, Any],
+    env: Any,
+    data: dict[str, Any],
+    entry: dict[str, Any],
+    data_dir: Any,
+    user: RuleUser | LLMUser,
+    client: ModelClient,
+    max_turns: int,
+    timeout_s: float,
+    server_timeout_s: float,
+) -> tuple[Trajectory, dict[str, Any], dict[str, Any], str]:
+    """One session on ``server``: (trajectory, ``session.ready``, ``session.ended``, ending).
+    What becomes known on the way (server start fields, initial hash, the transcript
+    ``session.end`` returned for a failed session) goes into ``known``."""
+    with EnvSession(server, sid, timeout_s=server_timeout_s) as session:
+        known.update(_server_fields(server, known.pop("_starts_before")))
         ready = session.start(env.name, int(data["seed"]), entry, str(data_dir) if data_dir else None)
+        known["initial_hash"] = ready["hash"]
         try:
             opening = user.opening()
             session.say("client", opening)
@@ -166,7 +272,7 @@ def run_trial(
             raise
         except Exception:  # a provider or simulator failure: the server still ends the session
             with contextlib.suppress(EnvironmentFault):
-                session.end("error")
+                known["transcript"] = session.end("error")["transcript"]
             raise
         try:
             if traj.termination == "max_user_turns":  # the last reply never reached the caller
@@ -178,19 +284,4 @@ def run_trial(
         except Exception as exc:
             exc.partial_trajectory = traj.to_dict()  # type: ignore[attr-defined]
             raise
-    replies = [m for m in traj.messages if m.get("role") == "assistant" and not m.get("tool_calls")]
-    traj.info["benchforce"] = {
-        "env": env.name,
-        "session_id": sid,
-        "ending": ending,
-        "exit_reason": user.exit_reason,
-        "max_turns": max_turns,
-        "agent_replies": len(replies),
-        "initial_hash": ready["hash"],
-        "final_hash": ended["hash"],
-        "final_state": ended["state"],
-        "transcript": ended["transcript"],
-        "simulator": user.name if isinstance(user, LLMUser) else "egi/rules",
-        "simulator_usage": user.usage.to_dict() if isinstance(user, LLMUser) else None,
-    }
-    return traj
+    return traj, ready, ended, ending

@@ -131,6 +131,27 @@ class ServerProcess:
                 ) from None
             atexit.register(self.stop)
 
+    def transcript(self, session_id: str) -> list[dict[str, Any]] | None:
+        """The frames the server wrote for ``session_id`` so far
+        (``<transcript_dir>/<session_id>/transcript.jsonl``, one ``{"seq", "direction", "role",
+        "message"}`` a line), read from disk: what is known of a session whose server died
+        before ``session.end`` returned it. A last line cut off by the death is left out.
+        None when there is no such file (the session never started, or the folder is gone)."""
+        if self.transcript_dir is None:
+            return None
+        path = self.transcript_dir / session_id / "transcript.jsonl"
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        frames = []
+        for line in text.splitlines():
+            try:
+                frames.append(json.loads(line))
+            except json.JSONDecodeError:
+                break  # the frame being written when the server died
+        return frames
+
     def _first_line(self) -> str:
         assert self.proc is not None and self.proc.stdout is not None
         out: list[str] = []
@@ -197,8 +218,6 @@ def stop_servers() -> None:
         server = _shared
     if server is not None:
         server.stop()
-
-
 
 
 class EnvSession:

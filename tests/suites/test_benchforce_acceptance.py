@@ -111,8 +111,28 @@ def test_server_killed_mid_session_is_an_item_error_and_the_next_items_run(pytes
         "EnvironmentFault: the benchforce server closed the connection during 'tool.call'"
     )
     assert killed["termination"] == "error"
-    # the next item's session found the server dead and started a new one
+    run = next(pytester.path.glob("reports-*/*"))
+    raw = json.loads((run / killed["raw_path"]).read_text())
+    known = raw["trajectory"]["info"]["benchforce"]
+    assert (known["session_id"], known["ending"], known["server_restarted"]) == (
+        "egi.hospital.002.01",
+        "error",
+        False,
+    )
+    # the transcript read from the server's file: up to the frame before the killed tool call
+    assert known["transcript"][0]["message"]["event"] == "session.start"
+    assert known["transcript"][-1]["message"]["event"] == "ack"
+    assert [f["seq"] for f in known["transcript"]] == list(range(1, len(known["transcript"]) + 1))
+    # the next item's session found the server dead, started a new one, and says so in raw/
     assert records["hospital.entry_2"]["status"] == "passed"
+
+    def started(task: str) -> tuple[bool, int]:
+        info = json.loads((run / records[task]["raw_path"]).read_text())["trajectory"]["info"]["benchforce"]
+        return info["server_restarted"], info["server_starts"]
+
+    restarted = known["server_starts"] + 1  # this process may have started servers before
+    assert started("hospital.entry_2") == (True, restarted)
+    assert started("hospital.entry_10") == (False, restarted)
     assert records["hospital.entry_10"]["status"] == "passed"
     assert egi["suites"]["benchforce"]["sub_metrics"]["hospital.accuracy_all"] == 1.0  # errors unscored
     assert _servers(server_mark) == []

@@ -23,7 +23,6 @@ from suites.benchforce.protocol import ProtocolError, decode, encode
 SEED = 42
 
 
-
 @pytest.fixture(scope="module")
 def server():
     proc = ServerProcess()
@@ -217,14 +216,46 @@ def test_server_killed_mid_session_is_an_environment_fault(tasks):
 
     server = shared_server()
     server.start()
+    starts = server.starts
     with pytest.raises(EnvironmentFault, match="closed the connection during 'tool.call'") as info:
         run_trial(tasks[0], _KillsServer(lambda: server.pid))
     assert not isinstance(info.value, ToolError)
     partial = info.value.partial_trajectory
     assert partial["termination"] == "error" and partial["info"]["error"].startswith("EnvironmentFault")
-    # the next session starts the server again
+    # what is known of the failed session is kept: the transcript comes from the server's file
+    known = partial["info"]["benchforce"]
+    transcript = known.pop("transcript")
+    assert known == {
+        "env": "hospital",
+        "session_id": "egi.hospital.001.01",
+        "max_turns": 15,
+        "simulator": "egi/rules",
+        "server_restarted": False,
+        "server_starts": starts,
+        "initial_hash": known["initial_hash"],
+        "ending": "error",
+    }
+    assert len(known["initial_hash"]) == 64
+    assert [(f["seq"], f["direction"], f["message"]["event"]) for f in transcript] == [
+        (1, "recv", "session.start"),
+        (2, "sent", "session.ready"),
+        (3, "recv", "user.message"),
+        (4, "sent", "ack"),
+        (5, "recv", "agent.message"),
+        (6, "sent", "ack"),
+        (7, "recv", "user.message"),
+        (8, "sent", "ack"),
+    ]  # the tool call never reached the server
+    assert transcript[4]["message"]["text"] == "Could you tell me your full name?"
+    # the next session starts the server again, and says so
     traj = run_trial(tasks[0], _oracle(tasks[0])).to_dict()
-    assert SUITE.score(tasks[0], traj, None).success and server.starts >= 2
+    assert SUITE.score(tasks[0], traj, None).success
+    assert server.starts == starts + 1
+    assert traj["info"]["benchforce"]["server_restarted"] is True
+    assert traj["info"]["benchforce"]["server_starts"] == starts + 1
+    # and the one after it found the server running
+    again = run_trial(tasks[0], _oracle(tasks[0])).to_dict()["info"]["benchforce"]
+    assert (again["server_restarted"], again["server_starts"]) == (False, starts + 1)
 
 
 def test_hung_server_times_out_as_an_environment_fault(tasks):

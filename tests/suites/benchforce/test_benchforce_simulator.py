@@ -31,7 +31,6 @@ from suites.benchforce.simulator import (
 SEED = 42
 
 
-
 @pytest.fixture(scope="module")
 def schedule_task():
     tasks = SUITE.load_tasks(SuiteProfile(seed=SEED, categories=["hospital"], max_turns=15), None)
@@ -102,8 +101,9 @@ def test_llm_caller_plays_the_entry_and_ends_with_goal_met(schedule_task):
         {"role": "system", "content": simulator_prompt(schedule_task.data["instructions"])},
         {"role": "user", "content": OPENING_NUDGE},
     ]
-    assert "AGENDA: You are calling the hospital. You would like to book an appointment" in (
-        first["messages"][0]["content"]
+    assert (
+        "AGENDA: You are calling the hospital. You would like to book an appointment"
+        in (first["messages"][0]["content"])
     )
     assert first["tools"] is None and first["params"] == {"temperature": 0.0, "max_tokens": 512}
     last = sim.sent[-1]
@@ -199,6 +199,13 @@ def test_simulator_failure_is_an_item_error_the_agent_never_sees(schedule_task, 
     partial = info.value.partial_trajectory
     assert partial["termination"] == "error" and partial["info"]["error"] == message
     assert [m["content"] for m in partial["messages"] if m["role"] == "user"] == [OPENING, FACTS]
+    # the server could still end the session: its transcript is the one session.end returned
+    known = partial["info"]["benchforce"]
+    assert known["ending"] == "error" and known["simulator"] == "scripted/simulator"
+    assert known["simulator_usage"]["calls"] == 2
+    events = [(f["direction"], f["message"]["event"]) for f in known["transcript"]]
+    assert events[-2:] == [("recv", "session.end"), ("sent", "session.ended")]
+    assert known["transcript"][-2]["message"]["reason"] == "error"
     # the server ended the errored session, so the same session id runs again
     traj = run_trial(schedule_task, _oracle(schedule_task)).to_dict()
     assert SUITE.score(schedule_task, traj, None).success
@@ -206,8 +213,19 @@ def test_simulator_failure_is_an_item_error_the_agent_never_sees(schedule_task, 
 
 def test_opening_failure_is_an_item_error(schedule_task):
     sim = ScriptedSimulator(ProviderError("rate_limit: slow down", kind="rate_limit"))
-    with pytest.raises(SimulatorError, match="^the user simulator scripted/simulator failed: rate_limit"):
+    with pytest.raises(
+        SimulatorError, match="^the user simulator scripted/simulator failed: rate_limit"
+    ) as info:
         run_trial(schedule_task, _oracle(schedule_task), simulator=sim)
+    # no dialogue yet: the partial trajectory holds no message, but what is known of the session
+    partial = info.value.partial_trajectory
+    assert partial["messages"] == [] and partial["termination"] == "error"
+    assert (
+        partial["info"]["error"]
+        == "SimulatorError: the user simulator scripted/simulator failed: rate_limit: slow down"
+    )
+    events = [f["message"]["event"] for f in partial["info"]["benchforce"]["transcript"]]
+    assert events == ["session.start", "session.ready", "session.end", "session.ended"]
 
 
 def test_blank_agenda_is_refused():
