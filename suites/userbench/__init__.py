@@ -1,1 +1,160 @@
-"""UserBench (TravelGym): multi-turn travel planning with a user who hides preferences (draft)."""
+"""UserBench (Qian et al., 2025, arXiv 2507.22034): multi-turn travel planning with a user who
+hides preferences (TravelGym).
+
+Each task is a trip (two to four aspects among flight, hotel, apartment, restaurant and rental
+car) whose traveller holds hidden preferences per aspect; the agent talks to the user, searches
+a fixed option database and recommends option ids through the single tool
+``interact_with_env(thought, choice, content)`` (``agent.py``; environment rules in ``env.py``).
+The user and the search judge are deterministic rules by default (``simulator.py``); the world
+is generated from the seed (``data.py``, ``catalogue.py``). Categories are upstream's
+environments ``travel22`` ... ``travel2222``; native sub-metrics per environment
+(``scorer.py``): ``<env>.micro_avg`` (routed to M3 for travel22/33/44), ``micro_max``,
+``avg_number_of_1``, ``avg_number_of_08``, ``normalized_score``, the active and passive
+elicitation rates, ``best_rate`` and ``tasks``.
+
+Default mode is one-choice (``--egi-opt userbench.one_choice=false`` for multi-choice): it is
+the paper's headline setting and ``TravelGymConfig``'s default, and under upstream's per-turn
+``micro_avg`` a multi-choice agent gains by listing every correct option it can find (each adds
+a 0.8 turn), so guessing pays; upstream's harness ran multi-choice only because its
+``--one_choice`` flag (``type=bool``) could not be switched off (reference §2.9 item 7).
+
+Draft: the suite object is ``SUITE_DRAFT``; ``SUITE`` exists only with
+``EGI_DRAFT_SUITES=userbench`` (see STATUS.md).
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_egi.models.offline import Noise
+from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options, values_by_category
+from suites.userbench.data import ENVIRONMENTS, TEST_SIZES, env_digits, generate_tasks
+from suites.userbench.policy import UserbenchPolicy
+from suites.userbench.scorer import normalized_score, sub_metric_names, summarize_env, task_metrics
+
+__all__ = ["SUITE_DRAFT", "UserbenchOptions", "UserbenchSuite"]
+
+ROUTED_ENVIRONMENTS = ("travel22", "travel33", "travel44")
+"""The environments whose ``micro_avg`` routing.yaml routes (the default eval set, reference §2.2)."""
+
+
+class UserbenchOptions(BaseModel):
+    """``--egi-opt userbench.<key>=<value>``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    one_choice: bool = True
+    """One recommendation per aspect (default, see the module docstring); ``false`` / ``0`` /
+    ``no`` select multi-choice (pydantic's boolean parsing, unlike upstream's flag)."""
+    max_turns: int | None = Field(default=None, ge=1)
+    """Turn limit (= environment ``max_steps``); None uses the profile's ``max_turns`` (20)."""
+
+
+def _options(options: Any) -> UserbenchOptions:
+    return suite_options(UserbenchOptions, options)
+
+
+@lru_cache(maxsize=32)
+def _generated(env: str, seed: int, count: int) -> tuple[dict[str, Any], ...]:
+    return tuple(generate_tasks(env, seed, count))
+
+
+class UserbenchSuite:
+    """The UserBench suite object (see :class:`pytest_egi.suite.Suite`)."""
+
+    name = "userbench"
+    version = "1"
+    categories = ENVIRONMENTS
+    options_model = UserbenchOptions
+    profile_keys = frozenset({"max_turns", "pass_k", "temperature"})
+    sub_metrics = sub_metric_names(ENVIRONMENTS)
+    diagnostics = frozenset(
+        k for k in sub_metrics if k not in {f"{e}.micro_avg" for e in ROUTED_ENVIRONMENTS}
+    )
+    null_floor: dict[str, float | None] = {}
+    sub_metric_notes = {
+        f"{e}.micro_avg": "mean over tasks of the per-turn average reward (0-1); an agent that asks one "
+        "question per preference and picks every best option scores (1.2A+0.2P)/(2A+P), not 1"
+        for e in ROUTED_ENVIRONMENTS
+    }
+
+    def load_tasks(self, profile: SuiteProfile, options: Any) -> list[Task]:
+        """The generated tasks of the profile's environments (``<env>-NNN``): ``per_category``
+        of each (default: upstream's test-split size), then ``limit`` in all.
+
+        Raises:
+            ValueError: unknown category.
+        """
+        _options(options)
+        wanted = list(profile.categories or ENVIRONMENTS)
+        unknown = [c for c in wanted if c not in ENVIRONMENTS]
+        if unknown:
+            raise ValueError(f"userbench: unknown categories {unknown}; known: {list(ENVIRONMENTS)}")
+        extra = profile.model_extra or {}
+        common = {"seed": profile.seed, "max_turns": int(extra.get("max_turns") or 20),
+                  "temperature": float(extra.get("temperature", 1.0))}  # fmt: skip
+        out: list[Task] = []
+        for env in ENVIRONMENTS:
+            if env not in wanted:
+                continue
+            count = profile.per_category or TEST_SIZES[env]
+            out += [
+                Task(id=t["id"], category=env, data={**t, **common})
+                for t in _generated(env, profile.seed, count)
+            ]
+        if profile.limit is not None:
+            out = out[: profile.limit]
+        return out
+
+    def reference_policy(self, task: Task, options: Any, noise: Noise) -> UserbenchPolicy:
+        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``."""
+        return UserbenchPolicy(task.data, noise)
+
+    def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
+        """Score the per-turn rewards the environment gave (``info["userbench"]``).
+
+        Values: :func:`~suites.userbench.scorer.task_metrics` of the rewards, the normalised
+        score, ``active_rate`` / ``passive_rate`` (revealed preferences over the task's) and
+        ``all_best``. Success: every aspect's best option was recommended.
+
+        The rewards stand whatever ended the episode (turns ran out, a reply without a tool
+        call, the context overflowed), as in upstream's harness: UserBench scores each turn,
+        not a final answer, so the core's no-answer rule shows as a failed item and credits
+        nothing (no turn, no reward); an episode with no scored turn is upstream's ``[0]``.
+        """
+        info = (trajectory.get("info") or {}).get("userbench") or {}
+        rewards = [float(r) for r in info.get("rewards") or []]
+        metrics = task_metrics(rewards)
+        n_prefs = len(task.data["preferences"])
+        remaining = info.get("best_remaining")
+        all_best = remaining == [] if remaining is not None else False
+        values: dict[str, float | None] = {
+            **metrics,
+            "normalized_score": normalized_score(info.get("turns") or [], task.category),
+            "active_rate": float(info.get("active") or 0) / n_prefs,
+            "passive_rate": float(info.get("passive") or 0) / n_prefs,
+            "all_best": 1.0 if all_best else 0.0,
+        }
+        expected = [task.data["best_id"][a] for a in task.data["dimensions"]]
+        got = f"answers {info.get('answers') or []}, rewards {rewards}, ended: {info.get('ended', 'unknown')}"
+        return TaskScore(success=all_best, values=values, expected=expected, got=got,
+                         details={"rewards": rewards, "env": task.category,
+                                  "aspects": len(env_digits(task.category))})  # fmt: skip
+
+    def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
+        """Per environment that ran: :func:`~suites.userbench.scorer.summarize_env`."""
+        out: dict[str, float | None] = {}
+        for env, values in values_by_category(records, ENVIRONMENTS).items():
+            out.update(summarize_env(env, values))
+        return out
+
+
+SUITE_DRAFT = UserbenchSuite()
+"""The suite object, not yet exposed as ``SUITE`` (module docstring)."""
+
+if "userbench" in os.environ.get("EGI_DRAFT_SUITES", "").split(","):
+    SUITE = SUITE_DRAFT
