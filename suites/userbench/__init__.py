@@ -34,7 +34,14 @@ from pytest_egi.models.offline import Noise
 from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options, values_by_category
 from suites.userbench.data import ENVIRONMENTS, TEST_SIZES, env_digits, generate_tasks
 from suites.userbench.policy import UserbenchPolicy
-from suites.userbench.scorer import normalized_score, sub_metric_names, summarize_env, task_metrics
+from suites.userbench.scorer import (
+    normalized_score,
+    pass_hat_k_by_task,
+    reference_micro_avg,
+    sub_metric_names,
+    summarize_env,
+    task_metrics,
+)
 
 __all__ = ["SUITE_DRAFT", "UserbenchOptions", "UserbenchSuite"]
 
@@ -76,9 +83,17 @@ class UserbenchSuite:
         k for k in sub_metrics if k not in {f"{e}.micro_avg" for e in ROUTED_ENVIRONMENTS}
     )
     null_floor: dict[str, float | None] = {}
+    oracle_ceiling: dict[str, str] = {f"{e}.micro_avg": f"{e}.micro_avg_ceiling" for e in ROUTED_ENVIRONMENTS}
+    """Routed sub-metric -> the diagnostic holding the most this run's tasks allow (the
+    reference protocol's ``micro_avg``, ``scorer.reference_rewards``); egi/oracle equals it."""
     sub_metric_notes = {
         f"{e}.micro_avg": "mean over tasks of the per-turn average reward (0-1); an agent that asks one "
-        "question per preference and picks every best option scores (1.2A+0.2P)/(2A+P), not 1"
+        "question per preference and picks every best option scores (1.2A+0.2P)/(2A+P), not 1: "
+        f"{e}.micro_avg_ceiling"
+        for e in ROUTED_ENVIRONMENTS
+    } | {
+        f"{e}.pass_hat_k": "true pass^k (tau-bench) of the item's success over each task's trials, k = "
+        f"{e}.pass_hat_k_k; upstream's --pass_k scored only the last rollout"
         for e in ROUTED_ENVIRONMENTS
     }
 
@@ -96,7 +111,8 @@ class UserbenchSuite:
             raise ValueError(f"userbench: unknown categories {unknown}; known: {list(ENVIRONMENTS)}")
         extra = profile.model_extra or {}
         common = {"seed": profile.seed, "max_turns": int(extra.get("max_turns") or 20),
-                  "temperature": float(extra.get("temperature", 1.0))}  # fmt: skip
+                  "temperature": float(extra.get("temperature", 1.0)),
+                  "pass_k": int(extra.get("pass_k") or 1)}  # fmt: skip
         out: list[Task] = []
         for env in ENVIRONMENTS:
             if env not in wanted:
@@ -127,6 +143,7 @@ class UserbenchSuite:
         nothing (no turn, no reward); an episode with no scored turn is upstream's ``[0]``.
         """
         info = (trajectory.get("info") or {}).get("userbench") or {}
+        max_turns = int(getattr(options, "max_turns", None) or task.data.get("max_turns") or 20)
         rewards = [float(r) for r in info.get("rewards") or []]
         metrics = task_metrics(rewards)
         n_prefs = len(task.data["preferences"])
@@ -138,18 +155,24 @@ class UserbenchSuite:
             "active_rate": float(info.get("active") or 0) / n_prefs,
             "passive_rate": float(info.get("passive") or 0) / n_prefs,
             "all_best": 1.0 if all_best else 0.0,
+            "micro_avg_ceiling": reference_micro_avg(task.data, max_turns=max_turns),
         }
         expected = [task.data["best_id"][a] for a in task.data["dimensions"]]
         got = f"answers {info.get('answers') or []}, rewards {rewards}, ended: {info.get('ended', 'unknown')}"
         return TaskScore(success=all_best, values=values, expected=expected, got=got,
                          details={"rewards": rewards, "env": task.category,
-                                  "aspects": len(env_digits(task.category))})  # fmt: skip
+                                  "aspects": len(env_digits(task.category)),
+                                  "pass_k": int(task.data.get("pass_k") or 1)})  # fmt: skip
 
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
-        """Per environment that ran: :func:`~suites.userbench.scorer.summarize_env`."""
+        """Per environment that ran: :func:`~suites.userbench.scorer.summarize_env` of its
+        trials, with pass^k over each task's trials (k: the profile's ``pass_k`` when above 1,
+        kept in each record's ``details``, else the trials each task ran)."""
         out: dict[str, float | None] = {}
         for env, values in values_by_category(records, ENVIRONMENTS).items():
-            out.update(summarize_env(env, values))
+            mine = [r for r in records if r.get("category") == env]
+            k = max(int((r.get("details") or {}).get("pass_k") or 1) for r in mine)
+            out.update(summarize_env(env, values, pass_hat_k_by_task(mine, k if k > 1 else None)))
         return out
 
 

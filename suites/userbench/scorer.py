@@ -17,7 +17,23 @@ of the whole content as upstream did, reference §2.9 item 11), ``active_elicita
 by the user, over the task's preferences), ``best_rate`` (share of tasks where every aspect's
 best option was recommended: the item's success rule) and ``tasks``.
 
-Upstream's ``--pass_k`` scored only the last rollout; a true pass^k is not computed yet.
+Also reported (diagnostics):
+
+- ``micro_avg_ceiling``: the most ``micro_avg`` this run's tasks allow the reference protocol
+  (:func:`reference_rewards`): per task the protocol's reward list, through the same
+  :func:`task_metrics` and the same mean as ``micro_avg``, so an oracle run equals it exactly
+  (the suite's ``oracle_ceiling`` names it). It is the ceiling of an agent that must search
+  to see option ids and ask to learn preferences; a blind guess of every best id in the first
+  turns would score more, which no agent can plan for.
+- ``pass_hat_k`` and ``pass_hat_k_k``: a true pass^k (tau-bench: mean over tasks of
+  C(c, k) / C(n, k), :func:`pytest_egi.scoring.pass_hat_k`) of the item's success rule (every
+  aspect's best option recommended) over the trials of each task (``--egi-trials``), and the
+  k used: the profile's ``pass_k`` when above 1, else the trials each task ran (routing.yaml's
+  ``pass_k: 1``, upstream README's setting, leaves k to ``--egi-trials``); None when no task
+  ran k trials. Upstream's ``--pass_k`` is not pass^k: its harness topped up to k
+  rollouts per task and scored only the last one (reference §2.9 item 9). Here every other
+  figure (``micro_avg`` ...) is the mean over all trials of all tasks: the same expectation
+  as upstream's last-rollout figure, with k times the sample.
 """
 
 from __future__ import annotations
@@ -28,7 +44,9 @@ from suites.userbench.data import env_digits
 
 __all__ = [
     "ENV_KEYS",
+    "pass_hat_k_by_task",
     "reference_micro_avg",
+    "reference_rewards",
     "normalized_score",
     "sub_metric_names",
     "summarize_env",
@@ -36,7 +54,8 @@ __all__ = [
 ]
 
 ENV_KEYS = ("micro_avg", "micro_max", "avg_number_of_1", "avg_number_of_08", "normalized_score",
-            "active_elicitation_rate", "passive_elicitation_rate", "best_rate", "tasks")  # fmt: skip
+            "active_elicitation_rate", "passive_elicitation_rate", "best_rate", "tasks",
+            "micro_avg_ceiling", "pass_hat_k", "pass_hat_k_k")  # fmt: skip
 """The per-environment sub-metrics, ``<env>.<key>``."""
 
 
@@ -84,30 +103,77 @@ def normalized_score(turns: list[dict[str, Any]], env: str) -> float:
     return sum(best.values()) / len(env_digits(env))
 
 
-def reference_micro_avg(task: dict[str, Any], search_failure_interval: int = 5) -> float:
-    """The ``micro_avg`` of the reference protocol on ``task`` (the most a task allows to an
-    agent that searches each aspect once with the right arguments, asks one concrete question
-    per preference and recommends each aspect's best option): turns are the searches (A, plus
-    one retry per forced failure), the P questions and the A answers; rewards 0.2 per
-    successful search, 0.2 per question, 1.0 per answer.
+def reference_rewards(
+    task: dict[str, Any], search_failure_interval: int = 5, max_turns: int | None = None
+) -> list[float]:
+    """The per-turn rewards of the reference protocol on ``task``, in its order (the oracle's
+    turns, ``policy.py``): per aspect of ``dimensions``, its search (0.2; a search whose
+    running count is a multiple of ``search_failure_interval`` fails with 0.0 and is sent
+    again), one concrete question per preference of that aspect (0.2 each) and the answer of
+    its best option (1.0); cut at ``max_turns`` when given (the environment truncates there).
+
+    Args:
+        task: a task record (``dimensions``; ``preferences``, each with its ``aspect``).
 
     Returns:
-        ``(0.2 * A + 0.2 * P + 1.0 * A) / (A + failures + P + A)``.
+        The reward list, e.g. ``[0.2, 0.2, 0.2, 1.0, 0.2, 0.2, 0.2, 1.0]`` for travel22.
     """
-    a = len(task["dimensions"])
-    p = len(task["preferences"])
-    searches, failures = 0, 0
-    while searches - failures < a:
-        searches += 1
-        failures += searches % search_failure_interval == 0
-    return (0.2 * a + 0.2 * p + 1.0 * a) / (searches + p + a)
+    out: list[float] = []
+    searches = 0
+    for aspect in task["dimensions"]:
+        while True:
+            searches += 1
+            if searches % search_failure_interval:
+                break
+            out.append(0.0)
+        out.append(0.2)
+        out += [0.2 for p in task["preferences"] if p.get("aspect") == aspect]
+        out.append(1.0)
+    return out[:max_turns] if max_turns is not None else out
 
 
-def summarize_env(env: str, values: list[dict[str, Any]]) -> dict[str, float | None]:
-    """One environment's sub-metrics (module docstring) from its tasks' per-task values
+def reference_micro_avg(
+    task: dict[str, Any], search_failure_interval: int = 5, max_turns: int | None = None
+) -> float:
+    """The per-task ``micro_avg`` of :func:`reference_rewards` (:func:`task_metrics`'s own
+    formula, so the same float as the oracle's): ``(0.2 * A + 0.2 * P + 1.0 * A) / (A +
+    failures + P + A)`` without a turn limit."""
+    return task_metrics(reference_rewards(task, search_failure_interval, max_turns))["micro_avg"]
+
+
+def pass_hat_k_by_task(records: list[dict[str, Any]], k: int | None = None) -> tuple[float | None, int]:
+    """A true pass^k of one environment's scored records.
+
+    Args:
+        records: scored trial records (``task_id``, ``trial``, ``success``).
+        k: the k wanted (the profile's ``pass_k`` when above 1); None takes the most trials
+            one task ran (``--egi-trials``).
+
+    Returns:
+        ``(pass^k, k)``: :func:`pytest_egi.scoring.pass_hat_k` (mean over tasks of
+        C(c, k) / C(n, k)) of the success of each task's trials; tasks with fewer than k
+        scored trials are left out, None when none has k.
+    """
+    from pytest_egi.scoring import pass_hat_k
+
+    outcomes: dict[str, list[bool]] = {}
+    for rec in records:
+        outcomes.setdefault(str(rec.get("task_id")), []).append(bool(rec.get("success")))
+    if k is None:
+        k = max((len(v) for v in outcomes.values()), default=1)
+    return pass_hat_k(outcomes, k), k
+
+
+def summarize_env(
+    env: str, values: list[dict[str, Any]], pass_k: tuple[float | None, int] | None = None
+) -> dict[str, float | None]:
+    """One environment's sub-metrics (module docstring) from its trials' per-task values
     (``micro_avg``, ``micro_max``, ``number_of_1``, ``number_of_08``, ``normalized_score``,
-    ``active_rate``, ``passive_rate``, ``all_best``); None for all but ``tasks`` when empty."""
+    ``active_rate``, ``passive_rate``, ``all_best``, ``micro_avg_ceiling``), each the mean over
+    the trials; ``pass_k`` is :func:`pass_hat_k_by_task` of the same trials (None: not
+    computed). None for all but ``tasks`` when empty; ``tasks`` counts trials (task x trial)."""
     n = len(values)
+    hat, k = pass_k if pass_k is not None else (None, None)
 
     def mean(key: str) -> float | None:
         return sum(float(v.get(key) or 0.0) for v in values) / n if n else None
@@ -122,6 +188,9 @@ def summarize_env(env: str, values: list[dict[str, Any]]) -> dict[str, float | N
         f"{env}.passive_elicitation_rate": mean("passive_rate"),
         f"{env}.best_rate": mean("all_best"),
         f"{env}.tasks": float(n),
+        f"{env}.micro_avg_ceiling": mean("micro_avg_ceiling"),
+        f"{env}.pass_hat_k": hat,
+        f"{env}.pass_hat_k_k": float(k) if k is not None else None,
     }
 
 

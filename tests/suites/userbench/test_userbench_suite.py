@@ -17,7 +17,14 @@ from suites.userbench import SUITE_DRAFT as SUITE
 from suites.userbench import UserbenchOptions
 from suites.userbench.agent import NOT_EXECUTED, format_action, run_trial
 from suites.userbench.env import Messages
-from suites.userbench.scorer import normalized_score, reference_micro_avg, summarize_env, task_metrics
+from suites.userbench.scorer import (
+    normalized_score,
+    pass_hat_k_by_task,
+    reference_micro_avg,
+    reference_rewards,
+    summarize_env,
+    task_metrics,
+)
 
 ENVS = ["travel22", "travel33", "travel44", "travel233", "travel333", "travel334", "travel444", "travel2222"]
 
@@ -86,6 +93,43 @@ def test_summarize_env_means_over_tasks():
     assert out["travel22.passive_elicitation_rate"] == pytest.approx(0.25 / 3)
     assert (out["travel22.best_rate"], out["travel22.tasks"]) == (pytest.approx(1 / 3), 3.0)
     assert summarize_env("travel33", [])["travel33.micro_avg"] is None
+    assert summarize_env("travel33", [])["travel33.pass_hat_k"] is None
+
+
+def _rec(task_id, trial, success, ceiling=0.4, micro_avg=None, pass_k=1, env="travel22"):
+    values = {"micro_avg": ceiling if micro_avg is None else micro_avg, "micro_avg_ceiling": ceiling}
+    return {"category": env, "task_id": task_id, "trial": trial, "success": success, "values": values,
+            "details": {"pass_k": pass_k}}  # fmt: skip
+
+
+def test_true_pass_hat_k_over_trials_on_hand_made_records():
+    # task a: 2 of 3 trials succeed; task b: 3 of 3; task c: 0 of 3
+    recs = [_rec("a", t, s) for t, s in ((1, True), (2, False), (3, True))]
+    recs += [_rec("b", t, True) for t in (1, 2, 3)] + [_rec("c", t, False) for t in (1, 2, 3)]
+    # k defaults to the trials per task: pass^3 = (0 + 1 + 0) / 3
+    assert pass_hat_k_by_task(recs) == (pytest.approx(1 / 3), 3)
+    # pass^2 = (C(2,2)/C(3,2) + 1 + 0) / 3 = (1/3 + 1) / 3; pass^1 = (2/3 + 1 + 0) / 3
+    assert pass_hat_k_by_task(recs, 2) == (pytest.approx((1 / 3 + 1) / 3), 2)
+    assert pass_hat_k_by_task(recs, 1) == (pytest.approx((2 / 3 + 1) / 3), 1)
+    # fewer trials than k: undefined, never a 0
+    assert pass_hat_k_by_task([_rec("a", 1, True)], 2) == (None, 2)
+    # through summarize: routing.yaml's pass_k 1 leaves k to the trials; pass_k 2 asks for pass^2
+    out = SUITE.summarize(recs + [_rec("x", 1, True, env="travel33", pass_k=2)])
+    assert (out["travel22.pass_hat_k"], out["travel22.pass_hat_k_k"]) == (pytest.approx(1 / 3), 3.0)
+    assert (out["travel33.pass_hat_k"], out["travel33.pass_hat_k_k"]) == (None, 2.0)
+    two = SUITE.summarize([{**r, "details": {"pass_k": 2}} for r in recs])
+    assert (two["travel22.pass_hat_k"], two["travel22.pass_hat_k_k"]) == (pytest.approx(4 / 9), 2.0)
+    # upstream's figures average over every trial (the expectation of its last-rollout figure)
+    assert out["travel22.tasks"] == 9.0
+
+
+def test_micro_avg_ceiling_is_micro_avgs_own_mean():
+    recs = [_rec("a", 1, True, ceiling=0.4), _rec("b", 1, False, ceiling=0.36, micro_avg=0.1)]
+    out = SUITE.summarize(recs)
+    assert out["travel22.micro_avg_ceiling"] == (0.4 + 0.36) / 2
+    assert out["travel22.micro_avg"] == (0.4 + 0.1) / 2
+    assert SUITE.oracle_ceiling == {f"{e}.micro_avg": f"{e}.micro_avg_ceiling" for e in ENVS[:3]}
+    assert set(SUITE.oracle_ceiling.values()) <= SUITE.diagnostics
 
 
 def test_normalized_score_per_aspect_max_over_answer_turns():
@@ -100,12 +144,26 @@ def test_normalized_score_per_aspect_max_over_answer_turns():
     assert normalized_score(turns, "travel2222") == pytest.approx(0.45)
 
 
-def test_reference_micro_avg_formula():
-    task = {"dimensions": ["flight", "hotel"], "preferences": [{}] * 4}
+def _prefs(**per_aspect):
+    return [{"aspect": a} for a, n in per_aspect.items() for _ in range(n)]
+
+
+def test_reference_rewards_in_the_oracles_order():
+    task = {"dimensions": ["flight", "hotel"], "preferences": _prefs(flight=2, hotel=2)}
+    assert reference_rewards(task) == [0.2, 0.2, 0.2, 1.0, 0.2, 0.2, 0.2, 1.0]
+    # task_metrics' own sum, in this order: the very float the oracle's run gives
+    assert reference_micro_avg(task) == (0.2 + 0.2 + 0.2 + 1.0 + 0.2 + 0.2 + 0.2 + 1.0) / 8
     assert reference_micro_avg(task) == pytest.approx(3.2 / 8)
-    # five aspects would need a retry after the forced failure of the 5th search
-    five = {"dimensions": ["a"] * 5, "preferences": [{}] * 10}
+    uneven = {"dimensions": ["flight", "hotel", "rental_car"],
+              "preferences": _prefs(flight=2, hotel=3, rental_car=3)}  # fmt: skip
+    assert reference_rewards(uneven) == [0.2, 0.2, 0.2, 1.0] + [0.2] * 4 + [1.0] + [0.2] * 4 + [1.0]
+    # five aspects: the 5th search fails (0.0) and is sent again
+    five = {"dimensions": list("abcde"), "preferences": _prefs(a=2, b=2, c=2, d=2, e=2)}
+    assert reference_rewards(five) == [0.2, 0.2, 0.2, 1.0] * 4 + [0.0, 0.2, 0.2, 0.2, 1.0]
     assert reference_micro_avg(five) == pytest.approx((1.0 + 2.0 + 5.0) / (6 + 10 + 5))
+    # a turn limit cuts the list where the environment truncates
+    assert reference_rewards(task, max_turns=3) == [0.2, 0.2, 0.2]
+    assert reference_micro_avg(task, max_turns=5) == pytest.approx((0.6 + 1.0 + 0.2) / 5)
 
 
 # -- reference policies ---------------------------------------------------------------------
@@ -113,10 +171,8 @@ def test_reference_micro_avg_formula():
 def test_oracle_reaches_the_maximum_the_task_allows(task):
     traj, score = _run(task, 0.0)
     assert score.success, score.got
-    assert score.values["micro_avg"] == pytest.approx(reference_micro_avg(task.data))
-    a, p = len(task.data["dimensions"]), len(task.data["preferences"])
-    rewards = traj.info["userbench"]["rewards"]
-    assert sorted(rewards) == sorted([0.2] * (a + p) + [1.0] * a)
+    assert traj.info["userbench"]["rewards"] == reference_rewards(task.data)
+    assert score.values["micro_avg"] == score.values["micro_avg_ceiling"] == reference_micro_avg(task.data)
     assert (score.values["active_rate"], score.values["passive_rate"], score.values["normalized_score"]) == (
         1.0,
         0.0,
@@ -136,7 +192,7 @@ def test_oracle_in_multi_choice_mode_and_options_parse_booleans():
     ]
     task = _tasks(1, ["travel33"])[0]
     _, score = _run(task, 0.0, UserbenchOptions(one_choice="no"))
-    assert score.success and score.values["micro_avg"] == pytest.approx(reference_micro_avg(task.data))
+    assert score.success and score.values["micro_avg"] == score.values["micro_avg_ceiling"]
 
 
 def test_null_scores_zero():
@@ -145,6 +201,39 @@ def test_null_scores_zero():
         score = SUITE.score(task, traj.to_dict(), None)
         assert (score.success, score.values["micro_avg"], score.values["micro_max"]) == (False, 0.0, 0.0)
         assert traj.info["userbench"]["ended"] == "no_tool_call" and traj.final_answer is None
+
+
+def _summary(tasks, p, trials=1):
+    recs = []
+    for task in tasks:
+        for trial in range(1, trials + 1):
+            noise = Noise(p, f"42|userbench|{task.id}|{trial}")
+            policy = SUITE.reference_policy(task, None, noise)
+            client = PolicyClient(f"egi/noisy-{p}" if p else "egi/oracle", policy, noise)
+            score = SUITE.score(task, run_trial(task, client, None, trial=trial).to_dict(), None)
+            recs.append({"category": task.category, "task_id": task.id, "trial": trial,
+                         "success": score.success, "values": score.values,
+                         "details": score.details})  # fmt: skip
+    return SUITE.summarize(recs)
+
+
+def test_quick_profile_oracle_at_the_ceiling_exactly_and_noisy_below():
+    profile = SuiteProfile(seed=42, categories=ENVS[:3], per_category=60, max_turns=20, pass_k=1)
+    tasks = SUITE.load_tasks(profile, None)
+    oracle, noisy = _summary(tasks, 0.0), _summary(tasks, 0.3)
+    for env in ENVS[:3]:
+        assert oracle[f"{env}.micro_avg"] == oracle[f"{env}.micro_avg_ceiling"], env
+        assert noisy[f"{env}.micro_avg_ceiling"] == oracle[f"{env}.micro_avg_ceiling"], env
+        assert noisy[f"{env}.micro_avg"] < noisy[f"{env}.micro_avg_ceiling"], env
+    assert [round(oracle[f"{e}.micro_avg_ceiling"], 3) for e in ENVS[:3]] == [0.4, 0.36, 0.333]
+
+
+def test_pass_hat_k_over_noisy_trials_is_at_most_the_success_rate():
+    tasks = _tasks(6, ["travel22"])
+    out = _summary(tasks, 0.3, trials=3)
+    assert out["travel22.pass_hat_k_k"] == 3.0 and out["travel22.tasks"] == 18.0
+    assert 0.0 <= out["travel22.pass_hat_k"] < out["travel22.best_rate"] < 1.0
+    assert _summary(tasks, 0.0, trials=2)["travel22.pass_hat_k"] == 1.0
 
 
 def test_noisy_is_monotone():
