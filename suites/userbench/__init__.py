@@ -18,6 +18,10 @@ the paper's headline setting and ``TravelGymConfig``'s default, and under upstre
 a 0.8 turn), so guessing pays; upstream's harness ran multi-choice only because its
 ``--one_choice`` flag (``type=bool``) could not be switched off (reference §2.9 item 7).
 
+``--egi-opt userbench.data_dir=PATH`` loads upstream's released parquet rows instead of the
+generated tasks (``upstream.py``): they hold no hidden preferences or option database, so those
+items are skipped with the reason and a data warning names the environments.
+
 Draft: the suite object is ``SUITE_DRAFT``; ``SUITE`` exists only with
 ``EGI_DRAFT_SUITES=userbench`` (see STATUS.md).
 """
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -43,7 +48,7 @@ from suites.userbench.scorer import (
     task_metrics,
 )
 
-__all__ = ["SUITE_DRAFT", "UserbenchOptions", "UserbenchSuite"]
+__all__ = ["SUITE_DRAFT", "UserbenchOptions", "UserbenchSuite", "skip_if_not_runnable"]
 
 ROUTED_ENVIRONMENTS = ("travel22", "travel33", "travel44")
 """The environments whose ``micro_avg`` routing.yaml routes (the default eval set, reference §2.2)."""
@@ -59,6 +64,11 @@ class UserbenchOptions(BaseModel):
     ``no`` select multi-choice (pydantic's boolean parsing, unlike upstream's flag)."""
     max_turns: int | None = Field(default=None, ge=1)
     """Turn limit (= environment ``max_steps``); None uses the profile's ``max_turns`` (20)."""
+    data_dir: Path | None = None
+    """Upstream's ``data/`` folder (``<env>_multiturn[_onechoice]/<split>.parquet``) to load
+    instead of the generated tasks (``upstream.py``: those tasks cannot run, only load)."""
+    data_split: str = Field(default="test", pattern=r"^[A-Za-z0-9_-]+$")
+    """The parquet file's stem under ``data_dir`` (upstream: ``test``, ``train``)."""
 
 
 def _options(options: Any) -> UserbenchOptions:
@@ -99,12 +109,15 @@ class UserbenchSuite:
 
     def load_tasks(self, profile: SuiteProfile, options: Any) -> list[Task]:
         """The generated tasks of the profile's environments (``<env>-NNN``): ``per_category``
-        of each (default: upstream's test-split size), then ``limit`` in all.
+        of each (default: upstream's test-split size), then ``limit`` in all. With
+        ``data_dir``, upstream's parquet rows of those environments instead (same cuts; ids as
+        :func:`~suites.userbench.upstream.upstream_task_id`), which carry ``not_runnable``.
 
         Raises:
-            ValueError: unknown category.
+            ValueError: unknown category; with ``data_dir``, a missing or malformed file (the
+                message names the file, row, field and fix).
         """
-        _options(options)
+        opts = _options(options)
         wanted = list(profile.categories or ENVIRONMENTS)
         unknown = [c for c in wanted if c not in ENVIRONMENTS]
         if unknown:
@@ -117,18 +130,38 @@ class UserbenchSuite:
         for env in ENVIRONMENTS:
             if env not in wanted:
                 continue
-            count = profile.per_category or TEST_SIZES[env]
-            out += [
-                Task(id=t["id"], category=env, data={**t, **common})
-                for t in _generated(env, profile.seed, count)
-            ]
+            if opts.data_dir is not None:
+                from suites.userbench.upstream import load_upstream_tasks
+
+                rows = load_upstream_tasks(opts.data_dir, env, opts.one_choice, opts.data_split)
+                found = rows[: profile.per_category] if profile.per_category else rows
+            else:
+                found = list(_generated(env, profile.seed, profile.per_category or TEST_SIZES[env]))
+            out += [Task(id=t["id"], category=env, data={**t, **common}) for t in found]
         if profile.limit is not None:
             out = out[: profile.limit]
         return out
 
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> UserbenchPolicy:
-        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``."""
+        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``.
+
+        Raises:
+            pytest.skip.Exception: the task cannot run (``not_runnable``: upstream's parquet rows).
+        """
+        skip_if_not_runnable(task)
         return UserbenchPolicy(task.data, noise)
+
+    def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
+        """Environments whose tasks cannot run (loaded from upstream's parquet rows, which
+        lack the hidden preferences and the option database): their items are skipped."""
+        out: dict[str, str] = {}
+        for env in ENVIRONMENTS:
+            left = [t for t in tasks if t.category == env and t.data.get("not_runnable")]
+            if left:
+                out[env] = (f"{env}: {len(left)} task(s) loaded from {left[0].data['source']['file']} are "
+                            f"skipped: {left[0].data['not_runnable']}; drop userbench.data_dir to run the "
+                            "generated tasks")  # fmt: skip
+        return out
 
     def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
         """Score the per-turn rewards the environment gave (``info["userbench"]``).
@@ -174,6 +207,21 @@ class UserbenchSuite:
             k = max(int((r.get("details") or {}).get("pass_k") or 1) for r in mine)
             out.update(summarize_env(env, values, pass_hat_k_by_task(mine, k if k > 1 else None)))
         return out
+
+
+def skip_if_not_runnable(task: Task) -> None:
+    """Skip the item of a task that cannot run, with its ``not_runnable`` reason and source.
+
+    Raises:
+        pytest.skip.Exception: ``task.data["not_runnable"]`` is set.
+    """
+    reason = task.data.get("not_runnable")
+    if reason:
+        import pytest
+
+        source = task.data.get("source") or {}
+        where = f"{source.get('file')}, row {source.get('row')}"
+        pytest.skip(f"userbench: task {task.id} ({where}) cannot run: {reason}")
 
 
 SUITE_DRAFT = UserbenchSuite()
