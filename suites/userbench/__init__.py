@@ -10,7 +10,8 @@ is generated from the seed (``data.py``, ``catalogue.py``). Categories are upstr
 environments ``travel22`` ... ``travel2222``; native sub-metrics per environment
 (``scorer.py``): ``<env>.micro_avg`` (routed to M3 for travel22/33/44), ``micro_max``,
 ``avg_number_of_1``, ``avg_number_of_08``, ``normalized_score``, the active and passive
-elicitation rates, ``best_rate`` and ``tasks``.
+elicitation rates, ``best_rate``, ``tasks``, ``micro_avg_ceiling`` (the most ``micro_avg`` the
+tasks allow; ``oracle_ceiling``) and a true pass^k over trials (``pass_hat_k``, ``pass_hat_k_k``).
 
 Default mode is one-choice (``--egi-opt userbench.one_choice=false`` for multi-choice): it is
 the paper's headline setting and ``TravelGymConfig``'s default, and under upstream's per-turn
