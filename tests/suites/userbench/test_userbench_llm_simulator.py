@@ -30,13 +30,13 @@ from suites.userbench.simulator import (
     SEARCH_JUDGE_SYSTEM,
     Classification,
     LLMUser,
-    RuleUser,
     SearchVerdict,
     SimulatorError,
     VerdictError,
     format_history,
     parse_json_object,
 )
+from tests.suites.userbench.fake_simulator import rule_reply
 
 PARAMS = {"temperature": 0.0, "max_tokens": 2048}
 HISTORY = [
@@ -74,30 +74,14 @@ class ScriptedSimulator:
 
 
 class RuleBackedSimulator(ScriptedSimulator):
-    """A simulator client that answers every prompt correctly, as JSON, by reading the prompt
-    and asking :class:`RuleUser` (so a whole episode can run over the LLM path)."""
+    """A simulator client that answers every prompt correctly (:func:`rule_reply`)."""
 
     def __init__(self, task: dict) -> None:
         super().__init__()
         self.task = task
-        self.rules = RuleUser()
 
     def generate(self, messages, tools=None, **params):
-        system, user = messages[0]["content"], messages[1]["content"]
-        if system == SEARCH_JUDGE_SYSTEM:
-            request = user.split("\n")[1]
-            v = self.rules.judge_search(request, self.task)
-            reply = {"alignment_judgement": v.judgement, "alignment_aspect": v.aspect}
-        elif system == CLASSIFY_SYSTEM:
-            utterance = user.split("The agent's latest message:\n")[1].split("\n\nPreferences")[0]
-            ids = [line.split(" ")[0] for line in user.split("Preferences you still hold:\n")[1].split("\n")]
-            remaining = [p for p in self.task["preferences"] if p["id"] in ids]
-            c = self.rules.classify(utterance, self.task, remaining, [])
-            reply = {"type": str(c.type), "preference_id": c.preference_id}
-        else:
-            hint = user.split("Hint: ")[1].split("\n")[0] if "Hint: " in user else "Fine by me."
-            reply = {"thought": "answer", "response": hint}
-        self.replies.append(f"```json\n{json.dumps(reply)}\n```")
+        self.replies.append(rule_reply(self.task, messages))
         return super().generate(messages, tools, **params)
 
 
