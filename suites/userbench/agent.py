@@ -12,11 +12,19 @@ or a call whose arguments lack a string ``thought``, ``choice`` or ``content``.
 
 The per-turn rewards are kept in ``info["userbench"]`` with the turn history; they are the
 score whatever ends the episode (upstream kept the rewards of a rollout that stopped early).
+
+The user simulator and search judge is :class:`~suites.userbench.simulator.RuleUser`
+(``egi/rules``), or with ``--egi-simulator-model`` an
+:class:`~suites.userbench.simulator.LLMUser` over the simulator client the core passes; its
+tokens are counted apart from the agent's (the trajectory's ``usage`` is the agent's alone), and
+its failure is an item error that nothing of reaches the agent.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from pytest_egi.agents.loops import Trajectory, call_model, keep_partial
@@ -24,7 +32,7 @@ from pytest_egi.models.base import ModelClient
 from pytest_egi.models.params import scaffold_params
 from pytest_egi.suite import Task
 from suites.userbench.env import EnvConfig, TravelEnv
-from suites.userbench.simulator import RuleUser, TravelUser
+from suites.userbench.simulator import LLMUser, RuleUser, TravelUser
 
 __all__ = ["NOT_EXECUTED", "SYSTEM_PROMPT", "TOOL_SCHEMA", "format_action", "run_trial"]
 
@@ -101,6 +109,18 @@ def _arguments(call: dict[str, Any]) -> dict[str, str] | str:
     return args
 
 
+@contextmanager
+def _simulator_usage(user: TravelUser, info: dict[str, Any]) -> Iterator[None]:
+    """Keep the LLM simulator's usage in ``info`` however the episode ends (before
+    ``keep_partial`` takes the partial trajectory of an error)."""
+    try:
+        yield
+    finally:
+        usage = getattr(user, "usage", None)
+        if usage is not None:
+            info["simulator_usage"] = usage.to_dict()
+
+
 def run_trial(
     task: Task,
     client: ModelClient,
@@ -117,22 +137,25 @@ def run_trial(
         client: the model under test (or an offline reference policy).
         options: the suite's options (``one_choice``, ``max_turns``).
         trial: 1-based trial index (seeds the passive reveal with the task).
-        simulator: the ``--egi-simulator-model`` client; an LLM simulator is not implemented yet.
-        user: the user simulator to use (default :class:`RuleUser`).
+        simulator: the user simulator's model client (``--egi-simulator-model``, the core's
+            ``egi.simulator``): the user and search judge are an :class:`LLMUser` over it; None
+            keeps :class:`RuleUser`.
+        user: a user simulator to use instead (tests); it wins over ``simulator``.
 
     Returns:
-        The trajectory; ``info["userbench"]`` holds ``rewards``, ``turns``, ``ended``,
-        ``active`` / ``passive`` (elicited counts), ``best_remaining``, ``answers``, ``simulator``.
+        The trajectory; its ``usage`` is the agent's alone. ``info["userbench"]`` holds
+        ``rewards``, ``turns``, ``ended``, ``active`` / ``passive`` (elicited counts),
+        ``best_remaining``, ``answers``, ``simulator`` (the simulator model's name, or
+        ``egi/rules``) and ``simulator_usage`` (the LLM simulator's usage dict, None for rules;
+        kept in a partial trajectory too).
 
     Raises:
-        NotImplementedError: ``simulator`` given.
-        ProviderError: from the client; an exception from the user simulator (both errors).
+        ProviderError: from the client (an item error).
+        SimulatorError: the LLM simulator's model failed or gave no usable verdict after one
+            re-ask (an item error; the turn is not scored and the agent hears nothing of it).
     """
-    if simulator is not None:
-        raise NotImplementedError(
-            "userbench: an LLM user simulator is not implemented yet; run without --egi-simulator-model"
-        )
-    user = user or RuleUser()
+    if user is None:
+        user = LLMUser(simulator) if simulator is not None else RuleUser()
     data = task.data
     max_turns = int(getattr(options, "max_turns", None) or data.get("max_turns") or 20)
     one_choice = bool(getattr(options, "one_choice", True))
@@ -148,10 +171,10 @@ def run_trial(
     answers: list[str] = []
     info: dict[str, Any] = {
         "rewards": rewards, "turns": turns, "answers": answers, "ended": "max_turns",
-        "simulator": user.name, "one_choice": one_choice, "max_turns": max_turns,
+        "simulator": user.name, "simulator_usage": None, "one_choice": one_choice, "max_turns": max_turns,
     }  # fmt: skip
     traj.info["userbench"] = info
-    with keep_partial(traj):
+    with keep_partial(traj), _simulator_usage(user, info):
         while traj.turns < max_turns:
             message = call_model(client, traj, [TOOL_SCHEMA], params)
             if message is None:

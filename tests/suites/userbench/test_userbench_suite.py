@@ -301,12 +301,6 @@ def test_loop_truncates_at_max_turns_and_keeps_rewards():
     assert score.values["micro_avg"] == pytest.approx(0.2 / 3) and not score.success
 
 
-def test_llm_simulator_is_refused_until_implemented():
-    task = _tasks(1, ["travel22"])[0]
-    with pytest.raises(NotImplementedError, match="run without --egi-simulator-model"):
-        run_trial(task, NullClient(), None, simulator=object())
-
-
 # -- suite contract ----------------------------------------------------------------------------
 def test_load_tasks_sizes_and_unknown_category():
     assert len(SUITE.load_tasks(SuiteProfile(seed=42, categories=["travel2222"]), None)) == 17
