@@ -20,6 +20,18 @@ __all__ = ["Aggregate", "SuiteSummary", "aggregate", "no_answer_figures"]
 SCORED = ("passed", "failed")
 
 
+def undefined_notes(suite: Any) -> dict[str, str]:
+    """The sub-metrics ``suite`` documents as possibly undefined (``Suite.null_floor`` value
+    None) -> its note on each (``sub_metric_notes``, or a default sentence)."""
+    floors = getattr(suite, "null_floor", None) or {}
+    notes = getattr(suite, "sub_metric_notes", None) or {}
+    return {
+        key: notes.get(key) or "documented as undefined on some runs (Suite.null_floor)"
+        for key, value in floors.items()
+        if value is None
+    }
+
+
 def no_answer_figures(records: list[dict[str, Any]]) -> tuple[float | None, dict[str, int]]:
     """One suite's no-answer diagnostic from its records.
 
@@ -160,7 +172,7 @@ def aggregate(
             f"{name}: not run in this session (no item collected: the suite is not installed "
             "here, or was not selected)",
         )
-    notes = {name: summary.sub_metric_notes for name, summary in summaries.items()}
+    notes = {name: undefined_notes(objects.get(name)) for name in summaries}
     result = compute_egi(
         sub_metrics, routing, weights=weights, floors=floors, suite_reasons=reasons, notes=notes
     )

@@ -165,10 +165,11 @@ def compute_egi(
         floors: bucket floors on 0-100.
         suite_reasons: why a suite has no sub-metrics at all (e.g. "not collected in this
             run"); used as the missing reason for all its routes.
-        notes: suite -> sub-metric -> the suite's note on it (``Suite.sub_metric_notes``);
-            when a suite that ran reports no value for a routed sub-metric, the note is added
-            to the reason, since it says when the sub-metric is undefined (Benchforce's
-            ``accuracy_finished`` when no session finished).
+        notes: suite -> sub-metric -> why it can be undefined, for the sub-metrics a suite
+            documents as possibly undefined (``Suite.null_floor`` value None; the note is its
+            ``sub_metric_notes`` entry). When the suite returns such a sub-metric as None
+            (Benchforce's ``accuracy_finished`` when no session finished), the note is the
+            missing reason; otherwise the reason says no task was scored for it.
 
     Returns:
         The EGI result. A missing sub-metric is dropped and its bucket renormalised within
@@ -187,14 +188,14 @@ def compute_egi(
         value = transform(route, values)
         if value is None:
             absent = route.sub_metric if values.get(route.sub_metric) is None else route.baseline
-            reason = (
-                f"{route.suite} reported no value for {absent} (no scored task for it in this run: "
-                "outside the profile, deselected with -k/-m, or every such task errored; or the "
-                "sub-metric is undefined on this run's tasks)"
-            )
             note = notes.get(route.suite, {}).get(str(absent))
-            if note:
-                reason += f"; {route.suite}'s note on {absent}: {note}"
+            if note and absent in values:  # returned as None: undefined on the tasks that ran
+                reason = f"{route.suite} reports {absent} as undefined on this run's tasks: {note}"
+            else:
+                reason = (
+                    f"{route.suite} reported no value for {absent} (no scored task for it in this "
+                    "run: outside the profile, deselected with -k/-m, or every such task errored)"
+                )
             missing.append(Missing(route.key, route.bucket, reason))
             continue
         contributions[route.bucket].append(

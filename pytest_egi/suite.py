@@ -106,6 +106,15 @@ class Suite(Protocol):
     after the route's transform); every sub-metric not listed must be at the floor. Say why in
     ``sub_metric_notes``."""
 
+    oracle_ceiling: dict[str, str]
+    """Optional: routed sub-metric -> the name of a diagnostic sub-metric holding the most the
+    run's tasks allow on it, where a perfect agent cannot reach the top of the route's scale by
+    the benchmark's own formula (UserBench's ``micro_avg`` averages 0.2-point search and
+    question turns with the 1.0 answer, so its maximum depends on each task's aspects and
+    preferences). ``summarize`` computes that diagnostic from the tasks that ran, so the
+    report shows the ceiling beside the figure; the conformance tests hold ``egi/oracle`` to
+    it instead of the top of the scale. The routed value is not rescaled."""
+
     def load_tasks(self, profile: SuiteProfile, options: BaseModel) -> list[Task]:
         """Return the tasks for ``profile``, deterministically for its seed.
 

@@ -96,10 +96,12 @@ def test_an_undefined_gap_sub_metric_is_missing_with_the_suites_note_never_100()
     assert result.buckets["M5"].value is None
     assert result.gate.unmeasured == ["M5"] and not result.gate.release_ready
     (missing,) = result.missing
-    assert missing.reason == (
+    assert missing.reason == f"a reports fin as undefined on this run's tasks: {note}"
+    # a sub-metric not returned at all: not run, whatever the suite documents of it
+    result = compute_egi({"a": {}}, routing, weights=WEIGHTS, floors={}, notes={"a": {"fin": note}})
+    assert result.missing[0].reason == (
         "a reported no value for fin (no scored task for it in this run: outside the profile, "
-        "deselected with -k/-m, or every such task errored; or the sub-metric is undefined on "
-        f"this run's tasks); a's note on fin: {note}"
+        "deselected with -k/-m, or every such task errored)"
     )
     assert compute_egi({"a": {"fin": 0.0, "all": 0.0}}, routing, weights=WEIGHTS, floors={}).buckets[
         "M5"
@@ -125,3 +127,21 @@ def test_pass_hat_k_hand_computed():
     assert pass_hat_k(outcomes, 2) == pytest.approx((1 / 3 + 1 + 0) / 3)  # C(2,2)/C(3,2)
     assert pass_hat_k(outcomes, 3) == pytest.approx((0 + 1 + 0) / 3)
     assert pass_hat_k(outcomes, 4) is None
+
+
+def test_undefined_notes_come_from_null_floor_none_entries():
+    from pytest_egi.aggregate import undefined_notes
+
+    suite = type(
+        "S",
+        (),
+        {
+            "null_floor": {"fin": None, "rate": 1.0, "other": None},
+            "sub_metric_notes": {"fin": "undefined when no session finished", "rate": "x"},
+        },
+    )()
+    assert undefined_notes(suite) == {
+        "fin": "undefined when no session finished",
+        "other": "documented as undefined on some runs (Suite.null_floor)",
+    }
+    assert undefined_notes(None) == {}

@@ -10,7 +10,8 @@ The criteria, exactly:
 - **declarations**: ``Suite.diagnostics`` is a subset of ``Suite.sub_metrics``; every route of
   the suite (and every ``gap`` baseline) names a declared sub-metric that is not a
   diagnostic; every declared sub-metric that is not a diagnostic is routed; every key of the
-  optional ``Suite.null_floor`` is a routed sub-metric.
+  optional ``Suite.null_floor`` is a routed sub-metric; every key of the optional
+  ``Suite.oracle_ceiling`` is a routed sub-metric and every value a declared diagnostic.
 - **summarize keys**: on the oracle run over every category, every key ``summarize`` returns
   is in ``Suite.sub_metrics``, every routed sub-metric comes back as a finite number, every
   key not routed is in ``Suite.diagnostics``, and every value is a finite number or None.
@@ -19,7 +20,11 @@ The criteria, exactly:
   scorer that is off the ceiling).
 - **oracle at the ceiling**: ``egi/oracle`` scores exactly 100 (to 1e-9) on every route after
   the route's transform (native 1.0 for ``fraction``, 100 for ``percent``, 0 for
-  ``invert_fraction`` and ``clip_invert``, the baseline's value for ``gap``).
+  ``invert_fraction`` and ``clip_invert``, the baseline's value for ``gap``), except a
+  sub-metric listed in ``Suite.oracle_ceiling``, which must equal (to 1e-9) the diagnostic
+  named there: the most the run's tasks allow, where a perfect agent cannot reach the top of
+  the scale by the benchmark's own formula (UserBench's ``micro_avg`` averages search and
+  question turns worth 0.2 with the answer's 1.0).
 - **null at the floor**: ``egi/null`` scores 0 (to 1e-9) on every route after its transform,
   except a sub-metric listed in ``Suite.null_floor``, which must equal that native value; a
   listed value of None means the sub-metric is undefined under ``egi/null`` (Benchforce's
@@ -235,6 +240,12 @@ def check_declarations(suite: Any, routes: list[Route]) -> list[str]:
     routed = {r.sub_metric for r in routes}
     for key in sorted(set(getattr(suite, "null_floor", None) or {}) - routed):
         problems.append(f"{name}: Suite.null_floor names {key!r}, which is not a routed sub-metric")
+    for key, ceiling in sorted((getattr(suite, "oracle_ceiling", None) or {}).items()):
+        if key not in routed:
+            problems.append(f"{name}: Suite.oracle_ceiling names {key!r}, which is not a routed sub-metric")
+        if ceiling not in diagnostics:
+            problems.append(f"{name}: Suite.oracle_ceiling gives {ceiling!r} as the ceiling of {key!r}, "
+                            "which is not a declared diagnostic")  # fmt: skip
     return problems
 
 
@@ -277,18 +288,33 @@ def check_complete(suite: str, policy: str, records: list[dict[str, Any]]) -> li
     return problems
 
 
-def check_ceiling(suite: str, routes: list[Route], values: dict[str, Any],
+def check_ceiling(suite: Any, routes: list[Route], values: dict[str, Any],
                   policy: str = "egi/oracle") -> list[str]:  # fmt: skip
-    """Every route at 100 after its transform."""
+    """Every route at 100 after its transform, or, for a sub-metric in the suite's
+    ``oracle_ceiling``, at the value of the diagnostic named there (the most this run's tasks
+    allow)."""
+    name = suite.name
+    ceilings = dict(getattr(suite, "oracle_ceiling", None) or {})
     problems = []
     for route in routes:
-        y = transform(route, values)
         native = values.get(route.sub_metric)
+        if route.sub_metric in ceilings:
+            key = ceilings[route.sub_metric]
+            want = values.get(key)
+            if not isinstance(want, (int, float)) or not math.isfinite(want):
+                problems.append(f"{name}: {policy} reported no value for {key}, the ceiling of "
+                                f"{route.sub_metric} (Suite.oracle_ceiling)")  # fmt: skip
+            elif not isinstance(native, (int, float)) or abs(native - want) > TOL:
+                problems.append(f"{name}: {policy} scores {route.sub_metric} = {_fmt(native)}; the "
+                                f"most this run's tasks allow ({key}, Suite.oracle_ceiling) is "
+                                f"{_fmt(want)}")  # fmt: skip
+            continue
+        y = transform(route, values)
         if y is None:
-            problems.append(f"{suite}: {policy} produced no value for {route.sub_metric} "
+            problems.append(f"{name}: {policy} produced no value for {route.sub_metric} "
                             f"(got {_fmt(native)})")  # fmt: skip
         elif abs(y - 100.0) > TOL:
-            problems.append(f"{suite}: {policy} scores {route.sub_metric} = {_fmt(native)} ({y:.3f} "
+            problems.append(f"{name}: {policy} scores {route.sub_metric} = {_fmt(native)} ({y:.3f} "
                             f"after {route.transform}); the ceiling is {_native_ceiling(route)}")  # fmt: skip
     return problems
 

@@ -212,6 +212,21 @@ def test_declarations_fail(broken):
         "broken: sub-metric 'count' is neither routed nor in Suite.diagnostics",
         "broken: Suite.null_floor names 'count', which is not a routed sub-metric",
     ]
+    capped = type(
+        "S",
+        (),
+        {
+            "name": "broken",
+            "sub_metrics": frozenset({"acc_alpha", "acc_beta", "acc", "acc_max"}),
+            "diagnostics": frozenset({"acc_max"}),
+            "oracle_ceiling": {"acc": "acc_max", "count": "acc_alpha"},
+        },
+    )()
+    assert check_declarations(capped, broken["routes"]) == [
+        "broken: Suite.oracle_ceiling names 'count', which is not a routed sub-metric",
+        "broken: Suite.oracle_ceiling gives 'acc_alpha' as the ceiling of 'count', which is not a "
+        "declared diagnostic",
+    ]
 
 
 def test_summarize_keys_fail(broken):
@@ -238,10 +253,22 @@ def test_complete_fails(broken):
 
 def test_ceiling_fails(broken):
     values = broken["runs"]["egi/oracle"].sub_metrics("broken")
-    assert check_ceiling("broken", broken["routes"], values) == [
+    assert check_ceiling(broken["suite"], broken["routes"], values) == [
         "broken: egi/oracle scores acc_alpha = 0.666667 (66.667 after fraction); the ceiling is 1.0",
         "broken: egi/oracle produced no value for acc_beta (got None)",
         "broken: egi/oracle scores acc = 0.583333 (58.333 after fraction); the ceiling is 1.0",
+    ]
+    # a documented ceiling: the oracle must reach the diagnostic named there, not 1.0
+    capped = type("S", (), {"name": "broken", "oracle_ceiling": {"acc_alpha": "acc_alpha_max"}})()
+    route = broken["routes"][:1]
+    assert check_ceiling(capped, route, {"acc_alpha": 0.4, "acc_alpha_max": 0.4}) == []
+    assert check_ceiling(capped, route, {"acc_alpha": 0.38, "acc_alpha_max": 0.4}) == [
+        "broken: egi/oracle scores acc_alpha = 0.38; the most this run's tasks allow (acc_alpha_max, "
+        "Suite.oracle_ceiling) is 0.4"
+    ]
+    assert check_ceiling(capped, route, {"acc_alpha": 0.4}) == [
+        "broken: egi/oracle reported no value for acc_alpha_max, the ceiling of acc_alpha "
+        "(Suite.oracle_ceiling)"
     ]
 
 

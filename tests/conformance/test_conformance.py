@@ -137,7 +137,7 @@ def test_offline_policies_are_always_scored(suite, runs):
 
 def test_oracle_at_ceiling(suite, runs):
     values = runs.get(suite.name, "egi/oracle").sub_metrics(suite.name)
-    assert_holds(check_ceiling(suite.name, routes_of(ROUTING, suite.name), values))
+    assert_holds(check_ceiling(suite, routes_of(ROUTING, suite.name), values))
 
 
 def test_null_at_floor(suite, runs):

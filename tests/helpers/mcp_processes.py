@@ -1,5 +1,6 @@
-"""MCP server processes in acceptance runs: the live ones a checkout started, and a plugin
-that kills them in the middle of a run (both MCP suites' acceptance tests use these)."""
+"""Server processes in acceptance runs: the live ones a checkout started (the MCP suites'
+servers, Benchforce's environment server), and a plugin that kills MCP servers in the middle of
+a run (both MCP suites' acceptance tests use it)."""
 
 from __future__ import annotations
 
@@ -35,12 +36,25 @@ def pytest_runtest_call(item):
 """
 
 
-def server_pids(root: Path, seed: int, modules: Iterable[str]) -> list[int]:
+def server_pids(
+    root: Path, seed: int | None, modules: Iterable[str], *, env_mark: str | None = None
+) -> list[int]:
     """Pids of the live processes started from the checkout ``root`` (named in their
-    environment) with ``seed`` as one argument and one of ``modules`` (dotted server module
-    names, e.g. ``suites._common.mcp_servers.airbnb``) as another; read from ``/proc``
-    (Linux). A process that ends while being read is skipped."""
+    environment) with one of ``modules`` (dotted server module names, e.g.
+    ``suites._common.mcp_servers.airbnb``) as one argument; read from ``/proc`` (Linux). A
+    process that ends while being read is skipped.
+
+    Args:
+        root: the checkout.
+        seed: an argument the process must also have (the MCP servers get the run's seed);
+            None: any.
+        modules: the server modules.
+        env_mark: a ``NAME=value`` entry the process's environment must hold (a server that
+            takes no seed, like Benchforce's, is told apart from other runs' servers by a
+            variable the test sets); None: any.
+    """
     wanted = [m.encode() for m in modules]
+    mark = env_mark.encode() if env_mark is not None else None
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -50,7 +64,9 @@ def server_pids(root: Path, seed: int, modules: Iterable[str]) -> list[int]:
             env = Path(f"/proc/{entry}/environ").read_bytes()
         except OSError:
             continue
-        ours = str(root).encode() in env and str(seed).encode() in cmd
+        ours = str(root).encode() in env and (seed is None or str(seed).encode() in cmd)
+        if ours and mark is not None:
+            ours = mark in env.split(b"\0")
         if ours and any(m in cmd for m in wanted):
             found.append(int(entry))
     return found

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 from mcp import MCPError
 from mcp.server.mcpserver import MCPServer
@@ -71,3 +72,6 @@ def sleep(seconds: float) -> str:
 
 if __name__ == "__main__":
     app.run()
+    # reached only when stdin closed (a SIGTERM or SIGKILL ends the process before this line)
+    if os.environ.get("EGI_ECHO_EXIT_MARK"):
+        Path(os.environ["EGI_ECHO_EXIT_MARK"]).write_text("stdin closed", encoding="utf-8")

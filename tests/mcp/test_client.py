@@ -136,17 +136,22 @@ def test_a_server_that_cannot_start_names_its_command_and_stderr(tmp_path):
         McpServer(ServerSpec.of("missing", str(tmp_path / "no-such-binary"))).start()
 
 
-def test_close_and_close_all_stop_the_processes(server):
+def test_close_and_close_all_stop_the_processes(server, tmp_path):
     srv = shared_server(ECHO)
     assert shared_server(ECHO) is srv
     assert shared_server(ServerSpec.of("echo", ECHO.command, ECHO.args, timeout_s=6.0)) is not srv
+    marked = ServerSpec.of(
+        "echo", ECHO.command, ECHO.args, timeout_s=5.0, env={"EGI_ECHO_EXIT_MARK": str(tmp_path / "exit")}
+    )
+    other = shared_server(marked)
     srv.start()
     server.start()
-    pids = [srv.pid, server.pid]
-    assert {srv, server} <= set(running_servers())
-    begin = time.perf_counter()
+    other.start()
+    pids = [srv.pid, server.pid, other.pid]
+    assert {srv, server, other} <= set(running_servers())
     close_all()
-    assert time.perf_counter() - begin < 1.9  # both exited on stdin EOF: no SIGTERM escalation
+    # the server ran past its stdio loop: it exited on stdin EOF, not by SIGTERM escalation
+    assert (tmp_path / "exit").read_text(encoding="utf-8") == "stdin closed"
     assert running_servers() == []
     assert not any(alive(p) for p in pids) and not set(pids) & _child_pids()
     srv.close()  # idempotent

@@ -35,6 +35,26 @@ def test_server_pids_finds_a_live_process_by_checkout_seed_and_module():
     assert server_pids(ROOT, 90817, [MODULE]) == []
 
 
+def test_server_pids_without_a_seed_tells_runs_apart_by_an_environment_mark():
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "EGI_TEST_RUN": "run-a"}
+    code = "import time; print('running', flush=True); time.sleep(60)"
+    module = "suites.benchforce.server"
+    args = [sys.executable, "-c", code, "-m", module, "--transcript-dir", "/nonexistent"]
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "running\n"
+        assert server_pids(ROOT, None, [module], env_mark="EGI_TEST_RUN=run-a") == [proc.pid]
+        assert server_pids(ROOT, None, [module], env_mark="EGI_TEST_RUN=run-b") == []
+        assert server_pids(ROOT, None, [module], env_mark="EGI_TEST_RUN=run-") == []
+        assert server_pids(ROOT, 90817, [module], env_mark="EGI_TEST_RUN=run-a") == []
+        assert server_pids(ROOT / "elsewhere", None, [module], env_mark="EGI_TEST_RUN=run-a") == []
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+    assert server_pids(ROOT, None, [module], env_mark="EGI_TEST_RUN=run-a") == []
+
+
 def test_killer_plugin_names_the_task_and_the_server():
     source = killer_plugin("repository_management-002", server="github")
     assert "TASK_ID = 'repository_management-002'\nSERVER = 'github'\n" in source

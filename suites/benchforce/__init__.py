@@ -1,0 +1,190 @@
+"""Benchforce: tool-using customer-support conversations over a real WebSocket environment.
+
+Each entry is a caller with a goal in one environment (``hospital``, ``hr_software``,
+``order_management``). The agent under test talks with a simulated caller
+(:mod:`suites.benchforce.simulator`) and acts through the environment's tools, which a
+WebSocket server (:mod:`suites.benchforce.server`, a real subprocess, one per worker) executes
+on the session's own state. An entry passes iff the final state equals the dry run of its gold
+actions, no forbidden action ran, and every expected output was said
+(:mod:`suites.benchforce.scorer`). Categories are the environments. Native sub-metrics per
+environment: ``<env>.accuracy_all`` (M1), ``<env>.finished_rate`` (M2),
+``<env>.accuracy_finished`` (M5, ``gap`` against ``accuracy_all``), and reported diagnostics
+(upstream's stateless accuracy, each criterion's rate, endings, agent tokens / turns / tool
+calls). Differences from upstream: see README.md here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_egi.models.offline import Noise
+from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options
+from suites.benchforce.envs import ENVIRONMENTS, environment
+from suites.benchforce.scorer import DIAGNOSTIC_KEYS, ROUTED_KEYS, SUMMARY_KEYS, score_trial, summarize_env
+
+__all__ = ["SUITE", "BenchforceOptions", "BenchforceSuite"]
+
+
+class BenchforceOptions(BaseModel):
+    """``--egi-opt benchforce.<key>=<value>``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_turns: int | None = Field(default=None, ge=2)
+    """Agent replies allowed per session; None uses the profile's ``max_turns`` (15)."""
+    timeout_s: float = Field(default=600.0, gt=0)
+    """Wall-clock budget of one session (upstream's ``termination_timer``); running out ends
+    the session as ``timeout`` (unfinished, scored)."""
+    server_timeout_s: float = Field(default=30.0, gt=0)
+    """The longest wait for one server reply; longer is an environment fault (the item errors)."""
+    data_dir: Path | None = None
+    """A checkout of upstream's repository (the folder holding ``src/environments/``): the
+    environments that can read upstream's files run upstream's entries on upstream's data."""
+
+
+def _options(options: Any) -> BenchforceOptions:
+    return suite_options(BenchforceOptions, options)
+
+
+class BenchforceSuite:
+    """The Benchforce suite object (see :class:`pytest_egi.suite.Suite`)."""
+
+    name = "benchforce"
+    version = "1"
+    categories = ENVIRONMENTS
+    options_model = BenchforceOptions
+    profile_keys = frozenset({"max_turns"})
+    sub_metrics = frozenset(f"{e}.{k}" for e in ENVIRONMENTS for k in SUMMARY_KEYS)
+    diagnostics = frozenset(f"{e}.{k}" for e in ENVIRONMENTS for k in DIAGNOSTIC_KEYS)
+    null_floor: dict[str, float | None] = {f"{e}.accuracy_finished": None for e in ENVIRONMENTS}
+    sub_metric_notes = {
+        **{
+            f"{e}.accuracy_all": "passed entries / entries (0-1), trials grouped per entry"
+            for e in ENVIRONMENTS
+        },
+        **{
+            f"{e}.finished_rate": "share of sessions the caller ended with its goal met (0-1); turn limit, "
+            "timeout and a caller giving up are unfinished"
+            for e in ENVIRONMENTS
+        },
+        **{
+            f"{e}.accuracy_finished": "passes among finished sessions (0-1); undefined when no session "
+            "finished (egi/null's case), so its gap route is left out rather than read as 100"
+            for e in ENVIRONMENTS
+        },
+    }
+    assert set(ROUTED_KEYS) | set(DIAGNOSTIC_KEYS) == set(SUMMARY_KEYS)
+
+    def load_tasks(self, profile: SuiteProfile, options: Any) -> list[Task]:
+        """The generated entries of the profile's environments (``<env>.entry_<n>``, template
+        order); ``per_category`` / ``limit`` keep the first ones.
+
+        Raises:
+            ValueError: an unknown or not yet built environment named in the profile's
+                categories (no categories: every built one, or with ``data_dir`` every built
+                one that reads upstream's files), or generated gold actions that
+                cannot be dry-run (message names the entry, the action and why). An upstream
+                entry (``data_dir``) that cannot run is kept, marked ``unrunnable`` with the
+                reason, and skipped when its item runs.
+            FileNotFoundError: ``data_dir`` has no folder for a wanted environment.
+        """
+        from suites.benchforce.scorer import expected_state
+
+        opts = _options(options)
+        wanted = list(profile.categories or ENVIRONMENTS)
+        unknown = [c for c in wanted if c not in ENVIRONMENTS]
+        if unknown:
+            raise ValueError(f"benchforce: unknown environments {unknown}; known: {list(ENVIRONMENTS)}")
+        max_turns = int(opts.max_turns or (profile.model_extra or {}).get("max_turns") or 15)
+        out: list[Task] = []
+        for name in ENVIRONMENTS:
+            if name not in wanted:
+                continue
+            env = environment(name)
+            entries, unrunnable = self._entries(env, profile, opts)
+            for entry in entries:
+                data = {**entry, "env": name, "seed": profile.seed, "max_turns": max_turns}
+                if opts.data_dir is not None:
+                    data["data_dir"] = str(opts.data_dir)
+                if entry["id"] in unrunnable:
+                    data["unrunnable"] = unrunnable[entry["id"]]
+                else:
+                    try:
+                        expected_state(env, profile.seed, entry["actions"], data.get("data_dir"))
+                    except ValueError as exc:
+                        if opts.data_dir is None:  # our own generated gold must always dry-run
+                            raise ValueError(
+                                f"benchforce {name} entry {entry['id']!r}: its gold cannot be right: {exc}"
+                            ) from None
+                        data["unrunnable"] = f"its gold actions cannot run on these files: {exc}"
+                out.append(Task(id=f"{name}.{entry['id']}", category=name, data=data))
+        if profile.limit is not None:
+            out = out[: profile.limit]
+        return out
+
+    @staticmethod
+    def _entries(
+        env: Any, profile: SuiteProfile, opts: BenchforceOptions
+    ) -> tuple[list[dict[str, Any]], dict[str, str]]:
+        """The environment's entries (generated, or upstream's with ``data_dir``), cut to
+        ``per_category``, and the ones that cannot run (id -> why)."""
+        if opts.data_dir is not None:
+            from suites.benchforce.upstream import load_upstream
+
+            upstream = load_upstream(env, opts.data_dir)
+            entries, unrunnable = upstream.entries, upstream.unrunnable
+        else:
+            entries, unrunnable = env.make_entries(env.build_world(profile.seed), profile.seed), {}
+        if profile.per_category:
+            entries = entries[: profile.per_category]
+        return entries, unrunnable
+
+    def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
+        """Per environment, the upstream entries that cannot run on the given files (they are
+        skipped with their reason, never scored)."""
+        out: dict[str, list[Task]] = defaultdict(list)
+        for task in tasks:
+            if task.data.get("unrunnable"):
+                out[task.category].append(task)
+        return {
+            env: f"{len(ts)} of the upstream entries cannot run on these files and are skipped "
+            f"(first: {ts[0].id}: {ts[0].data['unrunnable']})"
+            for env, ts in out.items()
+        }
+
+    def prepare(self, tasks: list[Task], options: Any) -> None:
+        """Start this process's environment server before the first item (stopped at
+        session end by the test module's session fixture, or at exit)."""
+        from suites.benchforce.client import shared_server
+
+        if tasks:
+            shared_server().start()
+
+    def reference_policy(self, task: Task, options: Any, noise: Noise) -> Any:
+        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``."""
+        from suites.benchforce.policy import BenchforcePolicy
+
+        return BenchforcePolicy(task.data, environment(task.category), noise)
+
+    def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
+        """:func:`~suites.benchforce.scorer.score_trial` (pure on the stored trajectory)."""
+        return TaskScore(**score_trial(environment(task.category), task.data, trajectory))
+
+    def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
+        """Per environment that ran: :func:`~suites.benchforce.scorer.summarize_env`."""
+        by_env: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for rec in records:
+            if rec.get("category") in ENVIRONMENTS:
+                by_env[rec["category"]].append(rec)
+        out: dict[str, float | None] = {}
+        for name in ENVIRONMENTS:
+            if by_env[name]:
+                out.update(summarize_env(name, by_env[name]))
+        return out
+
+
+SUITE = BenchforceSuite()

@@ -1,0 +1,235 @@
+"""What every Benchforce environment provides, and the state helpers they share.
+
+An environment is a module under :mod:`suites.benchforce.envs` exposing one
+:class:`Environment`: its name, policy (the agent's system prompt), fixed clock, tools (each a
+pure function of the state and its arguments), seeded world builder, the projection of the
+state that judging compares, and the entry templates. The server executes the tools; the
+scorer dry-runs gold actions with the same functions on a copy of the world.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = [
+    "ENTRY_CLOSING",
+    "EnvToolError",
+    "Environment",
+    "ToolSpec",
+    "UpstreamData",
+    "apply_call",
+    "canonical_json",
+    "gold_call",
+    "make_entry",
+    "object_params",
+    "state_hash",
+    "string_param",
+]
+
+
+class EnvToolError(Exception):
+    """A tool refused the call for a reason in its input (an unknown patient, a taken slot).
+
+    The server turns it into a ``tool.error`` frame with ``code`` and the message; the agent
+    reads ``"Error: <message>"`` and the episode goes on (the model's mistake, scored).
+
+    Args:
+        code: short machine-readable reason (``not_found``, ``conflict``, ``invalid_value``).
+        message: the text the agent reads.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool of an environment.
+
+    Attributes:
+        name: upstream's tool name.
+        description: shown to the agent.
+        parameters: JSON schema of the arguments (validated by the server before ``fn`` runs).
+        fn: ``fn(state, **arguments) -> output`` (a JSON-safe value); it mutates ``state`` in
+            place for a write tool and raises :class:`EnvToolError` for a refused call.
+        kind: ``read`` (never changes the projection) or ``write`` (changes it when it succeeds
+            with a new value; as upstream, re-setting a value already there may succeed and
+            change nothing).
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    fn: Callable[..., Any]
+    kind: Literal["read", "write"] = "read"
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI function-tool schema (upstream's ``get_metadata()`` shape)."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+@dataclass(frozen=True)
+class UpstreamData:
+    """What an environment reads from upstream's repository layout
+    (``<data_dir>/src/environments/<env>/``).
+
+    Attributes:
+        world: the state built from upstream's data files (same shape as ``build_world``'s).
+        entries: upstream's entries in upstream's shape, numbered (``entry_num``, 1-based, in
+            file order; hr_software's dump has none, A10.3), each with the ``user`` block the
+            deterministic simulator plays (``goal``, ``facts``), derived from the entry.
+        unrunnable: entry id -> why it cannot run on these files (a table it needs is absent,
+            a gold action the tools refuse, a ``*`` wildcard in a write); such entries are
+            reported, never scored.
+    """
+
+    world: dict[str, Any]
+    entries: list[dict[str, Any]]
+    unrunnable: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Environment:
+    """One Benchforce environment (see the module docstring).
+
+    Attributes:
+        name: upstream's environment name (``hospital``).
+        policy: the agent's system prompt (our own wording of upstream's policy).
+        now: the fixed clock (``YYYY-MM-DD``), part of the policy and used by the tools.
+        tools: by name, in upstream's order.
+        build_world: ``seed -> state`` (a JSON-safe dict of tables keyed by id).
+        projection: ``state -> dict``: the business fields judging compares (explicit, so a
+            change elsewhere never counts and a change here always does).
+        make_entries: ``(state, seed) -> entries`` in upstream's shape plus our keys (the
+            environment's ``ENTRY_COUNT`` of them; ``count=N`` as a keyword draws N).
+        user_slots: the facts a caller can be asked for: slot -> ``(pattern, answer)``, a
+            regex (matched on the agent's folded, lower-cased question) and the sentence that
+            gives the fact (``"My name is {}."``); the deterministic simulator answers from it.
+        slot_asks: slot -> how the reference policy asks for it ("your full name"); every key
+            is a ``user_slots`` key and the phrase matches that slot's pattern.
+        load_upstream: ``env_dir -> UpstreamData`` for upstream's files, or None when the
+            environment cannot read them.
+    """
+
+    name: str
+    policy: str
+    now: str
+    tools: dict[str, ToolSpec]
+    build_world: Callable[[int], dict[str, Any]]
+    projection: Callable[[dict[str, Any]], dict[str, Any]]
+    make_entries: Callable[[dict[str, Any], int], list[dict[str, Any]]] = field(repr=False)
+    user_slots: dict[str, tuple[str, str]] = field(default_factory=dict, repr=False)
+    slot_asks: dict[str, str] = field(default_factory=dict, repr=False)
+    load_upstream: Callable[[Path], UpstreamData] | None = field(default=None, repr=False)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """Every tool's OpenAI schema, in order."""
+        return [t.schema() for t in self.tools.values()]
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace: equal values give equal text whatever the
+    key order."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def state_hash(env: Environment, state: dict[str, Any]) -> str:
+    """SHA-256 (hex) of the canonical JSON of ``env.projection(state)``; independent of key
+    order, changed by every successful write (tests prove both)."""
+    return hashlib.sha256(canonical_json(env.projection(state)).encode("utf-8")).hexdigest()
+
+
+def apply_call(env: Environment, state: dict[str, Any], name: str, arguments: dict[str, Any]) -> Any:
+    """Run one already-validated call on ``state`` (mutated in place) and return its output.
+
+    Raises:
+        EnvToolError: the tool refused the call.
+        KeyError: no tool ``name`` (callers validate first).
+    """
+    return env.tools[name].fn(state, **arguments)
+
+
+def copy_world(state: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy (every session and every dry run works on its own)."""
+    return copy.deepcopy(state)
+
+
+# -- helpers the environments' tool schemas and entry templates share ---------------------------
+
+
+def string_param(description: str) -> dict[str, Any]:
+    """A JSON-schema string property with ``description`` (upstream's tools take strings)."""
+    return {"type": "string", "description": description}
+
+
+def object_params(required: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A tool's ``parameters`` schema: ``required`` and ``optional`` properties, no others."""
+    return {
+        "type": "object",
+        "properties": {**required, **(optional or {})},
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+def gold_call(name: str, **arguments: Any) -> dict[str, Any]:
+    """One gold action in upstream's entry shape: ``{"name", "arguments"}``."""
+    return {"name": name, "arguments": arguments}
+
+
+ENTRY_CLOSING = (
+    "Give these details only when asked, confirm the assistant's proposals when they match your "
+    "goal, and end the conversation once your goal is met."
+)
+"""The last sentence of every generated entry's ``instructions``."""
+
+
+def make_entry(
+    intro: str,
+    template: str,
+    goal: str,
+    facts: dict[str, str],
+    actions: list[dict[str, Any]],
+    outputs: list[str] | None = None,
+    *,
+    writes: tuple[str, ...],
+    closing: str = ENTRY_CLOSING,
+) -> dict[str, Any]:
+    """A generated entry in upstream's shape (reference A5) plus our keys.
+
+    Args:
+        intro: who the caller is calling ("You are calling the hospital.").
+        template: the template's name (kept as ``template``).
+        goal: what the caller wants, after "You would like to".
+        facts: slot -> value, the caller's agenda (``user.facts``; also written into
+            ``instructions`` one sentence each).
+        actions: the gold calls (``gold_call``), ``case_insensitive_args`` already set.
+        outputs: what the agent must say.
+        writes: the environment's write tools; every one the gold does not use is forbidden.
+        closing: the instructions' last sentence.
+
+    Returns:
+        ``{template, instructions, actions, outputs, forbidden_actions, user}``.
+    """
+    used = {a["name"] for a in actions}
+    lines = [f"{intro} You would like to {goal}"]
+    lines += [f"Your {k.replace('_', ' ')} is {v}." for k, v in facts.items()]
+    lines.append(closing)
+    return {
+        "template": template,
+        "instructions": " ".join(lines),
+        "actions": actions,
+        "outputs": list(outputs or []),
+        "forbidden_actions": [{"name": w} for w in writes if w not in used],
+        "user": {"goal": goal, "facts": facts},
+    }

@@ -1,0 +1,313 @@
+"""Judging one Benchforce session, and the per-environment sub-metrics (reference A7, C1).
+
+An entry's trial **passes** iff all three hold, each reported on its own:
+
+- ``state_match``: the final state projection (from the server) equals the projection after
+  dry-running the entry's gold ``actions`` on a copy of the same world (the step upstream
+  meant but never wired, A10.2); a failure lists the field-level diff.
+- ``no_forbidden``: no successful call matched one of the entry's ``forbidden_actions``
+  (``{"name", "arguments"?}``; given arguments must all match).
+- ``outputs_said``: every expected output appears, case-insensitively, in the agent's replies
+  joined together, each match consumed once (upstream's rule).
+
+An entry with neither a write in its gold nor an expected output (some upstream look-ups)
+leaves the state criterion vacuous, so for it a fourth criterion applies: ``gold_calls``, every
+gold action matched by some call, errored ones included (upstream's stateless rule below).
+
+A trial with no answer (the core's ``no_answer_reason``: turns or context ran out, a cut-off
+reply) fails. Upstream's ``stateless_accuracy`` (every gold action matched by some call, A7.3)
+is computed beside it, reported only.
+
+Per environment (:func:`summarize_env`), fixing A10.1 and A10.5: trials are grouped **per
+entry** (``accuracy_all`` = mean over entries of the entry's mean pass over its trials);
+``finished_rate`` = share of trials the *caller* ended with its goal met (``exit_conversation``,
+reason ``goal_met``), so a turn-limit cut-off, a timeout, and a caller who gave up are all
+unfinished; ``accuracy_finished`` = passes among finished trials; None (undefined, so its ``gap`` route
+is missing from the EGI with the reason) when none finished.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from pytest_egi.agents.loops import no_answer_reason
+from pytest_egi.normalize import fold_text
+from suites.benchforce.envs.base import Environment, EnvToolError, apply_call, copy_world
+
+__all__ = ["SUMMARY_KEYS", "dry_run", "score_trial", "state_diff", "stateless_match", "summarize_env"]
+
+ROUTED_KEYS = ("accuracy_all", "finished_rate", "accuracy_finished")
+DIAGNOSTIC_KEYS = (
+    "entries",
+    "trials",
+    "pass_all_trials",
+    "stateless_accuracy",
+    "state_match_rate",
+    "no_forbidden_rate",
+    "outputs_said_rate",
+    "user_ended_rate",
+    "gave_up_rate",
+    "max_turns_rate",
+    "timeout_rate",
+    "tokens_mean",
+    "tokens_median",
+    "turns_mean",
+    "turns_median",
+    "tool_calls_mean",
+    "tool_calls_median",
+    "invalid_tool_calls_mean",
+)
+SUMMARY_KEYS = ROUTED_KEYS + DIAGNOSTIC_KEYS
+
+
+@functools.lru_cache(maxsize=8)
+def _world(env_name: str, seed: int) -> str:
+    from suites.benchforce.envs import environment
+
+    return json.dumps(environment(env_name).build_world(seed))
+
+
+def dry_run(env: Environment, world: dict[str, Any], actions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The projection after applying the gold ``actions`` in order to a copy of ``world``.
+
+    A read action with a ``*`` wildcard is skipped (it cannot change the state).
+
+    Raises:
+        ValueError: a write action has a ``*`` wildcard, an action names no tool, or the tool
+            refuses it (gold that cannot be right; the message names the action and the reason).
+    """
+    state = copy_world(world)
+    for i, action in enumerate(actions):
+        name, args = action.get("name"), dict(action.get("arguments") or {})
+        if name not in env.tools:
+            raise ValueError(f"action {i} names no {env.name} tool: {name!r}")
+        if "*" in args.values():
+            if env.tools[str(name)].kind == "read":
+                continue
+            raise ValueError(f"action {i} ({name}) has a '*' wildcard argument, so it cannot be dry-run")
+        try:
+            apply_call(env, state, str(name), args)
+        except EnvToolError as exc:
+            raise ValueError(f"action {i} ({name} {args}) is refused by the tool: {exc}") from None
+    return env.projection(state)
+
+
+def expected_state(
+    env: Environment, seed: int, actions: list[dict[str, Any]], data_dir: str | None = None
+) -> dict[str, Any]:
+    """:func:`dry_run` on the seeded world of ``env`` (built once per process), or on the world
+    read from upstream's files under ``data_dir`` (:mod:`suites.benchforce.upstream`)."""
+    if data_dir is not None:
+        from suites.benchforce.upstream import load_world
+
+        return dry_run(env, load_world(env, Path(data_dir)), actions)
+    return dry_run(env, json.loads(_world(env.name, seed)), actions)
+
+
+def state_diff(expected: Any, got: Any, path: str = "") -> list[str]:
+    """Field-level differences, one line each (``appointments.A3061: missing``,
+    ``referrals.R6003.status: expected 'cancelled', got 'pending'``), sorted by path."""
+    if isinstance(expected, dict) and isinstance(got, dict):
+        out: list[str] = []
+        for key in sorted(set(expected) | set(got)):
+            where = f"{path}.{key}" if path else str(key)
+            if key not in got:
+                out.append(f"{where}: missing (expected {json.dumps(expected[key], sort_keys=True)})")
+            elif key not in expected:
+                out.append(f"{where}: unexpected {json.dumps(got[key], sort_keys=True)}")
+            else:
+                out += state_diff(expected[key], got[key], where)
+        return out
+    return [] if expected == got else [f"{path}: expected {expected!r}, got {got!r}"]
+
+
+def _norm(value: Any) -> str:
+    return str(value).strip().lower() if not isinstance(value, (list, dict)) else json.dumps(value).lower()
+
+
+def _args_match(gold: dict[str, Any], call_args: Any, case_insensitive: list[str] | None = None) -> bool:
+    if not isinstance(call_args, dict):
+        return False
+    for key, value in gold.items():
+        if value == "*":
+            continue
+        if key not in call_args:
+            return False
+        if _norm(value) != _norm(call_args[key]):
+            return False
+    return True
+
+
+def stateless_match(actions: list[dict[str, Any]], calls: list[dict[str, Any]]) -> bool:
+    """Upstream's ``stateless_accuracy`` for one session (A7.3): every gold action is matched
+    by some call of the same name whose arguments include each gold argument (``*`` skipped;
+    values compared after strip and lowercase, lists and dicts stringified). Extra calls,
+    order and duplicates are ignored, as upstream does. (Upstream's US-address normalisation
+    is not applied: no generated argument is an address.)"""
+    return all(
+        any(
+            c.get("name") == a.get("name") and _args_match(a.get("arguments") or {}, c.get("arguments"))
+            for c in calls
+        )
+        for a in actions
+    )
+
+
+def _forbidden(patterns: list[dict[str, Any]], calls: list[dict[str, Any]]) -> list[str]:
+    hits = []
+    for call in calls:
+        if call.get("error"):
+            continue
+        for pat in patterns:
+            if call.get("name") == pat.get("name") and _args_match(
+                pat.get("arguments") or {}, call.get("arguments")
+            ):
+                hits.append(f"{call.get('name')}({json.dumps(call.get('arguments'), sort_keys=True)})")
+    return hits
+
+
+def _outputs_said(outputs: list[str], replies: list[str]) -> list[str]:
+    """The expected outputs not said (upstream: substring of all replies joined, consumed)."""
+    said = fold_text("\n".join(replies)).casefold()
+    missing = []
+    for out in outputs:
+        needle = fold_text(out).casefold()
+        at = said.find(needle)
+        if at < 0:
+            missing.append(out)
+        else:
+            said = said[:at] + "\x00" + said[at + len(needle) :]
+    return missing
+
+
+def score_trial(env: Environment, data: dict[str, Any], trajectory: dict[str, Any]) -> dict[str, Any]:
+    """The verdict on one stored trajectory: ``{"success", "values", "expected", "got", "details"}``.
+
+    ``values`` (per trial, all 0/1 except the counts): ``passed``, ``finished``,
+    ``user_ended``, ``gave_up``, ``max_turns``, ``timeout``, ``state_match``,
+    ``no_forbidden``, ``outputs_said``, ``stateless``, and the agent-side ``tokens`` (prompt +
+    completion tokens the model under test reported), ``turns`` (its text replies),
+    ``tool_calls`` and ``invalid_tool_calls``.
+    """
+    info = (trajectory.get("info") or {}).get("benchforce") or {}
+    calls = list(trajectory.get("tool_calls") or [])
+    replies = [
+        str(m.get("content") or "")
+        for m in trajectory.get("messages") or []
+        if m.get("role") == "assistant" and not m.get("tool_calls")
+    ]
+    expected = expected_state(env, int(data["seed"]), data["actions"], data.get("data_dir"))
+    final = info.get("final_state")
+    diff = state_diff(expected, final) if final is not None else ["no final state recorded"]
+    forbidden = _forbidden(list(data.get("forbidden_actions") or []), calls)
+    missing = _outputs_said(list(data.get("outputs") or []), replies)
+    why = no_answer_reason(trajectory)
+    ending, reason = info.get("ending"), info.get("exit_reason")
+    finished = ending == "user_exit" and reason == "goal_met"
+    stateless = stateless_match(data["actions"], calls)
+    vacuous = not data.get("outputs") and not any(
+        env.tools.get(a.get("name")) is not None and env.tools[a["name"]].kind == "write"
+        for a in data["actions"]
+    )
+    calls_ok = stateless or not vacuous
+    passed = not diff and not forbidden and not missing and calls_ok and why is None
+    usage = trajectory.get("usage") or {}
+    values = {
+        "passed": float(passed),
+        "finished": float(finished),
+        "user_ended": float(ending == "user_exit"),
+        "gave_up": float(ending == "user_exit" and reason == "gave_up"),
+        "max_turns": float(ending == "max_turns"),
+        "timeout": float(ending == "timeout"),
+        "state_match": float(not diff),
+        "no_forbidden": float(not forbidden),
+        "outputs_said": float(not missing),
+        "stateless": float(stateless),
+        "tokens": float((usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)),
+        "turns": float(len(replies)),
+        "tool_calls": float(len(calls)),
+        "invalid_tool_calls": float(sum(1 for c in calls if c.get("error"))),
+    }
+    problems = (
+        [f"state differs: {'; '.join(diff[:8])}" + (f" (+{len(diff) - 8} more)" if len(diff) > 8 else "")]
+        if diff
+        else []
+    )
+    problems += [f"forbidden action ran: {', '.join(forbidden)}"] if forbidden else []
+    problems += [f"not said: {missing}"] if missing else []
+    problems += ["a look-up entry's gold calls were not all made"] if not calls_ok else []
+    problems += [f"no answer: {why}"] if why else []
+    got = "; ".join(problems) if problems else "final state, actions and outputs as expected"
+    return {
+        "success": passed,
+        "values": values,
+        "expected": {
+            "actions": [
+                f"{a['name']}({json.dumps(a.get('arguments'), sort_keys=True)})" for a in data["actions"]
+            ],
+            "outputs": list(data.get("outputs") or []),
+        },
+        "got": f"{got} (ending {ending}, exit reason {reason})",
+        "details": {
+            "criteria": {
+                "state_match": not diff,
+                "no_forbidden": not forbidden,
+                "outputs_said": not missing,
+                **({"gold_calls": stateless} if vacuous else {}),
+            },
+            "state_diff": diff,
+            "forbidden_ran": forbidden,
+            "outputs_missing": missing,
+            "stateless_accuracy": bool(values["stateless"]),
+            "ending": ending,
+            "exit_reason": reason,
+            "final_hash": info.get("final_hash"),
+        },
+    }
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def summarize_env(env: str, records: list[dict[str, Any]]) -> dict[str, float | None]:
+    """One environment's sub-metrics from its scored records (module docstring). Rates 0–1;
+    ``tokens``/``turns``/``tool_calls`` are per-trial means and medians of the agent side."""
+    by_entry: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for rec in records:
+        by_entry[str(rec.get("task_id"))].append(rec.get("values") or {})
+    vals = [v for vs in by_entry.values() for v in vs]
+
+    def col(key: str) -> list[float]:
+        return [float(v.get(key) or 0.0) for v in vals]
+
+    finished = [v for v in vals if v.get("finished")]
+    out: dict[str, float | None] = {
+        "accuracy_all": _mean(
+            [_mean([float(v.get("passed") or 0.0) for v in vs]) for vs in by_entry.values()]
+        ),
+        "finished_rate": _mean(col("finished")),
+        # undefined (None) when no trial finished: a 0 here would read 100 on the gap route
+        "accuracy_finished": _mean([float(v.get("passed") or 0.0) for v in finished]) if finished else None,
+        "entries": float(len(by_entry)),
+        "trials": float(len(vals)),
+        "pass_all_trials": _mean([float(all(v.get("passed") for v in vs)) for vs in by_entry.values()]),
+        "stateless_accuracy": _mean(col("stateless")),
+        "state_match_rate": _mean(col("state_match")),
+        "no_forbidden_rate": _mean(col("no_forbidden")),
+        "outputs_said_rate": _mean(col("outputs_said")),
+        "user_ended_rate": _mean(col("user_ended")),
+        "gave_up_rate": _mean(col("gave_up")),
+        "max_turns_rate": _mean(col("max_turns")),
+        "timeout_rate": _mean(col("timeout")),
+        "invalid_tool_calls_mean": _mean(col("invalid_tool_calls")),
+    }
+    for key in ("tokens", "turns", "tool_calls"):
+        out[f"{key}_mean"] = _mean(col(key))
+        out[f"{key}_median"] = float(statistics.median(col(key)))
+    return {f"{env}.{k}": out[k] for k in SUMMARY_KEYS}
