@@ -13,15 +13,12 @@ Prints figures; asserts nothing.
   simulator), median over the quick profile's tasks;
 - scoring: microseconds of ``SUITE.score`` on an oracle trajectory (median, ``--repeat``
   rounds) and of ``SUITE.summarize`` over the quick profile's records.
-
-The suite is a draft: this script sets ``EGI_DRAFT_SUITES=userbench`` for its runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import statistics
 import sys
@@ -30,14 +27,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-os.environ["EGI_DRAFT_SUITES"] = ",".join(
-    sorted({*filter(None, os.environ.get("EGI_DRAFT_SUITES", "").split(",")), "userbench"})
-)
 
 from bench._run import oracle_run  # noqa: E402
 from pytest_egi.models.offline import Noise, PolicyClient  # noqa: E402
 from pytest_egi.suite import SuiteProfile  # noqa: E402
-from suites.userbench import SUITE_DRAFT as SUITE  # noqa: E402
+from suites.userbench import SUITE  # noqa: E402
 from suites.userbench.agent import run_trial  # noqa: E402
 from suites.userbench.data import ENVIRONMENTS, TEST_SIZES, generate_task  # noqa: E402
 

@@ -22,14 +22,10 @@ a 0.8 turn), so guessing pays; upstream's harness ran multi-choice only because 
 ``--egi-opt userbench.data_dir=PATH`` loads upstream's released parquet rows instead of the
 generated tasks (``upstream.py``): they hold no hidden preferences or option database, so those
 items are skipped with the reason and a data warning names the environments.
-
-Draft: the suite object is ``SUITE_DRAFT``; ``SUITE`` exists only with
-``EGI_DRAFT_SUITES=userbench`` (see STATUS.md).
 """
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -49,7 +45,7 @@ from suites.userbench.scorer import (
     task_metrics,
 )
 
-__all__ = ["SUITE_DRAFT", "UserbenchOptions", "UserbenchSuite", "skip_if_not_runnable"]
+__all__ = ["SUITE", "UserbenchOptions", "UserbenchSuite", "skip_if_not_runnable"]
 
 ROUTED_ENVIRONMENTS = ("travel22", "travel33", "travel44")
 """The environments whose ``micro_avg`` routing.yaml routes (the default eval set, reference §2.2)."""
@@ -225,8 +221,4 @@ def skip_if_not_runnable(task: Task) -> None:
         pytest.skip(f"userbench: task {task.id} ({where}) cannot run: {reason}")
 
 
-SUITE_DRAFT = UserbenchSuite()
-"""The suite object, not yet exposed as ``SUITE`` (module docstring)."""
-
-if "userbench" in os.environ.get("EGI_DRAFT_SUITES", "").split(","):
-    SUITE = SUITE_DRAFT
+SUITE = UserbenchSuite()

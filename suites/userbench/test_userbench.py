@@ -1,13 +1,6 @@
-import pytest
 
 import suites.userbench as userbench
 from suites.userbench.agent import run_trial
-
-if getattr(userbench, "SUITE", None) is None:
-    pytest.skip(
-        "userbench is a draft: set EGI_DRAFT_SUITES=userbench to run it (see STATUS.md)",
-        allow_module_level=True,
-    )
 
 
 def test_task(egi_task, egi_model, egi):

@@ -4,7 +4,6 @@ simulator over a local OpenAI-compatible server."""
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 
@@ -24,19 +23,9 @@ PER_ENV = 60  # the quick profile: 60 tasks of each routed environment
 TASK = "travel22-001"
 
 
-@pytest.fixture(autouse=True)
-def draft(monkeypatch: pytest.MonkeyPatch):
-    """The suite is a draft: expose ``SUITE`` (here and in every worker or subprocess)."""
-    monkeypatch.setenv("EGI_DRAFT_SUITES", "userbench")
-    importlib.reload(userbench)
-    yield
-    monkeypatch.delenv("EGI_DRAFT_SUITES")
-    importlib.reload(userbench)
-
-
 def _quick_tasks(env: str) -> list:
     profile = SuiteProfile(seed=42, categories=[env], per_category=PER_ENV)
-    return userbench.SUITE_DRAFT.load_tasks(profile, None)
+    return userbench.SUITE.load_tasks(profile, None)
 
 
 def _records(pytester: pytest.Pytester, reports: str) -> dict[str, dict]:

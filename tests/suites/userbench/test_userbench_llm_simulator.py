@@ -17,7 +17,7 @@ from pytest_egi.models.base import (
 )
 from pytest_egi.models.offline import Noise, PolicyClient
 from pytest_egi.suite import SuiteProfile
-from suites.userbench import SUITE_DRAFT as SUITE
+from suites.userbench import SUITE
 from suites.userbench.agent import run_trial
 from suites.userbench.data import generate_task
 from suites.userbench.env import Messages

@@ -1,20 +1,16 @@
 """UserBench suite: metric formulas on hand-made reward lists, the agent loop's protocol, the
-reference policies (oracle at the per-task maximum, null 0, noisy monotone), options and the
-draft switch."""
+reference policies (oracle at the per-task maximum, null 0, noisy monotone) and options."""
 
 from __future__ import annotations
 
-import importlib
 import json
 
 import pytest
 
-import suites.userbench as userbench
 from pytest_egi.models.base import ModelResponse, Usage, assistant_message, tool_call
 from pytest_egi.models.offline import Noise, NullClient, PolicyClient
 from pytest_egi.suite import SuiteProfile
-from suites.userbench import SUITE_DRAFT as SUITE
-from suites.userbench import UserbenchOptions
+from suites.userbench import SUITE, UserbenchOptions
 from suites.userbench.agent import NOT_EXECUTED, format_action, run_trial
 from suites.userbench.env import Messages
 from suites.userbench.scorer import (
@@ -314,10 +310,3 @@ def test_routed_and_diagnostic_keys():
     assert routed == {"travel22.micro_avg", "travel33.micro_avg", "travel44.micro_avg"}
 
 
-def test_suite_is_a_draft_unless_enabled(monkeypatch):
-    monkeypatch.delenv("EGI_DRAFT_SUITES", raising=False)
-    assert getattr(importlib.reload(userbench), "SUITE", None) is None
-    monkeypatch.setenv("EGI_DRAFT_SUITES", "benchforce,userbench")
-    assert importlib.reload(userbench).SUITE is userbench.SUITE_DRAFT
-    monkeypatch.delenv("EGI_DRAFT_SUITES")
-    importlib.reload(userbench)

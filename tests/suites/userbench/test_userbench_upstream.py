@@ -19,8 +19,7 @@ from pytest_egi.config import validate_suite_options
 from pytest_egi.models.offline import Noise
 from pytest_egi.options import parse_suite_option
 from pytest_egi.suite import SuiteProfile
-from suites.userbench import SUITE_DRAFT as SUITE
-from suites.userbench import UserbenchOptions, skip_if_not_runnable
+from suites.userbench import SUITE, UserbenchOptions, skip_if_not_runnable
 from suites.userbench.data import ENVIRONMENTS
 from suites.userbench.upstream import NOT_RUNNABLE, load_upstream_tasks
 
