@@ -1,0 +1,224 @@
+"""UserBench (Qian et al., 2025, arXiv 2507.22034): multi-turn travel planning with a user who
+hides preferences (TravelGym).
+
+Each task is a trip (two to four aspects among flight, hotel, apartment, restaurant and rental
+car) whose traveller holds hidden preferences per aspect; the agent talks to the user, searches
+a fixed option database and recommends option ids through the single tool
+``interact_with_env(thought, choice, content)`` (``agent.py``; environment rules in ``env.py``).
+The user and the search judge are deterministic rules by default (``simulator.py``); the world
+is generated from the seed (``data.py``, ``catalogue.py``). Categories are upstream's
+environments ``travel22`` ... ``travel2222``; native sub-metrics per environment
+(``scorer.py``): ``<env>.micro_avg`` (routed to M3 for travel22/33/44), ``micro_max``,
+``avg_number_of_1``, ``avg_number_of_08``, ``normalized_score``, the active and passive
+elicitation rates, ``best_rate``, ``tasks``, ``micro_avg_ceiling`` (the most ``micro_avg`` the
+tasks allow; ``oracle_ceiling``) and a true pass^k over trials (``pass_hat_k``, ``pass_hat_k_k``).
+
+Default mode is one-choice (``--egi-opt userbench.one_choice=false`` for multi-choice): it is
+the paper's headline setting and ``TravelGymConfig``'s default, and under upstream's per-turn
+``micro_avg`` a multi-choice agent gains by listing every correct option it can find (each adds
+a 0.8 turn), so guessing pays; upstream's harness ran multi-choice only because its
+``--one_choice`` flag (``type=bool``) could not be switched off (reference §2.9 item 7).
+
+``--egi-opt userbench.data_dir=PATH`` loads upstream's released parquet rows instead of the
+generated tasks (``upstream.py``): they hold no hidden preferences or option database, so those
+items are skipped with the reason and a data warning names the environments.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_egi.models.offline import Noise
+from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options, values_by_category
+from suites.userbench.data import ENVIRONMENTS, TEST_SIZES, env_digits, generate_tasks
+from suites.userbench.policy import UserbenchPolicy
+from suites.userbench.scorer import (
+    normalized_score,
+    pass_hat_k_by_task,
+    reference_micro_avg,
+    sub_metric_names,
+    summarize_env,
+    task_metrics,
+)
+
+__all__ = ["SUITE", "UserbenchOptions", "UserbenchSuite", "skip_if_not_runnable"]
+
+ROUTED_ENVIRONMENTS = ("travel22", "travel33", "travel44")
+"""The environments whose ``micro_avg`` routing.yaml routes (the default eval set, reference §2.2)."""
+
+
+class UserbenchOptions(BaseModel):
+    """``--egi-opt userbench.<key>=<value>``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    one_choice: bool = True
+    """One recommendation per aspect (default, see the module docstring); ``false`` / ``0`` /
+    ``no`` select multi-choice (pydantic's boolean parsing, unlike upstream's flag)."""
+    max_turns: int | None = Field(default=None, ge=1)
+    """Turn limit (= environment ``max_steps``); None uses the profile's ``max_turns`` (20)."""
+    data_dir: Path | None = None
+    """Upstream's ``data/`` folder (``<env>_multiturn[_onechoice]/<split>.parquet``) to load
+    instead of the generated tasks (``upstream.py``: those tasks cannot run, only load)."""
+    data_split: str = Field(default="test", pattern=r"^[A-Za-z0-9_-]+$")
+    """The parquet file's stem under ``data_dir`` (upstream: ``test``, ``train``)."""
+
+
+def _options(options: Any) -> UserbenchOptions:
+    return suite_options(UserbenchOptions, options)
+
+
+@lru_cache(maxsize=32)
+def _generated(env: str, seed: int, count: int) -> tuple[dict[str, Any], ...]:
+    return tuple(generate_tasks(env, seed, count))
+
+
+class UserbenchSuite:
+    """The UserBench suite object (see :class:`pytest_egi.suite.Suite`)."""
+
+    name = "userbench"
+    version = "1"
+    categories = ENVIRONMENTS
+    options_model = UserbenchOptions
+    profile_keys = frozenset({"max_turns", "pass_k", "temperature"})
+    sub_metrics = sub_metric_names(ENVIRONMENTS)
+    diagnostics = frozenset(
+        k for k in sub_metrics if k not in {f"{e}.micro_avg" for e in ROUTED_ENVIRONMENTS}
+    )
+    null_floor: dict[str, float | None] = {}
+    oracle_ceiling: dict[str, str] = {f"{e}.micro_avg": f"{e}.micro_avg_ceiling" for e in ROUTED_ENVIRONMENTS}
+    """Routed sub-metric -> the diagnostic holding the most this run's tasks allow (the
+    reference protocol's ``micro_avg``, ``scorer.reference_rewards``); egi/oracle equals it."""
+    sub_metric_notes = {
+        f"{e}.micro_avg": "mean over tasks of the per-turn average reward (0-1); an agent that asks one "
+        "question per preference and picks every best option scores (1.2A+0.2P)/(2A+P), not 1: "
+        f"{e}.micro_avg_ceiling"
+        for e in ROUTED_ENVIRONMENTS
+    } | {
+        f"{e}.pass_hat_k": "true pass^k (tau-bench) of the item's success over each task's trials, k = "
+        f"{e}.pass_hat_k_k; upstream's --pass_k scored only the last rollout"
+        for e in ROUTED_ENVIRONMENTS
+    }
+
+    def load_tasks(self, profile: SuiteProfile, options: Any) -> list[Task]:
+        """The generated tasks of the profile's environments (``<env>-NNN``): ``per_category``
+        of each (default: upstream's test-split size), then ``limit`` in all. With
+        ``data_dir``, upstream's parquet rows of those environments instead (same cuts; ids as
+        :func:`~suites.userbench.upstream.upstream_task_id`), which carry ``not_runnable``.
+
+        Raises:
+            ValueError: unknown category; with ``data_dir``, a missing or malformed file (the
+                message names the file, row, field and fix).
+        """
+        opts = _options(options)
+        wanted = list(profile.categories or ENVIRONMENTS)
+        unknown = [c for c in wanted if c not in ENVIRONMENTS]
+        if unknown:
+            raise ValueError(f"userbench: unknown categories {unknown}; known: {list(ENVIRONMENTS)}")
+        extra = profile.model_extra or {}
+        common = {"seed": profile.seed, "max_turns": int(extra.get("max_turns") or 20),
+                  "temperature": float(extra.get("temperature", 1.0)),
+                  "pass_k": int(extra.get("pass_k") or 1)}  # fmt: skip
+        out: list[Task] = []
+        for env in ENVIRONMENTS:
+            if env not in wanted:
+                continue
+            if opts.data_dir is not None:
+                from suites.userbench.upstream import load_upstream_tasks
+
+                rows = load_upstream_tasks(opts.data_dir, env, opts.one_choice, opts.data_split)
+                found = rows[: profile.per_category] if profile.per_category else rows
+            else:
+                found = list(_generated(env, profile.seed, profile.per_category or TEST_SIZES[env]))
+            out += [Task(id=t["id"], category=env, data={**t, **common}) for t in found]
+        if profile.limit is not None:
+            out = out[: profile.limit]
+        return out
+
+    def reference_policy(self, task: Task, options: Any, noise: Noise) -> UserbenchPolicy:
+        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``.
+
+        Raises:
+            pytest.skip.Exception: the task cannot run (``not_runnable``: upstream's parquet rows).
+        """
+        skip_if_not_runnable(task)
+        return UserbenchPolicy(task.data, noise)
+
+    def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
+        """Environments whose tasks cannot run (loaded from upstream's parquet rows, which
+        lack the hidden preferences and the option database): their items are skipped."""
+        out: dict[str, str] = {}
+        for env in ENVIRONMENTS:
+            left = [t for t in tasks if t.category == env and t.data.get("not_runnable")]
+            if left:
+                out[env] = (f"{env}: {len(left)} task(s) loaded from {left[0].data['source']['file']} are "
+                            f"skipped: {left[0].data['not_runnable']}; drop userbench.data_dir to run the "
+                            "generated tasks")  # fmt: skip
+        return out
+
+    def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
+        """Score the per-turn rewards the environment gave (``info["userbench"]``).
+
+        Values: :func:`~suites.userbench.scorer.task_metrics` of the rewards, the normalised
+        score, ``active_rate`` / ``passive_rate`` (revealed preferences over the task's) and
+        ``all_best``. Success: every aspect's best option was recommended.
+
+        The rewards stand whatever ended the episode (turns ran out, a reply without a tool
+        call, the context overflowed), as in upstream's harness: UserBench scores each turn,
+        not a final answer, so the core's no-answer rule shows as a failed item and credits
+        nothing (no turn, no reward); an episode with no scored turn is upstream's ``[0]``.
+        """
+        info = (trajectory.get("info") or {}).get("userbench") or {}
+        max_turns = int(getattr(options, "max_turns", None) or task.data.get("max_turns") or 20)
+        rewards = [float(r) for r in info.get("rewards") or []]
+        metrics = task_metrics(rewards)
+        n_prefs = len(task.data["preferences"])
+        remaining = info.get("best_remaining")
+        all_best = remaining == [] if remaining is not None else False
+        values: dict[str, float | None] = {
+            **metrics,
+            "normalized_score": normalized_score(info.get("turns") or [], task.category),
+            "active_rate": float(info.get("active") or 0) / n_prefs,
+            "passive_rate": float(info.get("passive") or 0) / n_prefs,
+            "all_best": 1.0 if all_best else 0.0,
+            "micro_avg_ceiling": reference_micro_avg(task.data, max_turns=max_turns),
+        }
+        expected = [task.data["best_id"][a] for a in task.data["dimensions"]]
+        got = f"answers {info.get('answers') or []}, rewards {rewards}, ended: {info.get('ended', 'unknown')}"
+        return TaskScore(success=all_best, values=values, expected=expected, got=got,
+                         details={"rewards": rewards, "env": task.category,
+                                  "aspects": len(env_digits(task.category)),
+                                  "pass_k": int(task.data.get("pass_k") or 1)})  # fmt: skip
+
+    def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
+        """Per environment that ran: :func:`~suites.userbench.scorer.summarize_env` of its
+        trials, with pass^k over each task's trials (k: the profile's ``pass_k`` when above 1,
+        kept in each record's ``details``, else the trials each task ran)."""
+        out: dict[str, float | None] = {}
+        for env, values in values_by_category(records, ENVIRONMENTS).items():
+            mine = [r for r in records if r.get("category") == env]
+            k = max(int((r.get("details") or {}).get("pass_k") or 1) for r in mine)
+            out.update(summarize_env(env, values, pass_hat_k_by_task(mine, k if k > 1 else None)))
+        return out
+
+
+def skip_if_not_runnable(task: Task) -> None:
+    """Skip the item of a task that cannot run, with its ``not_runnable`` reason and source.
+
+    Raises:
+        pytest.skip.Exception: ``task.data["not_runnable"]`` is set.
+    """
+    reason = task.data.get("not_runnable")
+    if reason:
+        import pytest
+
+        source = task.data.get("source") or {}
+        where = f"{source.get('file')}, row {source.get('row')}"
+        pytest.skip(f"userbench: task {task.id} ({where}) cannot run: {reason}")
+
+
+SUITE = UserbenchSuite()
