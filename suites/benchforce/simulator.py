@@ -27,7 +27,8 @@ import json
 import re
 from typing import Any
 
-from pytest_egi.models.base import ContextWindowExceeded, ModelClient, ProviderError, Usage
+from pytest_egi.agents.simulator import SimulatorError, simulator_generate
+from pytest_egi.models.base import ModelClient, Usage
 from pytest_egi.models.params import scaffold_params
 from pytest_egi.normalize import fold_text
 
@@ -195,10 +196,6 @@ def simulator_prompt(agenda: str) -> str:
     return _PROMPT.format(agenda=agenda.strip())
 
 
-class SimulatorError(ProviderError):
-    """The user simulator's model failed (provider error, or its own context window
-    overflowed): the item is an error, never scored, and nothing of it reaches the agent.
-    ``kind`` is the underlying provider failure's kind (``context_window`` for an overflow)."""
 
 
 class LLMUser:
@@ -255,16 +252,7 @@ class LLMUser:
         self.exit_reason: str | None = None
 
     def _generate(self, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
-        try:
-            response = self.client.generate(list(self.messages), tools, **self.params)
-        except ContextWindowExceeded as exc:
-            raise SimulatorError(
-                f"the user simulator {self.name} failed: its context window overflowed ({exc})",
-                kind="context_window",
-            ) from exc
-        except ProviderError as exc:
-            raise SimulatorError(f"the user simulator {self.name} failed: {exc}", kind=exc.kind) from exc
-        self.usage.add(response.usage)
+        response = simulator_generate(self.client, self.name, self.messages, tools, self.params, self.usage)
         return dict(response.message)
 
     def opening(self) -> str:

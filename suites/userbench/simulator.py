@@ -19,7 +19,8 @@ import json
 import re
 from typing import Any, Literal, NamedTuple, Protocol
 
-from pytest_egi.models.base import ContextWindowExceeded, ModelClient, ProviderError, Usage
+from pytest_egi.agents.simulator import SimulatorError, simulator_generate
+from pytest_egi.models.base import ModelClient, Usage
 from pytest_egi.models.params import scaffold_params
 from pytest_egi.normalize import fold_text
 from suites.userbench.catalogue import ASPECT_WORDS, ASPECTS, CITIES, KINDS, kind_of
@@ -349,11 +350,6 @@ class VerdictError(ValueError):
     """A simulator reply that is not the JSON object asked for (the message says why)."""
 
 
-class SimulatorError(ProviderError):
-    """The user simulator or search judge failed: its model failed (provider error, or its
-    context window overflowed), or it gave no usable verdict after one re-ask. The item is an
-    error, never scored, and nothing of it reaches the agent. ``kind`` is the provider
-    failure's kind, ``context_window`` for an overflow, or ``bad_verdict``."""
 
 
 def parse_json_object(text: str | None) -> dict[str, Any]:
@@ -451,16 +447,7 @@ class LLMUser:
 
     # -- the model call ------------------------------------------------------------------
     def _generate(self, messages: list[dict[str, Any]]) -> str:
-        try:
-            response = self.client.generate(list(messages), None, **self.params)
-        except ContextWindowExceeded as exc:
-            raise SimulatorError(
-                f"the user simulator {self.name} failed: its context window overflowed ({exc})",
-                kind="context_window",
-            ) from exc
-        except ProviderError as exc:
-            raise SimulatorError(f"the user simulator {self.name} failed: {exc}", kind=exc.kind) from exc
-        self.usage.add(response.usage)
+        response = simulator_generate(self.client, self.name, messages, None, self.params, self.usage)
         return str((response.message or {}).get("content") or "")
 
     def _ask(self, purpose: str, system: str, user: str, check: Any) -> Any:
