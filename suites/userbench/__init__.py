@@ -96,7 +96,8 @@ class UserbenchSuite:
     sub_metric_notes = {
         f"{e}.micro_avg": "mean over tasks of the per-turn average reward (0-1); an agent that asks one "
         "question per preference and picks every best option scores (1.2A+0.2P)/(2A+P), not 1: "
-        f"{e}.micro_avg_ceiling"
+        f"{e}.micro_avg_ceiling (one-choice mode; undefined in multi-choice, where listing every "
+        "correct option raises the average)"
         for e in ROUTED_ENVIRONMENTS
     } | {
         f"{e}.pass_hat_k": "true pass^k (tau-bench) of the item's success over each task's trials, k = "
@@ -185,7 +186,13 @@ class UserbenchSuite:
             "active_rate": float(info.get("active") or 0) / n_prefs,
             "passive_rate": float(info.get("passive") or 0) / n_prefs,
             "all_best": 1.0 if all_best else 0.0,
-            "micro_avg_ceiling": reference_micro_avg(task.data, max_turns=max_turns),
+            # the reference protocol's maximum holds in one-choice mode only: in multi-choice an
+            # agent raises its per-turn average by listing every correct option (0.8 each)
+            "micro_avg_ceiling": (
+                reference_micro_avg(task.data, max_turns=max_turns)
+                if getattr(options, "one_choice", True)
+                else None
+            ),
         }
         expected = [task.data["best_id"][a] for a in task.data["dimensions"]]
         got = f"answers {info.get('answers') or []}, rewards {rewards}, ended: {info.get('ended', 'unknown')}"

@@ -53,9 +53,9 @@ __all__ = [
     "task_metrics",
 ]
 
-ENV_KEYS = ("micro_avg", "micro_max", "avg_number_of_1", "avg_number_of_08", "normalized_score",
-            "active_elicitation_rate", "passive_elicitation_rate", "best_rate", "tasks",
-            "micro_avg_ceiling", "pass_hat_k", "pass_hat_k_k")  # fmt: skip
+ENV_KEYS = ("micro_avg", "micro_avg_ceiling", "micro_max", "avg_number_of_1", "avg_number_of_08",
+            "normalized_score", "active_elicitation_rate", "passive_elicitation_rate", "best_rate",
+            "tasks", "pass_hat_k", "pass_hat_k_k")  # fmt: skip
 """The per-environment sub-metrics, ``<env>.<key>``."""
 
 
@@ -178,8 +178,11 @@ def summarize_env(
     def mean(key: str) -> float | None:
         return sum(float(v.get(key) or 0.0) for v in values) / n if n else None
 
+    ceilings = [v.get("micro_avg_ceiling") for v in values]
     return {
         f"{env}.micro_avg": mean("micro_avg"),
+        # undefined when any trial has none (multi-choice mode), never a mean over a part
+        f"{env}.micro_avg_ceiling": mean("micro_avg_ceiling") if None not in ceilings else None,
         f"{env}.micro_max": mean("micro_max"),
         f"{env}.avg_number_of_1": mean("number_of_1"),
         f"{env}.avg_number_of_08": mean("number_of_08"),
@@ -188,7 +191,6 @@ def summarize_env(
         f"{env}.passive_elicitation_rate": mean("passive_rate"),
         f"{env}.best_rate": mean("all_best"),
         f"{env}.tasks": float(n),
-        f"{env}.micro_avg_ceiling": mean("micro_avg_ceiling"),
         f"{env}.pass_hat_k": hat,
         f"{env}.pass_hat_k_k": float(k) if k is not None else None,
     }

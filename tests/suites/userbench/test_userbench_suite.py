@@ -125,6 +125,11 @@ def test_micro_avg_ceiling_is_micro_avgs_own_mean():
     assert out["travel22.micro_avg_ceiling"] == (0.4 + 0.36) / 2
     assert out["travel22.micro_avg"] == (0.4 + 0.1) / 2
     assert SUITE.oracle_ceiling == {f"{e}.micro_avg": f"{e}.micro_avg_ceiling" for e in ENVS[:3]}
+    # multi-choice: no ceiling (an honest agent listing every correct option scores above the
+    # one-choice maximum, 0.58 on travel22's quick tasks), so none is claimed
+    assert SUITE.summarize([*recs, _rec("c", 1, True, ceiling=None, micro_avg=0.58)])[
+        "travel22.micro_avg_ceiling"
+    ] is None
     assert set(SUITE.oracle_ceiling.values()) <= SUITE.diagnostics
 
 
@@ -188,7 +193,9 @@ def test_oracle_in_multi_choice_mode_and_options_parse_booleans():
     ]
     task = _tasks(1, ["travel33"])[0]
     _, score = _run(task, 0.0, UserbenchOptions(one_choice="no"))
-    assert score.success and score.values["micro_avg"] == score.values["micro_avg_ceiling"]
+    # the oracle plays the same protocol; the one-choice maximum is no ceiling in this mode
+    assert score.success and score.values["micro_avg"] == pytest.approx(0.36)
+    assert score.values["micro_avg_ceiling"] is None
 
 
 def test_null_scores_zero():
