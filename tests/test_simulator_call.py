@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_egi.agents.simulator import SimulatorError, simulator_generate
+from pytest_egi.agents.simulator import SimulatorError, simulator_generate, simulator_name
 from pytest_egi.models.base import ContextWindowExceeded, ModelResponse, ProviderError, Usage
 
 
@@ -46,3 +46,9 @@ def test_a_failure_is_a_simulator_error_with_its_kind(error, message, kind):
         simulator_generate(_Client(error), "sim/m", [], None, {}, usage)
     assert str(info.value) == message and info.value.kind == kind
     assert isinstance(info.value, ProviderError) and usage.calls == 0
+
+
+def test_the_simulators_name_is_its_model_name_else_its_class():
+    named = _Client(None)
+    named.name = "openai/sim"
+    assert simulator_name(named) == "openai/sim" and simulator_name(_Client(None)) == "_Client"

@@ -12,7 +12,7 @@ from typing import Any
 
 from pytest_egi.models.base import ContextWindowExceeded, ModelClient, ModelResponse, ProviderError, Usage
 
-__all__ = ["SimulatorError", "simulator_generate"]
+__all__ = ["SimulatorError", "simulator_generate", "simulator_name"]
 
 
 class SimulatorError(ProviderError):
@@ -20,6 +20,11 @@ class SimulatorError(ProviderError):
     or its own context window overflowed), or it gave no usable reply. The item is an error,
     never scored, and nothing of it reaches the agent. ``kind`` is the provider failure's kind,
     ``context_window`` for an overflow, or a suite's own (UserBench's ``bad_verdict``)."""
+
+
+def simulator_name(client: ModelClient) -> str:
+    """The simulator's name in records and messages: the client's model name, else its class."""
+    return str(getattr(client, "name", None) or type(client).__name__)
 
 
 def simulator_generate(

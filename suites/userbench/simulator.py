@@ -19,7 +19,7 @@ import json
 import re
 from typing import Any, Literal, NamedTuple, Protocol
 
-from pytest_egi.agents.simulator import SimulatorError, simulator_generate
+from pytest_egi.agents.simulator import SimulatorError, simulator_generate, simulator_name
 from pytest_egi.models.base import ModelClient, Usage
 from pytest_egi.models.params import scaffold_params
 from pytest_egi.normalize import fold_text
@@ -436,7 +436,7 @@ class LLMUser:
 
     def __init__(self, client: ModelClient, params: dict[str, Any] | None = None) -> None:
         self.client = client
-        self.name = str(getattr(client, "name", None) or type(client).__name__)
+        self.name = simulator_name(client)
         self.params = (
             dict(params)
             if params is not None
