@@ -219,6 +219,10 @@ def rescore_records(
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    if args.merge:
+        if args.run or args.rescore:
+            raise CliError("--merge takes the shards' folders itself; drop the RUN argument and --rescore")
+        return _cmd_merge(args)
     run = Path(args.run) if args.run else _latest_run(Path(args.reports))
     egi = _load_egi(run)
     settings = _settings_from_egi(run, egi)
@@ -274,6 +278,202 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(line)
     print(f"egi report: {written['run_dir']} (rescored from {run}, no model called)")
     return status
+
+
+def _shard_dirs(paths: list[Path]) -> list[Path]:
+    """The shard folders named on the command line: shard folders themselves, or folders
+    holding ``shard-K-of-N`` folders.
+
+    Raises:
+        CliError: a path is neither (names it and says what to pass).
+    """
+    from pytest_egi.runlog import MANIFEST_FILE
+
+    found: list[Path] = []
+    for path in paths:
+        if (path / MANIFEST_FILE).is_file():
+            found.append(path)
+            continue
+        inside = sorted(p for p in path.glob("shard-*-of-*") if (p / MANIFEST_FILE).is_file())
+        if not inside:
+            raise CliError(f"--merge {path}: neither a shard's folder (no {MANIFEST_FILE}) nor a "
+                           "folder holding shard-K-of-N folders; pass reports/<run_id> or its shards")
+        found.extend(inside)
+    return found
+
+
+def merge_shards(
+    paths: list[Path], out: Path | None = None
+) -> tuple[Path, list[tuple[Path, dict[str, Any]]], list[Path], list[dict[str, Any]]]:
+    """Check that shard runs are the complete, like-for-like parts of one run, and gather them.
+
+    Args:
+        paths: shard folders (``reports/<ID>/shard-K-of-N``) or folders holding them.
+        out: the merged run's folder; default: the shards' common parent folder.
+
+    Returns:
+        (the merged run's folder; every shard's records sorted by (suite, task, trial), each
+        with the shard folder it came from; the shard folders and their egi.json, in shard
+        order).
+
+    Raises:
+        CliError: a shard is missing, did not finish, lacks a record for an item of its plan,
+            shares an item with another, or differs from the others in model, mode, seed,
+            trials, routing, judge, simulator, suite options, selection or suite version
+            (every message names the shard and the fix).
+    """
+    from pytest_egi.runlog import (
+        RunLogError,
+        manifest_differences,
+        read_manifest,
+        run_records,
+        shard_dir_name,
+    )
+
+    dirs = _shard_dirs(paths)
+    shards: dict[int, tuple[Path, dict[str, Any]]] = {}
+    first: tuple[Path, dict[str, Any]] | None = None
+    for d in dirs:
+        try:
+            m = read_manifest(d, "--merge")
+        except RunLogError as exc:
+            raise CliError(str(exc)) from None
+        if not m.get("shard"):
+            raise CliError(f"--merge {d}: not a shard (run without --egi-shard); nothing to merge")
+        k, n = m["shard"]
+        if first is None:
+            first = (d, m)
+        f_dir, f_m = first
+        if n != f_m["shard"][1] or m.get("run_id") != f_m.get("run_id"):
+            raise CliError(f"--merge: {d} is shard {k}/{n} of run {m.get('run_id')}, but {f_dir} is "
+                           f"shard {f_m['shard'][0]}/{f_m['shard'][1]} of run {f_m.get('run_id')}; "
+                           "merge the shards of one run")
+        diff = manifest_differences(f_m, m)
+        if diff:
+            named = (x.replace("in the run", f"in {f_dir.name}").replace("here", f"in {d.name}")
+                     for x in diff)
+            raise CliError(f"--merge: {d} and {f_dir} were not run alike: " + "; ".join(named)
+                           + "; rerun the odd shard with the others' options")
+        if k in shards:
+            raise CliError(f"--merge: shard {k}/{n} given twice ({shards[k][0]} and {d})")
+        shards[k] = (d, m)
+    assert first is not None
+    n = first[1]["shard"][1]
+    run_id = first[1].get("run_id")
+    missing = [k for k in range(1, n + 1) if k not in shards]
+    if missing:
+        raise CliError("--merge: " + ", ".join(f"shard {k}/{n}" for k in missing) + f" of run {run_id} "
+                       f"missing (expected folder {shard_dir_name(missing[0], n)}); run it with "
+                       f"--egi-run-id {run_id} --egi-shard {missing[0]}/{n}, or pass its folder")
+    records: dict[tuple[str, str, int], dict[str, Any]] = {}
+    owner: dict[tuple[str, str, int], int] = {}
+    versions: dict[str, tuple[Any, int]] = {}
+    egis: list[dict[str, Any]] = []
+    folders: list[Path] = []
+    for k in range(1, n + 1):
+        d, m = shards[k]
+        if m.get("status") != "complete":
+            raise CliError(f"--merge: shard {k}/{n} ({d}) did not finish (status {m.get('status')}); "
+                           f"continue it with pytest ... --egi-resume {d}")
+        try:
+            recs = run_records(d)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+        ran = {r["nodeid"] for r in recs}
+        lacking = [node for node in m.get("plan") or [] if node not in ran]
+        if lacking:
+            raise CliError(f"--merge: shard {k}/{n} ({d}) has no record for {len(lacking)} item(s) of its "
+                           f"plan, e.g. {lacking[0]}; continue it with pytest ... --egi-resume {d}")
+        for r in recs:
+            key = (r["suite"], r["task_id"], int(r["trial"]))
+            if key in owner:
+                raise CliError(f"--merge: {r['nodeid']} is in shard {owner[key]}/{n} and in shard {k}/{n}; "
+                               "shards of one run never share an item: were they run with the same "
+                               "selection?")
+            seen = versions.setdefault(r["suite"], (r.get("suite_version"), k))
+            if seen[0] != r.get("suite_version"):
+                raise CliError(f"--merge: suite {r['suite']} is version {seen[0]} in shard {seen[1]}/{n} and "
+                               f"{r.get('suite_version')} in shard {k}/{n}; run every shard with the "
+                               "same code")
+            owner[key] = k
+            records[key] = r
+        egis.append(_load_egi(d))
+        folders.append(d)
+    if out is None:
+        parents = {d.resolve().parent for d, _ in shards.values()}
+        if len(parents) != 1:
+            raise CliError("--merge: the shards are in different folders; say where the merged run "
+                           "goes with --out DIR")
+        out = parents.pop()
+    return out, [(shards[owner[k]][0], records[k]) for k in sorted(records)], folders, egis
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    """Hard-link ``src`` to ``dst`` (same file system), else copy it; replaces ``dst``."""
+    import shutil
+
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.unlink(missing_ok=True)
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def _cmd_merge(args: argparse.Namespace) -> int:
+    from pytest_egi.checks import merge_data_warnings
+    from pytest_egi.runlog import MANIFEST_FILE, now_text, write_manifest
+
+    out, sourced, shard_dirs, egis = merge_shards(
+        [Path(p) for p in args.merge], Path(args.out) if args.out else None
+    )
+    records = [rec for _, rec in sourced]
+    for folder, rec in sourced:  # each trajectory file at the same relative path
+        raw = rec.get("raw_path")
+        if raw and (folder / raw).is_file():
+            _link_or_copy(folder / raw, out / raw)
+    egi = egis[0]
+    settings = _settings_from_egi(out, egi)
+    warnings: list[dict[str, str]] = []
+    for e in egis:
+        merge_data_warnings(warnings, list(e.get("data_warnings") or []))
+    sessions = [e.get("session") or {} for e in egis]
+    collected = [s_.get("items_collected") for s_ in sessions]
+    settings = replace(settings, report_dir=out.parent, run_id=out.name, data_warnings=warnings,
+                       rootdir=Path(egi["config"].get("rootdir") or os.getcwd()))
+    _importable_suites(egi, records)
+    agg = aggregate(
+        records, settings.routing, weights=settings.weights, floors=settings.floors,  # type: ignore[arg-type]
+        bootstrap_resamples=settings.bootstrap,
+        seed=settings.seed if settings.seed is not None else settings.routing.modes[settings.mode].seed,  # type: ignore[union-attr,index]
+    )
+    from pytest_egi.verdict import judge_run
+
+    verdict = judge_run(
+        error_rate=agg.error_rate, max_error_rate=settings.max_error_rate, items_ran=len(records),
+        items_collected=sum(collected) if None not in collected else None, stop_reason=None,
+        selection=settings.selection, deselected=sessions[0].get("items_deselected"),
+    )
+    reasons = rescore_reasons(settings, agg, verdict)
+    session = {"exit_status": 1 if reasons else 0, "reasons": reasons,
+               "crashes": [c for s_ in sessions for c in s_.get("crashes") or []],
+               "items_collected": verdict.items_collected, "items_ran": verdict.items_ran,
+               "items_deselected": sessions[0].get("items_deselected"), "stop_reason": None,
+               "interrupted": False, "shard": None,
+               "merged_from": [str(d) for d in shard_dirs]}
+    written = write_run(settings, records, agg, session_info=session, verdict=verdict)
+    manifest = {k: v for k, v in (_read_json(shard_dirs[0] / MANIFEST_FILE)).items() if k != "schema"}
+    manifest.update(run_id=out.name, shard=None, status="complete", updated=now_text(),
+                    plan=sorted(r["nodeid"] for r in records), merged_from=[str(d) for d in shard_dirs])
+    write_manifest(out, manifest)
+    for line in summary_lines(settings, agg, records, verdict) + session_lines(session):
+        print(line)
+    print(f"egi report: {written['run_dir']} (merged from {len(shard_dirs)} shards, no model called)")
+    return int(session["exit_status"])
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _comparability_notes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
@@ -421,6 +621,13 @@ def _parser() -> argparse.ArgumentParser:
         "--rescore", action="store_true", help="re-run the scorers on stored trajectories and re-aggregate"
     )
     report.add_argument("--routing", metavar="PATH", help="routing file for --rescore")
+    report.add_argument(
+        "--merge", nargs="+", metavar="DIR",
+        help="merge the shards of one run (--egi-shard K/N): shard folders, or the run's folder "
+             "holding them; checks they are complete and alike, then writes one run",
+    )
+    report.add_argument("--out", metavar="DIR",
+                        help="with --merge: the merged run's folder (default: the shards' parent)")
     report.add_argument("--egi-weights", metavar="M1=W,...")
     report.add_argument("--egi-floor", metavar="M5=F,...")
     report.set_defaults(func=_cmd_report)

@@ -60,6 +60,24 @@ def _parse_model(text: str) -> str:
     return text
 
 
+def _parse_run_id(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", text or ""):
+        raise pytest.UsageError(
+            f"--egi-run-id: {text!r} is not a usable folder name; use letters, digits, '.', '_' "
+            "and '-' (e.g. nightly-2026-11-30 or $GITHUB_RUN_ID)"
+        )
+    return text
+
+
+def _parse_shard(text: str) -> tuple[int, int]:
+    from pytest_egi.runlog import parse_shard
+
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--egi-shard: {exc}") from None
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Register the ``egi`` option group and its ini mirrors."""
     group = parser.getgroup("egi", "enterprise agent benchmarks (EGI score)")
@@ -158,6 +176,32 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=1000,
         type=functools.partial(_parse_int, "--egi-bootstrap", 0),
         help="Bootstrap resamples for confidence intervals (0 disables)",
+    )
+    group.addoption(
+        "--egi-run-id",
+        dest="egi_run_id",
+        metavar="ID",
+        default=None,
+        type=_parse_run_id,
+        help="Name the run folder reports/ID (default: time, model, mode and a random suffix); "
+        "with --egi-shard, each shard writes reports/ID/shard-K-of-N",
+    )
+    group.addoption(
+        "--egi-shard",
+        dest="egi_shard",
+        metavar="K/N",
+        default=None,
+        type=_parse_shard,
+        help="Run shard K of N: a deterministic 1/N of the selected items, balanced by suite "
+        "and category; merge the shards with egi-bench report --merge",
+    )
+    group.addoption(
+        "--egi-resume",
+        dest="egi_resume",
+        metavar="RUN_DIR",
+        default=None,
+        help="Continue a stopped run in its own folder: run only the items without a complete "
+        "record (same model, mode, seed, routing, options and suite versions)",
     )
     parser.addini("egi_model", "Default model under test", default=None)
     parser.addini("egi_mode", "Default profile: quick or deep", default="quick")
@@ -261,7 +305,10 @@ def _settings(config: pytest.Config) -> RunSettings:
     from pytest_egi.records import make_run_id
 
     workerinput = getattr(config, "workerinput", None)
-    run_id = workerinput["egi_run_id"] if workerinput else make_run_id(model or "none", mode)
+    if workerinput:
+        run_id = workerinput["egi_run_id"]
+    else:
+        run_id = opt.egi_run_id or make_run_id(model or "none", mode)
     settings = RunSettings(
         model=model,
         mode=mode,
@@ -283,7 +330,11 @@ def _settings(config: pytest.Config) -> RunSettings:
         simulator_model=getattr(opt, "egi_simulator_model", None),
         rootdir=rootdir,
         selection=_selection(config),
+        shard=tuple(workerinput["egi_shard"]) if workerinput and workerinput.get("egi_shard")
+        else opt.egi_shard,
     )
+    if workerinput and workerinput.get("egi_resumed"):
+        settings.resumed = {(s, t, int(k)): v for s, t, k, v in workerinput["egi_resumed"]}
     if model:
         _load_routing(config, settings)
     else:  # a run without a model needs no provider settings (nor pydantic)
@@ -374,6 +425,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_egi.session import EgiSession
 
         _check_report_dir(config, settings)
+        resumed_records = _resolve_run_dir(config, settings)
         if settings.api_base and parse_offline_model(settings.model) is None:
             _check_reachable("--egi-api-base", settings.api_base)
         provider = settings.provider  # a judge / simulator server is checked the same way
@@ -382,10 +434,17 @@ def pytest_configure(config: pytest.Config) -> None:
             if getattr(provider, f"{role}_model", None) and getattr(provider, f"{role}_api_base", None):
                 _check_reachable(flag, getattr(provider, f"{role}_api_base"))
 
-        session = EgiSession(settings, config)
+        session = EgiSession(settings, config, resumed_records)
         config.stash[SESSION_KEY] = session
         config.pluginmanager.register(session, "egi-session")
         _start_gateway(config, settings)
+    if settings.model:
+        from pytest_egi.interrupt import TwoStepInterrupt
+
+        session_plugin = config.stash.get(SESSION_KEY, None)
+        interrupt = TwoStepInterrupt(INTERRUPT_REASON, getattr(session_plugin, "interrupt", None))
+        interrupt.install()
+        config.stash[_INTERRUPT_KEY] = interrupt
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(config), "egi-xdist")
     if getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
@@ -398,6 +457,81 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_SHARED_PREVIOUS_KEY] = configure_shared(shared)
 
 
+def _resolve_run_dir(config: pytest.Config, settings: RunSettings) -> list[dict[str, Any]]:
+    """Settle where this session writes, and on ``--egi-resume`` what it continues.
+
+    Without ``--egi-resume``, the run folder must not already hold a run (only possible with
+    ``--egi-run-id``). With it, the folder's manifest must match this session
+    (:func:`pytest_egi.runlog.manifest_differences`); the session then writes into that
+    folder, keeps its shard, and skips the items with a complete record.
+
+    Returns:
+        The run's complete records (passed/failed, trajectory on disk) when resuming, else [].
+
+    Raises:
+        pytest.UsageError: the folder already holds a run, is not a run, or was made with
+            other options (every difference is named).
+    """
+    from pytest_egi.runlog import (
+        MANIFEST_FILE,
+        RunLogError,
+        complete_records,
+        manifest_differences,
+        manifest_for,
+        read_manifest,
+        run_records,
+        shard_dir_name,
+    )
+
+    opt = config.option
+    if not opt.egi_resume:
+        if (settings.run_dir / MANIFEST_FILE).exists():
+            raise pytest.UsageError(
+                f"--egi-run-id {settings.run_id}: {settings.run_dir} already holds a run; "
+                f"continue it with --egi-resume {settings.run_dir}, or pick another --egi-run-id"
+            )
+        return []
+    run_dir = Path(opt.egi_resume)
+    if not run_dir.is_absolute():
+        run_dir = Path(config.invocation_params.dir) / run_dir
+    try:
+        old = read_manifest(run_dir)
+        shard = tuple(old["shard"]) if old.get("shard") else None
+        if opt.egi_shard and tuple(opt.egi_shard) != shard:
+            raise RunLogError(
+                f"--egi-resume {opt.egi_resume}: the run is "
+                + (f"shard {shard[0]}/{shard[1]}" if shard else "not a shard")
+                + f", not --egi-shard {opt.egi_shard[0]}/{opt.egi_shard[1]}; drop --egi-shard "
+                "(a resumed run keeps its own)"
+            )
+        if shard and run_dir.name != shard_dir_name(*shard):
+            raise RunLogError(f"--egi-resume {opt.egi_resume}: a shard's folder must be named "
+                              f"{shard_dir_name(*shard)} (inside its run's folder)")
+        run_id = run_dir.resolve().parent.name if shard else run_dir.resolve().name
+        if opt.egi_run_id and opt.egi_run_id != run_id:
+            raise RunLogError(f"--egi-resume {opt.egi_resume}: the run's id is {run_id}, not "
+                              f"--egi-run-id {opt.egi_run_id}; drop --egi-run-id")
+        differences = manifest_differences(old, manifest_for(settings))
+        if differences:
+            raise RunLogError(
+                f"--egi-resume {opt.egi_resume}: this session differs from the run: "
+                + "; ".join(differences)
+                + ". Resume with the run's options, or start a new run without --egi-resume"
+            )
+        records = complete_records(run_dir, run_records(run_dir))
+    except (RunLogError, ValueError) as exc:
+        raise pytest.UsageError(str(exc)) from None
+    settings.shard = shard  # type: ignore[assignment]
+    settings.run_id = run_id
+    settings.report_dir = run_dir.resolve().parent.parent if shard else run_dir.resolve().parent
+    settings.resume_from = run_dir
+    settings.resumed = {(r["suite"], r["task_id"], int(r["trial"])): r.get("suite_version") for r in records}
+    return records
+
+
+INTERRUPT_REASON = "interrupted by Ctrl-C"
+"""The stop reason of a session stopped by a first Ctrl-C (``pytest_egi.interrupt``)."""
+_INTERRUPT_KEY = pytest.StashKey[Any]()
 _SHARED_PREVIOUS_KEY = pytest.StashKey[Any]()
 
 
@@ -448,6 +582,10 @@ def _check_reachable(flag: str, url: str, timeout_s: float = 3.0) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Unregister the collector; stop what this process started (shared dir, gateway, MCP servers)."""
+    interrupt = config.stash.get(_INTERRUPT_KEY, None)
+    if interrupt is not None:
+        del config.stash[_INTERRUPT_KEY]
+        interrupt.uninstall()
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:
         del config.stash[SESSION_KEY]
@@ -495,6 +633,8 @@ class _XdistHooks:
     def pytest_configure_node(self, node: Any) -> None:
         settings = node.config.stash[SETTINGS_KEY]
         node.workerinput["egi_run_id"] = settings.run_id
+        node.workerinput["egi_shard"] = list(settings.shard) if settings.shard else None
+        node.workerinput["egi_resumed"] = [[*key, version] for key, version in settings.resumed.items()]
         if settings.shared_dir is None:  # once per session, for all workers
             settings.shared_dir = Path(tempfile.mkdtemp(prefix="egi-shared-"))
         node.workerinput["egi_shared_dir"] = str(settings.shared_dir)
@@ -535,16 +675,37 @@ class _JunitXmlJson:
 _WORKSTEAL_KEY = pytest.StashKey[bool]()
 
 
+def _stop_reason_now(config: pytest.Config) -> str | None:
+    """Why this process must start no further item: a first Ctrl-C it received, or (on an
+    xdist worker) a stop the controller requested (``pytest_egi.shared.request_stop``)."""
+    from pytest_egi.interrupt import interrupt_reason
+
+    reason = interrupt_reason()
+    if reason is None and hasattr(config, "workerinput"):
+        reason = stop_requested()
+    return reason
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
-    """On an xdist worker, stop after this item when the controller decided to stop early
-    (``pytest_egi.shared.request_stop``); xdist would otherwise run every queued item."""
+    """Stop after this item when a stop was asked for while it ran (a first Ctrl-C, or on an
+    xdist worker the controller's early stop); xdist would otherwise run every queued item."""
     result = yield
-    if hasattr(item.config, "workerinput"):
-        reason = stop_requested()
-        if reason:
-            item.session.shouldstop = reason
+    reason = _stop_reason_now(item.config)
+    if reason:
+        item.session.shouldstop = reason
     return result
+
+
+@pytest.hookimpl(tryfirst=True, specname="pytest_runtest_protocol")
+def _start_no_item_after_a_stop(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+    """An item not yet started when a stop was asked for is not run at all (no report, no
+    record: a resumed run runs it)."""
+    reason = _stop_reason_now(item.config)
+    if reason:
+        item.session.shouldstop = reason
+        return True
+    return None
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -655,6 +816,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     ids = [t.id for t in tasks]
     if len(set(ids)) != len(ids):
         return _refuse(metafunc, pytest.UsageError(f"suite {suite.name}: duplicate task ids in load_tasks()"))
+    resumed_version = next((v for (name, _, _), v in settings.resumed.items() if name == suite.name), None)
+    if resumed_version is not None and resumed_version != getattr(suite, "version", None):
+        return _refuse(metafunc, pytest.UsageError(
+            f"--egi-resume: suite {suite.name} is version {suite.version} here, but the run's "
+            f"records were made by version {resumed_version}; resume with the code the run was "
+            "made with, or start a new run without --egi-resume"
+        ))
     _check_data(config, settings, suite, tasks, options, profile)
     for name in {suite.name, *(t.category for t in tasks)}:
         config.addinivalue_line("markers", f"{_marker_name(name)}: egi suite or category")
@@ -669,6 +837,41 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             ]
             params.append(pytest.param(case, id=case.id, marks=marks))
     metafunc.parametrize("egi_case", params, indirect=True)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """After every other selection (``-k``, ``-m``, ``--lf``, ...): keep this shard's part of
+    the selected items (``--egi-shard K/N``, :func:`pytest_egi.runlog.shard_indices`), then
+    drop the items the resumed run already has a complete record of (``--egi-resume``).
+
+    Neither counts as deselection (the run is not a subset of its profile); the same items
+    are kept in every process that collects, so xdist's workers agree."""
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if settings is None or not settings.model or (not settings.shard and not settings.resumed):
+        return
+    if settings.shard:
+        from pytest_egi.runlog import shard_indices
+
+        keys = []
+        for item in items:
+            case = _case_of(item)
+            keys.append((0, case.suite.name, case.task.category, case.task.id, case.trial)
+                        if case is not None else (1, "", "", item.nodeid, 0))
+        kept = shard_indices(keys, *settings.shard)
+        items[:] = [items[i] for i in kept]
+    if settings.resumed:
+        remaining = []
+        for item in items:
+            case = _case_of(item)
+            if case is None or (case.suite.name, case.task.id, case.trial) not in settings.resumed:
+                remaining.append(item)
+        config.stash[RESUMED_SKIPPED_KEY] = len(items) - len(remaining)
+        items[:] = remaining
+
+
+RESUMED_SKIPPED_KEY = pytest.StashKey[int]()
+"""config.stash: collected items not run because the resumed run has their record."""
 
 
 def _check_data(
@@ -939,7 +1142,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     settings = item.config.stash.get(SETTINGS_KEY, None)
     if case is None or settings is None or not settings.model:
         return report
-    from pytest_egi.recorder import base_record, store_record, trajectory_fields, trial_usage, write_raw
+    _egi_report(item, call, report, case, settings)
+    from pytest_egi.recorder import RAW_KEY
+
+    raw = item.stash.get(RAW_KEY, None)
+    if raw is not None:  # the trajectory travels to the controller with this report
+        del item.stash[RAW_KEY]
+        report.egi_raw = list(raw)  # type: ignore[attr-defined]
+    return report
+
+
+def _egi_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport,
+                case: Case, settings: RunSettings) -> None:
+    """Attach the item's record to ``report``: the one ``egi.record`` made (turned into an
+    error when the test then raised), or an ``error`` / ``skipped`` record."""
+    from pytest_egi.recorder import base_record, keep_raw, store_record, trajectory_fields, trial_usage
 
     existing = item.stash.get(RECORD_KEY, None)
     excinfo = call.excinfo
@@ -956,7 +1173,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             _shorten_error(report, item, excinfo, existing["error"])
             report.user_properties = [p for p in report.user_properties if p[0] != "egi"]
             report.user_properties.append(("egi", existing))
-        return report
+        return
     if report.skipped:
         record = base_record(item, case, settings)
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
@@ -970,8 +1187,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         partial = getattr(excinfo.value, "partial_trajectory", None) if excinfo else None
         record.update(trajectory_fields(partial, errored=True))
         if partial is not None:
-            record["raw_path"] = write_raw(
-                settings,
+            record["raw_path"] = keep_raw(
+                item,
                 case,
                 {"task": case.task.data, "trajectory": partial, "error": record["error"]},
             )
@@ -981,10 +1198,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.outcome = "failed"
         report.longrepr = f"{item.nodeid}: {record['error']}"
     else:
-        return report
+        return
     store_record(item, record)
     report.user_properties.append(("egi", item.stash[RECORD_KEY]))
-    return report
 
 
 def _error_text(excinfo: Any) -> str:

@@ -10,11 +10,12 @@ import pytest
 from pytest_egi.agents.loops import Trajectory, no_answer_reason
 from pytest_egi.judges import RULES_JUDGE
 from pytest_egi.models.secrets import redact_obj
-from pytest_egi.records import RECORD_SCHEMA, RunDir, atomic_write_text, dump_json
+from pytest_egi.records import RECORD_SCHEMA, RunDir, dump_json
 from pytest_egi.state import CASE_KEY, CLIENT_KEY, RECORD_KEY, Case, RunSettings
 from pytest_egi.suite import TaskScore
 
-__all__ = ["EgiRecorder", "base_record", "render", "store_record", "trajectory_fields", "trial_usage"]
+__all__ = ["RAW_KEY", "EgiRecorder", "base_record", "keep_raw", "render", "store_record", "trajectory_fields",
+           "trial_usage"]
 
 MAX_RENDER = 300
 
@@ -127,10 +128,25 @@ def store_record(item: pytest.Item, record: dict[str, Any]) -> None:
     item.user_properties.append(("egi", record))
 
 
-def write_raw(settings: RunSettings, case: Case, payload: dict[str, Any]) -> str:
-    """Write a trajectory file atomically; returns its path relative to the run directory."""
+RAW_KEY = pytest.StashKey[tuple[str, str]]()
+"""item.stash: ``(path relative to the run directory, JSON text)`` of the item's trajectory
+file, until the item's report carries it to the controller."""
+
+
+def keep_raw(item: pytest.Item, case: Case, payload: dict[str, Any]) -> str:
+    """Prepare the item's trajectory file (secrets redacted, canonical JSON) for the controller.
+
+    The file is not written here: the item's next report carries it (``report.egi_raw``, see
+    ``pytest_egi.plugin.pytest_runtest_makereport``) to the controller, the run directory's
+    only writer, which writes it atomically just before the item's journal line. So a remote
+    xdist worker needs no access to the run directory, and a trajectory is on disk exactly
+    when its record is.
+
+    Returns:
+        The file's path relative to the run directory (``raw/<suite>/<task_id>[-t<k>].json``).
+    """
     rel = RunDir.raw_name(case.suite.name, case.task.id, case.trial, case.trials)
-    atomic_write_text(settings.run_dir / rel, dump_json(redact_obj(payload)))
+    item.stash[RAW_KEY] = (rel, dump_json(redact_obj(payload)))
     return rel
 
 
@@ -187,7 +203,7 @@ class EgiRecorder:
         noise = getattr(self._item.stash.get(CLIENT_KEY, None), "noise", None)
         if noise is not None:
             payload["policy_mistakes"] = list(noise.made)
-        rel = write_raw(settings, case, payload)
+        rel = keep_raw(self._item, case, payload)
         record = base_record(self._item, case, settings)
         record.update(
             status="passed" if score.success else "failed",

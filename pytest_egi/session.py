@@ -8,14 +8,16 @@ computed once, in ``pytest_sessionfinish``, from records sorted by (suite, task,
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
 
 from pytest_egi.aggregate import Aggregate, aggregate
-from pytest_egi.records import read_collected
+from pytest_egi.records import atomic_write_text, read_collected
 from pytest_egi.report.files import write_run
 from pytest_egi.report.terminal import summary_lines
+from pytest_egi.runlog import Journal, read_manifest
 from pytest_egi.shared import request_stop
 from pytest_egi.state import Case, RunSettings
 from pytest_egi.verdict import Verdict, judge_run
@@ -52,10 +54,19 @@ class EgiSession:
         aggregate: set at session end when any record was collected.
     """
 
-    def __init__(self, settings: RunSettings, config: pytest.Config) -> None:
+    def __init__(self, settings: RunSettings, config: pytest.Config,
+                 resumed_records: list[dict[str, Any]] | None = None) -> None:
         self.settings = settings
         self.config = config
         self.records: dict[tuple[str, str, int], dict[str, Any]] = {}
+        for rec in resumed_records or []:
+            self.records[(rec["suite"], rec["task_id"], int(rec["trial"]))] = rec
+        self.resumed = len(self.records)
+        self.journal: Journal | None = None
+        self._unjournaled: dict[str, tuple[str, str, int]] = {}
+        self.manifest: dict[str, Any] | None = None
+        self.plan: list[str] | None = None
+        self.interrupted: str | None = None
         self.other_failures = 0
         self.aggregate: Aggregate | None = None
         self.written: dict[str, str] = {}
@@ -68,17 +79,92 @@ class EgiSession:
         self.items_deselected: int | None = None
         self.verdict: Verdict | None = None
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Pick the ``("egi", record)`` entry out of each report's user_properties."""
+        """Pick the ``("egi", record)`` entry out of each report's user_properties, and write
+        the trajectory file the report carries (``report.egi_raw``), atomically, before any
+        other plugin sees the report (which then no longer holds it)."""
+        raw = getattr(report, "egi_raw", None)
+        if raw is not None:
+            del report.egi_raw
+            atomic_write_text(self.settings.run_dir / raw[0], raw[1])
         found = False
         for name, value in report.user_properties:
             if name == "egi" and isinstance(value, dict):
-                self.records[(value["suite"], value["task_id"], int(value["trial"]))] = value
+                key = (value["suite"], value["task_id"], int(value["trial"]))
+                self.records[key] = value
+                self._unjournaled[report.nodeid] = key
                 found = True
+        if found and report.when == "???":  # a crashed worker's item: no logfinish follows
+            self.pytest_runtest_logfinish(report.nodeid)
         if report.failed and not found and report.when != "teardown":
             self.other_failures += 1
         if found:
             self._stop_if_nothing_works()
+        if self.interrupted:
+            self._stop_scheduling(self.interrupted)
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        """The item ended: append its final record to the run's journal (``journal.jsonl``),
+        flushed, so a kill from now on loses nothing of it; then apply an early stop decided
+        in ``pytest_runtest_logreport`` (serial runs)."""
+        key = self._unjournaled.pop(nodeid, None)
+        if key is not None:
+            if self.journal is None:
+                self._write_manifest("running")
+                self.journal = Journal(self.settings.run_dir)
+            self.journal.append(self.records[key])
+        reason = self.config.stash.get(_SESSION_STOP_KEY, None)
+        if reason and getattr(self, "session", None) is not None:
+            self.session.shouldstop = reason
+
+    def interrupt(self) -> None:
+        """The first Ctrl-C (``pytest_egi.interrupt``): finish the items in flight, start no
+        other, then end the session as interrupted (exit status 2). Runs in a signal handler."""
+        from pytest_egi.plugin import INTERRUPT_REASON
+
+        self.interrupted = INTERRUPT_REASON
+        sys.stderr.write(
+            f"\negi: Ctrl-C: finishing the items in flight, then stopping; every finished item "
+            f"is kept in {self.settings.run_dir} (--egi-resume continues it). Press Ctrl-C again "
+            "to stop at once.\n"
+        )
+        sys.stderr.flush()
+        self._stop_scheduling(INTERRUPT_REASON)
+
+    def _stop_scheduling(self, reason: str) -> None:
+        """Stop the session after the items in flight: serial, pytest's ``shouldstop``; under
+        xdist, the controller's (reset when its loop starts, so set again on each report) and
+        a stop request each local worker reads after its item."""
+        dsession = self.config.pluginmanager.getplugin("dsession")
+        if dsession is not None:
+            if not getattr(dsession, "shouldstop", None):
+                dsession.shouldstop = reason
+            if self.settings.shared_dir is not None and not self.stopped:
+                request_stop(self.settings.shared_dir, reason)
+        elif getattr(self, "session", None) is not None:
+            self.session.shouldstop = reason
+
+    def _write_manifest(self, status: str) -> None:
+        """Write ``run.json`` (``pytest_egi.runlog``) with the run's status and plan."""
+        from pytest_egi.runlog import manifest_for, now_text, write_manifest
+
+        if self.manifest is None:
+            self.manifest = {**manifest_for(self.settings), "started": now_text()}
+            if self.settings.resume_from is not None:
+                old = read_manifest(self.settings.resume_from)
+                self.manifest["started"] = old.get("started") or self.manifest["started"]
+                self.manifest["resumed"] = [*old.get("resumed", []), now_text()]
+                self.manifest["plan"] = old.get("plan")
+        if self.plan is None:  # xdist: what the workers collected, once they have
+            collected = read_collected(self.settings.shared_dir)
+            if collected is not None:
+                self.plan = list(collected.get("items") or {})
+        if self.plan is not None:
+            known = self.manifest.get("plan") or []
+            self.manifest["plan"] = sorted(set(known) | set(self.plan))
+        self.manifest.update(status=status, updated=now_text())
+        write_manifest(self.settings.run_dir, self.manifest)
 
     def _stop_if_nothing_works(self) -> None:
         """Stop early when nothing has worked yet and either the first EARLY_STOP_ERRORS
@@ -126,8 +212,10 @@ class EgiSession:
         report them through the shared directory, ``pytest_egi.records.write_collected``)."""
         from pytest_egi.plugin import deselected_count
 
-        self.items_collected = sum(1 for item in session.items if _is_egi_item(item))
+        egi_items = [item.nodeid for item in session.items if _is_egi_item(item)]
+        self.items_collected = len(egi_items)
         self.items_deselected = deselected_count(self.config)
+        self.plan = egi_items
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
@@ -148,20 +236,21 @@ class EgiSession:
         record = dict(entry["record"])
         error = INTERRUPTED_TEXT if interrupted else CRASH_TEXT
         record.update(status="error", success=None, error=error)
-        if (self.settings.run_dir / entry["raw"]).is_file():
-            record["raw_path"] = entry["raw"]
         report.user_properties = [p for p in report.user_properties if p[0] != "egi"]
         report.user_properties.append(("egi", record))
 
-    def pytest_runtest_logfinish(self) -> None:
-        """Apply an early stop decided in ``pytest_runtest_logreport`` (serial runs)."""
-        reason = self.config.stash.get(_SESSION_STOP_KEY, None)
-        if reason and getattr(self, "session", None) is not None:
-            self.session.shouldstop = reason
-
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        """Aggregate, judge the run, write the run directory, and set the exit status (DESIGN §5)."""
+        """Aggregate, judge the run, write the run directory, and set the exit status (DESIGN §5).
+
+        The journal is closed and the manifest's status set first (``interrupted`` when the
+        session stopped before its end, else ``complete``), so a failure further on loses
+        nothing."""
+        if self.journal is not None:
+            self.journal.close()
+        stop = self._stop_reason(session, int(exitstatus))
+        if self.journal is not None or self.resumed:
+            self._write_manifest("interrupted" if stop else "complete")
         if not self.records or self.settings.routing is None:
             return
         s = self.settings
@@ -178,17 +267,28 @@ class EgiSession:
         if collected is not None:  # xdist: what the workers collected
             self.items_collected = len(collected.get("items") or {})
             self.items_deselected = int(collected.get("deselected") or 0)
+        if self.items_collected is not None:
+            self.items_collected += self.resumed
+        selection = dict(s.selection)
+        if s.shard:
+            selection["--egi-shard"] = f"{s.shard[0]}/{s.shard[1]}"
         self.verdict = judge_run(
             error_rate=self.aggregate.error_rate,
             max_error_rate=s.max_error_rate,
             items_ran=len(self.records),
             items_collected=self.items_collected,
-            stop_reason=self._stop_reason(session, int(exitstatus)),
-            selection=s.selection,
+            stop_reason=stop,
+            selection=selection,
             deselected=self.items_deselected,
         )
+        if int(exitstatus) == pytest.ExitCode.NO_TESTS_COLLECTED and self.resumed:
+            exitstatus = pytest.ExitCode.OK  # resumed with every item already complete
         status = self._exit_status(int(exitstatus))
         info = {
+            "interrupted": bool(self.interrupted),
+            "resumed_from": str(s.resume_from) if s.resume_from else None,
+            "resumed_items": self.resumed,
+            "shard": list(s.shard) if s.shard else None,
             "exit_status": status,
             "reasons": list(self.exit_reasons) + list(self.crashes),
             "crashes": list(self.crashes),

@@ -96,11 +96,23 @@ class RunSettings:
     shared_dir: Path | None = None
     """On an xdist controller: the session's shared directory (see ``pytest_egi.shared``),
     created for the first worker and removed at unconfigure."""
+    shard: tuple[int, int] | None = None
+    """``--egi-shard K/N`` as ``(K, N)``: this session runs shard K of N of the selected items
+    and writes ``<report_dir>/<run_id>/shard-K-of-N``; None runs them all."""
+    resume_from: Path | None = None
+    """``--egi-resume RUN_DIR``: the run directory this session continues, or None."""
+    resumed: dict[tuple[str, str, int], str | None] = field(default_factory=dict)
+    """On resume: (suite, task id, trial) -> suite version of every complete record of the
+    run; those items are not run again."""
 
     @property
     def run_dir(self) -> Path:
-        """``<report_dir>/<run_id>``."""
-        return self.report_dir / self.run_id
+        """``<report_dir>/<run_id>``, or ``<report_dir>/<run_id>/shard-K-of-N`` for a shard."""
+        if self.shard is None:
+            return self.report_dir / self.run_id
+        from pytest_egi.runlog import shard_dir_name
+
+        return self.report_dir / self.run_id / shard_dir_name(*self.shard)
 
 
 SETTINGS_KEY = pytest.StashKey[RunSettings]()

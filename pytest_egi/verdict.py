@@ -29,9 +29,10 @@ __all__ = ["FLAGS", "SUBSET_KEYS", "Verdict", "describe_selection", "judge_run",
 FLAGS = ("INTERRUPTED", "INCOMPLETE", "INVALID")
 """Verdict flags, most severe first."""
 
-SUBSET_KEYS = ("-k", "-m", "--lf", "--sw", "--deselect", "node ids")
-"""``RunSettings.selection`` keys that leave items of the profile out. ``--ff`` only reorders:
-it is recorded, but does not by itself make a subset."""
+SUBSET_KEYS = ("-k", "-m", "--lf", "--sw", "--deselect", "node ids", "--egi-shard")
+"""``RunSettings.selection`` keys that leave items of the profile out (``--egi-shard`` is added
+by the session: one shard is a part of its run until merged). ``--ff`` only reorders: it is
+recorded, but does not by itself make a subset."""
 
 
 @dataclass(frozen=True)

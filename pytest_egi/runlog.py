@@ -1,0 +1,299 @@
+"""What makes a run survive a kill and spread over machines: its manifest, its journal, the
+resume check, and the shard selection.
+
+A run directory (DESIGN §7) holds, besides the session-end files:
+
+- ``run.json``, the **manifest**, written atomically by the controller before the first item
+  and again at the end: the options that decide what the records are (model, mode, seed
+  override, trials, routing hash, judge, user simulator, suite options, selection, shard), the
+  run's status (``running``, ``interrupted``, ``complete``) and its plan (the node ids the
+  session selected, once known).
+- ``journal.jsonl``, the **journal**: one line per finished item, its whole record (timing
+  included), appended and flushed by the controller the moment the item ends (its trajectory
+  file is written, atomically, just before). A line cut short by a kill is ignored when read,
+  and cut off before the next append; a later line for the same (suite, task, trial) wins.
+
+``--egi-resume RUN_DIR`` reads both: the options must match (:func:`manifest_differences`),
+the items with a complete record are not run again (:func:`complete_records`), and the
+session's records are the old ones plus the new. ``--egi-shard K/N`` keeps a deterministic,
+balanced 1/N of the selected items (:func:`shard_indices`); ``egi-bench report --merge``
+joins the shards' records into one run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pytest_egi.records import atomic_write_text, dump_json, record_sort_key
+
+__all__ = [
+    "COMPARED_KEYS",
+    "JOURNAL_FILE",
+    "MANIFEST_FILE",
+    "Journal",
+    "RunLogError",
+    "complete_records",
+    "manifest_differences",
+    "parse_shard",
+    "read_journal",
+    "read_manifest",
+    "run_records",
+    "shard_dir_name",
+    "shard_indices",
+    "write_manifest",
+]
+
+MANIFEST_FILE = "run.json"
+JOURNAL_FILE = "journal.jsonl"
+MANIFEST_SCHEMA = 1
+COMPLETE_STATUSES = ("passed", "failed")
+"""A record with one of these statuses is a result; ``error`` and ``skipped`` records are run
+again on resume (a provider outage or a missing prerequisite may be gone)."""
+
+COMPARED_KEYS = {
+    "model": "--egi-model",
+    "mode": "--egi-mode",
+    "seed_override": "--egi-seed",
+    "trials": "--egi-trials",
+    "routing_sha256": "the routing file (sha256)",
+    "judge": "--egi-judge-model",
+    "simulator": "--egi-simulator-model",
+    "suite_options": "--egi-opt",
+    "selection": "the selection (-k, -m, --lf, --deselect, node ids)",
+}
+"""Manifest keys that decide what a run's records are: a resumed run and the shards of one
+merged run must agree on every one (the value is how a person names the option)."""
+
+FSYNC_INTERVAL_S = 1.0
+"""The journal is flushed to the OS after every line (a killed process loses nothing) and
+fsync'ed at most this often (a machine that loses power loses at most this much; those items
+run again on resume)."""
+
+
+class RunLogError(ValueError):
+    """A run directory that cannot be resumed or merged; the message names the file, the
+    field and the fix."""
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"2/3"`` -> ``(2, 3)``: shard K of N, 1 <= K <= N.
+
+    Raises:
+        ValueError: not ``K/N`` with whole numbers in range (the message says so).
+    """
+    parts = str(text).strip().split("/")
+    try:
+        k, n = (int(p) for p in parts)
+    except ValueError:
+        raise ValueError(f"expected K/N (e.g. 2/3), got {text!r}") from None
+    if n < 1 or not 1 <= k <= n:
+        raise ValueError(f"expected K/N with 1 <= K <= N (e.g. 2/3), got {text!r}")
+    return k, n
+
+
+def shard_dir_name(k: int, n: int) -> str:
+    """The folder of shard K of N inside the run's folder: ``shard-K-of-N``."""
+    return f"shard-{k}-of-{n}"
+
+
+def shard_indices(keys: Sequence[tuple[Any, ...]], k: int, n: int) -> list[int]:
+    """Which of the selected items shard K of N runs: indices into ``keys``, in their order.
+
+    Args:
+        keys: one sort key per selected item, whose first fields are the cost group (suite,
+            category) and the rest identify the item (task id, trial); non-EGI tests get a
+            key sorting after every EGI item.
+        k, n: shard K of N.
+
+    Items are put in key order (so in groups of one suite and category, whose items cost
+    about the same) and dealt to the shards in turn, the count carrying on from one group to
+    the next. Every group is split evenly (its shards' counts differ by at most one), the
+    shards' totals differ by at most one, and the choice depends only on the set of selected
+    items, never on collection or execution order. Every item is in exactly one shard.
+    """
+    order = sorted(range(len(keys)), key=lambda i: keys[i])
+    chosen = {i for pos, i in enumerate(order) if pos % n == k - 1}
+    return [i for i in range(len(keys)) if i in chosen]
+
+
+def now_text() -> str:
+    """The current UTC time, ISO 8601 to the second."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
+    """Write ``run.json`` atomically (the folder is created when missing)."""
+    atomic_write_text(Path(run_dir) / MANIFEST_FILE, dump_json({"schema": MANIFEST_SCHEMA, **manifest}))
+
+
+def read_manifest(run_dir: Path, flag: str = "--egi-resume") -> dict[str, Any]:
+    """Read ``run.json`` of a run directory.
+
+    Raises:
+        RunLogError: the folder or its run.json is missing or not valid JSON (names the path
+            and says what to pass instead).
+    """
+    path = Path(run_dir) / MANIFEST_FILE
+    if not Path(run_dir).is_dir():
+        raise RunLogError(f"{flag} {run_dir}: no such folder; pass a run folder (reports/<run_id>)")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunLogError(
+            f"{flag} {run_dir}: {path.name} not found; is it a run folder made by pytest-egi "
+            "(reports/<run_id>, or reports/<run_id>/shard-K-of-N)?"
+        ) from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise RunLogError(f"{flag} {run_dir}: {path} is not readable JSON ({exc})") from None
+    if not isinstance(data, dict) or "model" not in data:
+        raise RunLogError(f"{flag} {run_dir}: {path} is not a pytest-egi run manifest (no 'model')")
+    return data
+
+
+def manifest_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What differs between two manifests on :data:`COMPARED_KEYS`, for people:
+    ``--egi-model: egi/oracle in the run, egi/null here``. Empty when like for like."""
+    out = []
+    for key, name in COMPARED_KEYS.items():
+        a, b = old.get(key), new.get(key)
+        if _norm(a) != _norm(b):
+            out.append(f"{name}: {_show(a)} in the run, {_show(b)} here")
+    return out
+
+
+def _norm(value: Any) -> Any:
+    if value in (None, {}, []):
+        return None
+    return json.loads(json.dumps(value, sort_keys=True))
+
+
+def _show(value: Any) -> str:
+    if value in (None, {}, []):
+        return "none"
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+class Journal:
+    """The append-only ``journal.jsonl`` of a run, written by the controller only.
+
+    Opening it cuts off a last line left incomplete by a kill, so the next line starts clean.
+    :meth:`append` writes one record as one JSON line and flushes it to the OS (fsync at most
+    every :data:`FSYNC_INTERVAL_S`); :meth:`close` flushes and fsyncs.
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = Path(run_dir) / JOURNAL_FILE
+        self._fh: Any = None
+        self._synced = 0.0
+
+    def _open(self) -> Any:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(self.path, "a+b")  # noqa: SIM115 - kept open for the session
+        fh.seek(0)
+        data = fh.read()
+        if data and not data.endswith(b"\n"):  # a line cut short by a kill
+            fh.truncate(data.rfind(b"\n") + 1)
+        fh.seek(0, os.SEEK_END)
+        return fh
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Append one record (any JSON-safe dict) as one line, flushed."""
+        if self._fh is None:
+            self._fh = self._open()
+        line = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+        self._fh.write(line.encode("utf-8"))
+        self._fh.flush()
+        now = time.monotonic()
+        if now - self._synced >= FSYNC_INTERVAL_S:
+            os.fsync(self._fh.fileno())
+            self._synced = now
+
+    def close(self) -> None:
+        """Flush, fsync and close (a no-op when nothing was written)."""
+        if self._fh is not None:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+            self._fh = None
+
+
+def read_journal(path: Path) -> list[dict[str, Any]]:
+    """The records of a journal, the last line per (suite, task, trial) winning, sorted.
+
+    A last line cut short by a kill is ignored.
+
+    Raises:
+        RunLogError: a line other than the last is not valid JSON (names the file and line).
+    """
+    lines = Path(path).read_bytes().split(b"\n")
+    by_key: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for n, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            if n == len(lines):  # no newline after it: the write was cut short
+                continue
+            raise RunLogError(
+                f"{path}:{n}: not valid JSON; delete that line (its item runs again on resume)"
+            ) from None
+        by_key[record_sort_key(record)] = record
+    return [by_key[k] for k in sorted(by_key)]
+
+
+def run_records(run_dir: Path) -> list[dict[str, Any]]:
+    """Every record of a run directory: its journal, or ``records.jsonl`` (+ timings) for a
+    run written before journals existed. Empty when it has neither.
+
+    Raises:
+        RunLogError: a damaged journal line (see :func:`read_journal`).
+        ValueError: a damaged records.jsonl line.
+    """
+    from pytest_egi.records import RunDir, load_records
+
+    journal = Path(run_dir) / JOURNAL_FILE
+    if journal.is_file():
+        return read_journal(journal)
+    if RunDir(Path(run_dir)).records_jsonl.is_file():
+        return load_records(Path(run_dir))
+    return []
+
+
+def complete_records(run_dir: Path, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records that are results: status passed or failed, with their trajectory file
+    on disk. Resume runs every other item of the plan again."""
+    out = []
+    for rec in records:
+        if rec.get("status") not in COMPLETE_STATUSES:
+            continue
+        raw = rec.get("raw_path")
+        if raw and not (Path(run_dir) / raw).is_file():
+            continue
+        out.append(rec)
+    return out
+
+
+def manifest_for(settings: Any) -> dict[str, Any]:
+    """The manifest fields of a session's settings (:class:`pytest_egi.state.RunSettings`):
+    :data:`COMPARED_KEYS`, plus the run id, shard, API base and start time (not compared)."""
+    return {
+        "run_id": settings.run_id,
+        "shard": list(settings.shard) if settings.shard else None,
+        "model": settings.model,
+        "mode": settings.mode,
+        "seed_override": settings.seed,
+        "trials": settings.trials,
+        "routing_sha256": settings.routing_hash,
+        "judge": settings.judge_model or "egi/rules",
+        "simulator": settings.simulator_model or "egi/rules",
+        "suite_options": settings.suite_options,
+        "selection": settings.selection,
+        "api_base": settings.api_base,
+    }
