@@ -9,7 +9,9 @@ installed is left alone) for the session:
   process stops after its current item; see ``pytest_egi.plugin``) and returns, so the item
   in flight finishes and is recorded;
 - the second restores the previous handler and raises ``KeyboardInterrupt`` where the
-  program is, pytest's own interruption: whatever finished is already in the run's journal.
+  program is, pytest's own interruption: whatever finished is already in the run's journal;
+- once the items are over (:meth:`TwoStepInterrupt.wrap_up`), Ctrl-C is ignored while the
+  report is written.
 
 Under pytest-xdist a terminal's Ctrl-C reaches the controller and every local worker (one
 process group); each handles it the same way.
@@ -45,6 +47,7 @@ class TwoStepInterrupt:
         self.on_first = on_first
         self.previous: Any = None
         self.installed = False
+        self.wrapping_up = False
 
     def install(self) -> bool:
         """Take over SIGINT when Python's default handler holds it, in the main thread.
@@ -60,6 +63,11 @@ class TwoStepInterrupt:
         self.installed = True
         return True
 
+    def wrap_up(self) -> None:
+        """The items are over (the run loop ended): from now on a Ctrl-C is ignored, so it
+        cannot cut the writing of the run's report short (that takes about a second)."""
+        self.wrapping_up = True
+
     def uninstall(self) -> None:
         """Give SIGINT back to the handler that held it before, and forget a request."""
         global _requested
@@ -70,6 +78,8 @@ class TwoStepInterrupt:
 
     def _handle(self, signum: int, frame: Any) -> None:
         global _requested
+        if self.wrapping_up:
+            return
         if _requested is not None:  # the second Ctrl-C: stop at once
             signal.signal(signal.SIGINT, self.previous)
             self.installed = False

@@ -727,6 +727,18 @@ def pytest_cmdline_main(config: pytest.Config) -> Any:
     return (yield)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session) -> Any:
+    """When the items are over (run, stopped or interrupted), a further Ctrl-C no longer
+    interrupts: the run's report is being written (``pytest_egi.interrupt``)."""
+    try:
+        return (yield)
+    finally:
+        interrupt = session.config.stash.get(_INTERRUPT_KEY, None)
+        if interrupt is not None:
+            interrupt.wrap_up()
+
+
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
     """Model, mode, routing file and hash, seed, run directory (and the xdist mode we chose)."""
     s = config.stash.get(SETTINGS_KEY, None)

@@ -124,12 +124,22 @@ class EgiSession:
         from pytest_egi.plugin import INTERRUPT_REASON
 
         self.interrupted = INTERRUPT_REASON
-        sys.stderr.write(
-            f"\negi: Ctrl-C: finishing the items in flight, then stopping; every finished item "
-            f"is kept in {self.settings.run_dir} (--egi-resume continues it). Press Ctrl-C again "
-            "to stop at once.\n"
+        message = (
+            f"egi: Ctrl-C: finishing the items in flight, then stopping; every finished item is "
+            f"kept in {self.settings.run_dir} (--egi-resume continues it). Press Ctrl-C again to "
+            "stop at once."
         )
-        sys.stderr.flush()
+        capman = self.config.pluginmanager.getplugin("capturemanager")
+        terminal = self.config.pluginmanager.getplugin("terminalreporter")
+        try:  # past an item's output capture, to the terminal
+            if capman is not None and terminal is not None:
+                with capman.global_and_fixture_disabled():
+                    terminal.write_line("")
+                    terminal.write_line(message, yellow=True, bold=True)
+            else:
+                sys.stderr.write(f"\n{message}\n")
+        except Exception:  # noqa: BLE001 - a message must never stop the stop
+            pass
         self._stop_scheduling(INTERRUPT_REASON)
 
     def _stop_scheduling(self, reason: str) -> None:
