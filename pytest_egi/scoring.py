@@ -252,14 +252,14 @@ class _RandrangeStream:
             "state": {"key": np.array(key[:624], dtype=np.uint32), "pos": key[624]},
         }
         self._buf = np.empty(0, dtype=np.uint64)
-        self._words: list[int] = []
+        self._words: list[int] | None = []
         self._i = 0
 
     def _refill(self, need: int) -> None:
         rest = self._buf[self._i :]
         fresh = self._gen.random_raw(max(need, self._BLOCK))
         self._buf = self._np.concatenate([rest, fresh])
-        self._words = self._buf.tolist()
+        self._words = None  # the buffer as a list, made when the plain loop first needs it
         self._i = 0
 
     def below(self, n: int, count: int, offset: int = 0) -> list[int]:
@@ -269,12 +269,15 @@ class _RandrangeStream:
         if count <= 32:  # a few draws: a plain loop beats numpy's per-call overhead
             out: list[int] = []
             append = out.append
+            if self._words is None:
+                self._words = self._buf.tolist()
             words, i, end = self._words, self._i, len(self._words)
             while count:
                 if i == end:
                     self._i = i
                     self._refill(4 * count)
-                    words, i, end = self._words, 0, len(self._words)
+                    words = self._words = self._buf.tolist()
+                    i, end = 0, len(words)
                 v = words[i] >> shift
                 i += 1
                 if v < n:
