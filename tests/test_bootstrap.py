@@ -17,18 +17,20 @@ FLOORS = {"M2": 70.0, "M5": 70.0}
 
 
 def _routing() -> RoutingConfig:
-    return RoutingConfig.model_validate({
-        "version": 1,
-        "buckets": {b: {"name": b, "weight": w} for b, w in WEIGHTS.items()},
-        "suites": ["a", "b"],
-        "routes": [
-            {"suite": "a", "sub_metric": "acc", "bucket": "M1", "transform": "fraction"},
-            {"suite": "a", "sub_metric": "tool", "bucket": "M2", "transform": "fraction"},
-            {"suite": "b", "sub_metric": "acc", "bucket": "M1", "transform": "fraction"},
-            {"suite": "b", "sub_metric": "safe", "bucket": "M5", "transform": "fraction"},
-        ],
-        "modes": {"quick": {}, "deep": {}},
-    })
+    return RoutingConfig.model_validate(
+        {
+            "version": 1,
+            "buckets": {b: {"name": b, "weight": w} for b, w in WEIGHTS.items()},
+            "suites": ["a", "b"],
+            "routes": [
+                {"suite": "a", "sub_metric": "acc", "bucket": "M1", "transform": "fraction"},
+                {"suite": "a", "sub_metric": "tool", "bucket": "M2", "transform": "fraction"},
+                {"suite": "b", "sub_metric": "acc", "bucket": "M1", "transform": "fraction"},
+                {"suite": "b", "sub_metric": "safe", "bucket": "M5", "transform": "fraction"},
+            ],
+            "modes": {"quick": {}, "deep": {}},
+        }
+    )
 
 
 def _summarize(records):
