@@ -230,6 +230,83 @@ def compute_egi(
     )
 
 
+class _RandrangeStream:
+    """``random.Random(seed).randrange(n)`` draws, many at a time, from the same stream.
+
+    Python's ``randrange(n)`` takes 32-bit Mersenne Twister words, keeps the top
+    ``k = n.bit_length()`` bits of each and rejects values >= n. numpy's ``MT19937``, given
+    the same state, yields the same words, so this produces the exact sequence of
+    ``randrange`` values (and consumes the exact words) with vectorised arithmetic.
+    """
+
+    _BLOCK = 1 << 16
+
+    def __init__(self, seed: int) -> None:
+        import numpy as np
+
+        self._np = np
+        key = random.Random(seed).getstate()[1]
+        self._gen = np.random.MT19937()
+        self._gen.state = {
+            "bit_generator": "MT19937",
+            "state": {"key": np.array(key[:624], dtype=np.uint32), "pos": key[624]},
+        }
+        self._buf = np.empty(0, dtype=np.uint64)
+        self._words: list[int] | None = []
+        self._i = 0
+
+    def _refill(self, need: int) -> None:
+        rest = self._buf[self._i :]
+        fresh = self._gen.random_raw(max(need, self._BLOCK))
+        self._buf = self._np.concatenate([rest, fresh])
+        self._words = None  # the buffer as a list, made when the plain loop first needs it
+        self._i = 0
+
+    def below(self, n: int, count: int, offset: int = 0) -> list[int]:
+        """The next ``count`` values of ``randrange(n)``, each plus ``offset``; 1 <= n < 2**32."""
+        np = self._np
+        shift = 32 - n.bit_length()
+        if count <= 32:  # a few draws: a plain loop beats numpy's per-call overhead
+            out: list[int] = []
+            append = out.append
+            if self._words is None:
+                self._words = self._buf.tolist()
+            words, i, end = self._words, self._i, len(self._words)
+            while count:
+                if i == end:
+                    self._i = i
+                    self._refill(4 * count)
+                    words = self._words = self._buf.tolist()
+                    i, end = 0, len(words)
+                v = words[i] >> shift
+                i += 1
+                if v < n:
+                    append(v + offset)
+                    count -= 1
+            self._i = i
+            return out
+        chunks = []
+        need = count
+        while need:
+            # about half the words or fewer are rejected; take a little more than twice
+            take = 2 * need + 32
+            if self._i + take > len(self._buf):
+                self._refill(take)
+            vals = self._buf[self._i : self._i + take] >> np.uint64(shift)
+            ok = vals < n
+            accepted = np.cumsum(ok)
+            if accepted[-1] >= need:
+                used = int(np.searchsorted(accepted, need)) + 1
+                chunks.append(vals[:used][ok[:used]])
+                self._i += used
+                need = 0
+            else:
+                chunks.append(vals[ok])
+                self._i += take
+                need -= int(accepted[-1])
+        return (np.concatenate(chunks).astype(np.int64) + offset).tolist()
+
+
 def bootstrap_egi(
     records_by_suite: Mapping[str, Sequence[dict[str, Any]]],
     summarize: Mapping[str, Callable[[list[dict[str, Any]]], Mapping[str, float | None]]],
@@ -245,13 +322,17 @@ def bootstrap_egi(
 
     Tasks are resampled with replacement within each (suite, category) stratum, all trials
     of a task together; each resample is summarised by the suites' own ``summarize`` and
-    routed like the real run.
+    routed like the real run. Resample ``r`` draws, stratum by stratum in sorted (suite,
+    category) order, as many tasks as the stratum has, each by ``randrange(len(stratum))``
+    of one ``random.Random(seed)`` stream; the draws are taken from that stream with numpy
+    (:class:`_RandrangeStream`), so the intervals are the same as drawing them one by one.
 
     Returns:
         ``{"EGI": (lo, hi), "M1": (lo, hi), ...}`` on 0-100; None where the statistic was
         undefined in more than half of the resamples (e.g. an empty bucket).
     """
-    rng = random.Random(seed)
+    import operator
+
     strata: dict[tuple[str, str], list[list[dict[str, Any]]]] = defaultdict(list)
     for suite, records in records_by_suite.items():
         by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -259,13 +340,30 @@ def bootstrap_egi(
             by_task[rec["task_id"]].append(rec)
         for task_records in by_task.values():
             strata[(suite, task_records[0]["category"])].append(task_records)
+    order = sorted(strata.items())
+    # per suite: its tasks in stratum order, and where each stratum starts in that list
+    tasks_of: dict[str, list[list[dict[str, Any]]]] = defaultdict(list)
+    plan: list[tuple[str, int, int]] = []  # (suite, stratum size, offset in the suite's tasks)
+    for (suite, _cat), tasks in order:
+        plan.append((suite, len(tasks), len(tasks_of[suite])))
+        tasks_of[suite].extend(tasks)
+    single = {s: all(len(t) == 1 for t in tasks) for s, tasks in tasks_of.items()}
+    flat = {s: [t[0] for t in tasks] for s, tasks in tasks_of.items() if single[s]}
+    stream = _RandrangeStream(seed)
     samples: dict[str, list[float]] = defaultdict(list)
     for _ in range(resamples):
-        resampled: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for (suite, _cat), tasks in sorted(strata.items()):
-            for _i in range(len(tasks)):
-                resampled[suite].extend(tasks[rng.randrange(len(tasks))])
-        subs = {s: summarize[s](recs) for s, recs in resampled.items()}
+        picks: dict[str, list[int]] = defaultdict(list)
+        for suite, size, offset in plan:
+            picks[suite].extend(stream.below(size, size, offset))
+        subs = {}
+        for suite, idx in picks.items():
+            if suite in flat:
+                got = operator.itemgetter(*idx)(flat[suite])
+                recs = list(got) if len(idx) > 1 else [got]
+            else:
+                tasks = tasks_of[suite]
+                recs = [rec for i in idx for rec in tasks[i]]
+            subs[suite] = summarize[suite](recs)
         result = compute_egi(subs, routing, weights=weights, floors=floors)
         if result.egi is not None:
             samples["EGI"].append(result.egi)

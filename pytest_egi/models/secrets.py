@@ -9,6 +9,7 @@ of every environment variable whose *name* looks secret (``*_API_KEY``, ``*_TOKE
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -63,6 +64,7 @@ _MIN_SECRET_LEN = 6
 """Shorter values (``1``, ``true``) are not redacted: they would mangle ordinary text."""
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
     """True when an environment variable's name looks like it holds a credential.
 
@@ -77,10 +79,35 @@ def is_secret_name(name: str) -> bool:
 
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """The values of secret-named variables in ``environ`` (default ``os.environ``),
-    longest first, skipping values shorter than 6 characters."""
-    env = os.environ if environ is None else environ
+    longest first, skipping values shorter than 6 characters.
+
+    For ``os.environ`` the result is kept until the environment changes (compared with a
+    copy of its raw contents, which is much cheaper than decoding and matching every name):
+    records are redacted once or twice per item.
+    """
+    global _ENV_SNAPSHOT, _ENV_VALUES
+    if environ is None:
+        data = getattr(os.environ, "_data", None)
+        if isinstance(data, dict):
+            if data != _ENV_SNAPSHOT:
+                _ENV_VALUES = _secret_values(os.environ)
+                _ENV_SNAPSHOT = dict(data)
+            return list(_ENV_VALUES)
+        environ = os.environ
+    return _secret_values(environ)
+
+
+_ENV_SNAPSHOT: dict[Any, Any] | None = None
+_ENV_VALUES: list[str] = []
+
+
+def _secret_values(env: Mapping[str, str]) -> list[str]:
     values = {v for k, v in env.items() if v and len(v) >= _MIN_SECRET_LEN and is_secret_name(k)}
     return sorted(values, key=len, reverse=True)
+
+
+_SHORTEST_SHAPE = 8
+"""No key shape, bearer token or URL password fits in fewer characters (``a://u:p@``)."""
 
 
 def redact(text: str, environ: Mapping[str, str] | None = None, *,
@@ -105,6 +132,8 @@ def redact(text: str, environ: Mapping[str, str] | None = None, *,
     for value in values if values is not None else secret_values(environ):
         if value in text:
             text = text.replace(value, REDACTED)
+    if len(text) < _SHORTEST_SHAPE:
+        return text
     text = _KEY_SHAPES.sub(REDACTED, text)
     text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}" if m.group(1).lower() == "bearer"
                        else f"{m.group(1)}{REDACTED}", text)

@@ -16,6 +16,7 @@ from pytest_egi.models.secrets import (
     present_provider_keys,
     redact,
     redact_obj,
+    secret_values,
 )
 from pytest_egi.models.settings import (
     DEFAULT_CACHE_SUBDIR,
@@ -161,3 +162,23 @@ def test_redact_rebuilds_list_subclasses_as_plain_lists():
     out = redact_obj({"calls": calls, "pair": ("plainvalue-123", 1)}, {"ACME_TOKEN": "plainvalue-123"})
     assert type(out["calls"]) is list and type(out["pair"]) is tuple
     assert "plainvalue-123" not in repr(out)
+
+
+def test_secret_values_follow_changes_to_the_environment(monkeypatch):
+    monkeypatch.delenv("EGI_TEST_SERVICE_TOKEN", raising=False)
+    assert "tok-0123456789" not in secret_values()
+    monkeypatch.setenv("EGI_TEST_SERVICE_TOKEN", "tok-0123456789")
+    assert "tok-0123456789" in secret_values()
+    assert redact_obj({"a": ["x tok-0123456789 y", "tok-0123456789"]}) == {"a": ["x *** y", "***"]}
+    monkeypatch.setenv("EGI_TEST_SERVICE_TOKEN", "tok-9876543210")
+    assert "tok-0123456789" not in secret_values()
+    assert "tok-9876543210" in secret_values()
+    monkeypatch.delenv("EGI_TEST_SERVICE_TOKEN")
+    assert "tok-9876543210" not in secret_values()
+
+
+def test_short_strings_keep_only_the_environment_values_check(monkeypatch):
+    monkeypatch.setenv("EGI_TEST_PASSWORD", "hunter2")
+    assert redact("hunter2") == "***"
+    assert redact("a://u:p@h") == "a://u:***@h"
+    assert redact("a://u:p@") == "a://u:***@"

@@ -1,0 +1,338 @@
+"""What the harness costs above bare pytest. Prints figures; asserts nothing.
+
+    python bench/bench_harness_cost.py [--sizes 1,1000,5000,20000] [--workers 1,2] [--quick]
+
+A throwaway suite is written to a temporary folder (never inside the shipped ``suites``): one
+package ``costsuites.noop`` whose ``SUITE`` loads N tasks and whose test does nothing but
+``egi.record`` a trivial score, and its ``routing.yaml`` (one route). Beside it, a bare
+parametrized pytest test with the same N items. Both run as subprocesses of this interpreter,
+with this checkout's ``pytest_egi`` first on ``sys.path``, one after the other at each size,
+serially and with ``-n 2``. Every figure is printed beside its anchor (bare pytest, measured in
+the same run):
+
+- wall seconds and CPU seconds (user + system of the run and all its processes);
+- CPU per item above bare pytest (ms): ``(cpu_egi - cpu_bare) / N``;
+- peak RSS (MB) of the controller and of the largest xdist worker: each process's own
+  ``ru_maxrss``, written at ``pytest_unconfigure`` by a probe plugin loaded with ``-p``;
+- collection (``--collect-only -q``) of the real ``suites`` at the quick and deep profiles
+  with ``--egi-model egi/oracle``, against ``--collect-only`` of one bare test (wall, median
+  of ``--repeat``);
+- ``pytest_egi.aggregate.aggregate`` over 100,000 synthetic records of the throwaway suite
+  (bootstrap off), in this process;
+- the bootstrap's share of a 5,000-item run: the time ``aggregate`` spends in its 1,000
+  bootstrap resamples of that run's 5,000 records (least of ``--repeat`` tries), over the
+  serial run's wall time.
+
+``--quick`` (a smoke run): sizes 1 and 1,000 serially unless given, one repetition, no deep
+profile, 10,000 aggregated records, the bootstrap share taken on the largest size run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+ROUTING = """\
+version: 1
+buckets:
+  M1: {name: Outcome, weight: 0.28}
+  M2: {name: Tools, weight: 0.22, floor: 70}
+  M3: {name: Planning, weight: 0.16}
+  M4: {name: Grounding, weight: 0.14}
+  M5: {name: Safety, weight: 0.14, floor: 70}
+  M6: {name: Engineering, weight: 0.06}
+suites: [noop]
+routes:
+  - {suite: noop, sub_metric: score, bucket: M1, transform: fraction}
+modes:
+  quick:
+    seed: 1
+    suites:
+      noop: {limit: __N__}
+  deep:
+    seed: 1
+    suites:
+      noop: {limit: __N__}
+"""
+
+SUITE_INIT = '''\
+"""A suite whose tasks do nothing: the harness's own cost."""
+from pydantic import BaseModel
+
+from pytest_egi.suite import Task, TaskScore
+
+
+class Options(BaseModel):
+    pass
+
+
+class NoopSuite:
+    name = "noop"
+    version = "1"
+    categories = ("c0", "c1")
+    options_model = Options
+    sub_metrics = frozenset({"score"})
+    diagnostics = frozenset()
+
+    def load_tasks(self, profile, options):
+        return [Task(id=f"t{i:05d}", category=self.categories[i % 2], data={"i": i})
+                for i in range(profile.limit or 1)]
+
+    def reference_policy(self, task, options, noise):
+        raise NotImplementedError("the noop test calls no model")
+
+    def score(self, task, trajectory, options, judge=None):
+        return TaskScore(success=True, values={"score": 1.0}, expected="ok", got="ok")
+
+    def summarize(self, records):
+        values = [r["values"]["score"] for r in records]
+        return {"score": sum(values) / len(values) if values else None}
+
+
+SUITE = NoopSuite()
+'''
+
+SUITE_TEST = """\
+from costsuites.noop import SUITE
+
+
+def test_task(egi_task, egi):
+    egi.record(SUITE.score(egi_task, {}, egi.options), {"messages": [], "final_answer": "ok"})
+"""
+
+BARE_TEST = """\
+import os
+
+import pytest
+
+
+@pytest.mark.parametrize("i", range(int(os.environ.get("BENCH_N", "1"))))
+def test_task(i):
+    assert i >= 0
+"""
+
+PROBE = """\
+import json
+import os
+import resource
+
+
+def pytest_unconfigure(config):
+    out = os.environ.get("BENCH_PROBE")
+    if out:
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        role = "worker" if hasattr(config, "workerinput") else "controller"
+        with open(out, "a") as fh:
+            fh.write(json.dumps({"role": role, "maxrss_kb": ru.ru_maxrss}) + "\\n")
+"""
+
+
+@dataclass
+class Figures:
+    """One pytest run: wall and CPU seconds (all its processes), peak RSS in MB of the
+    controller and of the largest worker (None when it ran serially)."""
+
+    wall: float
+    cpu: float
+    controller_mb: float
+    worker_mb: float | None
+
+
+def write_project(folder: Path) -> None:
+    """The throwaway suite, the bare test, the probe plugin and a ``pytest.ini`` in ``folder``."""
+    (folder / "pytest.ini").write_text("[pytest]\naddopts = -p no:anyio\n")
+    (folder / "conftest.py").write_text("")
+    (folder / "_benchprobe.py").write_text(PROBE)
+    suite = folder / "costsuites" / "noop"
+    suite.mkdir(parents=True)
+    (folder / "costsuites" / "__init__.py").write_text("")
+    (suite / "__init__.py").write_text(SUITE_INIT)
+    (suite / "test_noop.py").write_text(SUITE_TEST)
+    (folder / "bare").mkdir()
+    (folder / "bare" / "test_bare.py").write_text(BARE_TEST)
+    (folder / "one").mkdir()
+    (folder / "one" / "test_one.py").write_text("def test_one():\n    assert True\n")
+    set_size(folder, 1)
+
+
+def set_size(folder: Path, n: int) -> None:
+    """Make both the throwaway suite and the bare test hold ``n`` items."""
+    (folder / "routing.yaml").write_text(ROUTING.replace("__N__", str(n)))
+
+
+def _env(folder: Path, n: int) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(folder), *filter(None, [env.get("PYTHONPATH")])])
+    env["BENCH_N"] = str(n)
+    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    env.pop("PYTEST_ADDOPTS", None)
+    return env
+
+
+def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> Figures:
+    """Run ``cmd`` with the probe plugin and return its figures.
+
+    Raises:
+        SystemExit: the run exited non-zero (with the end of its output).
+    """
+    with tempfile.NamedTemporaryFile("r", suffix=".jsonl") as probe:
+        env = dict(env, BENCH_PROBE=probe.name)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        proc = subprocess.run(cmd + ["-p", "_benchprobe"], cwd=cwd, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        rows = [json.loads(line) for line in probe.read().splitlines() if line.strip()]
+    if proc.returncode != 0:
+        raise SystemExit(
+            f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}"
+        )
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    ctrl = max((r["maxrss_kb"] for r in rows if r["role"] == "controller"), default=0) / 1024
+    workers = [r["maxrss_kb"] / 1024 for r in rows if r["role"] == "worker"]
+    return Figures(wall, cpu, ctrl, max(workers) if workers else None)
+
+
+def pytest_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
+
+
+def item_runs(
+    folder: Path, sizes: list[int], workers: list[int]
+) -> dict[tuple[int, int], tuple[Figures, Figures]]:
+    """(size, workers) -> (throwaway suite's figures, bare pytest's figures)."""
+    out = {}
+    for n in sizes:
+        set_size(folder, n)
+        env = _env(folder, n)
+        for w in workers:
+            xdist = ["-n", str(w)] if w > 1 else []
+            with tempfile.TemporaryDirectory() as reports:
+                egi = run(pytest_cmd("costsuites", "--egi-model", "egi/oracle", "--egi-report-dir", reports,
+                                     *xdist), folder, env)  # fmt: skip
+            bare = run(pytest_cmd("bare", "-p", "no:egi", *xdist), folder, env)
+            out[(n, w)] = (egi, bare)
+            print(
+                f"  ran {n} items, workers {w}: egi {egi.wall:.1f} s, bare {bare.wall:.1f} s", file=sys.stderr
+            )
+    return out
+
+
+def collection(folder: Path, modes: list[str], repeat: int, path: str) -> tuple[dict[str, float], float]:
+    """Median wall seconds of ``--collect-only`` of ``path`` (the real suites) per mode, and of
+    one bare test."""
+    env = _env(folder, 1)
+    times: dict[str, list[float]] = {m: [] for m in modes}
+    bare: list[float] = []
+    for _ in range(repeat):
+        for m in modes:
+            times[m].append(run(pytest_cmd(path, "--collect-only", "--egi-model", "egi/oracle",
+                                           "--egi-mode", m, "-p", "no:anyio"), ROOT, env).wall)  # fmt: skip
+        bare.append(run(pytest_cmd("one", "--collect-only", "-p", "no:egi"), folder, env).wall)
+    return {m: statistics.median(v) for m, v in times.items()}, statistics.median(bare)
+
+
+def synthetic_records(n: int) -> list[dict]:
+    """``n`` records of the throwaway suite as the recorder writes them (all passed)."""
+    base = {"schema": 1, "suite": "noop", "suite_module": "costsuites.noop", "suite_version": "1",
+            "trial": 1, "model": "egi/oracle", "judge": "egi/rules", "status": "passed",
+            "success": True, "expected": "ok", "got": "ok", "details": {}, "usage": {},
+            "error": None, "error_kind": None, "termination": "submitted", "finish_reason": None,
+            "turns": 0, "no_answer": False}  # fmt: skip
+    return [
+        dict(
+            base,
+            task_id=f"t{i:05d}",
+            category=f"c{i % 2}",
+            nodeid=f"costsuites/noop/test_noop.py::test_task[t{i:05d}]",
+            values={"score": 1.0},
+            raw_path=f"raw/noop/t{i:05d}.json",
+        )  # fmt: skip
+        for i in range(n)
+    ]
+
+
+def aggregate_s(folder: Path, n: int, resamples: int) -> float:
+    """Seconds ``pytest_egi.aggregate.aggregate`` takes over ``n`` synthetic records."""
+    sys.path[:0] = [str(ROOT), str(folder)]
+    from pytest_egi.aggregate import aggregate
+    from pytest_egi.config import apply_floors, apply_weights, load_routing
+
+    routing, _ = load_routing(folder / "routing.yaml")
+    weights, floors = apply_weights(routing, {}), apply_floors(routing, {})
+    records = synthetic_records(n)
+    aggregate(records[:10], routing, weights=weights, floors=floors, bootstrap_resamples=0)  # imports
+    start = time.perf_counter()
+    aggregate(records, routing, weights=weights, floors=floors, bootstrap_resamples=resamples)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--sizes", default=None, help="item counts, comma-separated (default 1,1000,5000,20000)"
+    )
+    parser.add_argument(
+        "--workers", default=None, help="worker counts, comma-separated; 1 = serial (default 1,2)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=None, help="repetitions of the collection runs (default 3)"
+    )
+    parser.add_argument("--suites", default="suites", help="what to collect, relative to the checkout")
+    parser.add_argument("--quick", action="store_true", help="a fast smoke run (see the module docstring)")
+    args = parser.parse_args()
+    sizes = [int(s) for s in (args.sizes or ("1,1000" if args.quick else "1,1000,5000,20000")).split(",")]
+    workers = [int(w) for w in (args.workers or ("1" if args.quick else "1,2")).split(",")]
+    repeat = args.repeat or (1 if args.quick else 3)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        write_project(folder)
+        runs = item_runs(folder, sizes, workers)
+        modes = ["quick"] if args.quick else ["quick", "deep"]
+        collect, collect_bare = collection(folder, modes, repeat, args.suites)
+        set_size(folder, 2)
+        n_agg = 10_000 if args.quick else 100_000
+        agg = aggregate_s(folder, n_agg, 0)
+        serial = sorted(n for n, w in runs if w == 1)
+        n_boot = 5000 if 5000 in serial or not serial else serial[-1]
+        if (n_boot, 1) not in runs:
+            runs.update(item_runs(folder, [n_boot], [1]))
+        # the least disturbed of a few tries: this process competes with whatever else runs
+        boot = min(aggregate_s(folder, n_boot, 1000) - aggregate_s(folder, n_boot, 0) for _ in range(repeat))
+    print("harness cost per item (throwaway suite vs bare pytest, same items, same run)")
+    head = ("items", "workers", "wall s egi/bare", "CPU s egi/bare", "CPU ms/item above bare",
+            "controller RSS MB egi/bare", "worker RSS MB egi/bare")  # fmt: skip
+    print(" | ".join(head))
+    for (n, w), (e, b) in sorted(runs.items()):
+        worker = f"{e.worker_mb:.0f} / {b.worker_mb:.0f}" if e.worker_mb and b.worker_mb else "-"
+        above = (e.cpu - b.cpu) / n * 1000
+        ctrl = f"{e.controller_mb:.0f} / {b.controller_mb:.0f}"
+        wall, cpu = f"{e.wall:.2f} / {b.wall:.2f}", f"{e.cpu:.2f} / {b.cpu:.2f}"
+        print(f"{n} | {w} | {wall} | {cpu} | {above:.2f} | {ctrl} | {worker}")
+    print()
+    bare = f"bare pytest --collect-only of 1 test: {collect_bare:.2f} s"
+    print(f"collection wall s (median of {repeat}; {bare})")
+    print(f"profile | {args.suites} --collect-only s | above bare s")
+    for m, s in collect.items():
+        print(f"{m} | {s:.2f} | {s - collect_bare:.2f}")
+    print()
+    print("aggregation and bootstrap")
+    print(f"aggregate of {n_agg} records, bootstrap off: {agg:.2f} s")
+    wall = runs[(n_boot, 1)][0].wall
+    print(f"bootstrap (1000 resamples) of a {n_boot}-item run: {boot:.2f} s, "
+          f"{100 * boot / wall:.1f}% of the run's serial wall time ({wall:.2f} s)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

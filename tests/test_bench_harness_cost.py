@@ -1,0 +1,33 @@
+"""The harness-cost benchmark still runs and prints its tables (figures are not checked)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_bench_prints_every_table():
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "bench_harness_cost.py"), "--sizes", "1", "--quick",
+         "--suites", "suites/crmarena"],  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "harness cost per item (throwaway suite vs bare pytest, same items, same run)"
+    assert lines[1] == (
+        "items | workers | wall s egi/bare | CPU s egi/bare | CPU ms/item above bare | "
+        "controller RSS MB egi/bare | worker RSS MB egi/bare"
+    )
+    assert lines[2].startswith("1 | 1 | ")
+    assert "profile | suites/crmarena --collect-only s | above bare s" in lines
+    assert any(line.startswith("quick | ") for line in lines)
+    assert "aggregation and bootstrap" in lines
+    assert any(line.startswith("aggregate of 10000 records, bootstrap off: ") for line in lines)
+    assert any(line.startswith("bootstrap (1000 resamples) of a 1-item run: ") for line in lines)

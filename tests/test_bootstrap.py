@@ -1,0 +1,157 @@
+"""Bootstrap confidence intervals: pinned values, and the vectorised draws against drawing
+them one by one with ``random.Random`` (the scheme before the draws were vectorised)."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import defaultdict
+
+import pytest
+
+from pytest_egi.config import BUCKETS, RoutingConfig
+from pytest_egi.scoring import _RandrangeStream, bootstrap_egi, compute_egi
+
+WEIGHTS = {"M1": 0.28, "M2": 0.22, "M3": 0.16, "M4": 0.14, "M5": 0.14, "M6": 0.06}
+FLOORS = {"M2": 70.0, "M5": 70.0}
+
+
+def _routing() -> RoutingConfig:
+    return RoutingConfig.model_validate(
+        {
+            "version": 1,
+            "buckets": {b: {"name": b, "weight": w} for b, w in WEIGHTS.items()},
+            "suites": ["a", "b"],
+            "routes": [
+                {"suite": "a", "sub_metric": "acc", "bucket": "M1", "transform": "fraction"},
+                {"suite": "a", "sub_metric": "tool", "bucket": "M2", "transform": "fraction"},
+                {"suite": "b", "sub_metric": "acc", "bucket": "M1", "transform": "fraction"},
+                {"suite": "b", "sub_metric": "safe", "bucket": "M5", "transform": "fraction"},
+            ],
+            "modes": {"quick": {}, "deep": {}},
+        }
+    )
+
+
+def _summarize(records):
+    def mean(key):
+        vals = [r["values"][key] for r in records if key in r["values"]]
+        return sum(vals) / len(vals) if vals else None
+
+    return {"acc": mean("acc"), "tool": mean("tool"), "safe": mean("safe")}
+
+
+SUMMARIZE = {"a": _summarize, "b": _summarize}
+
+
+def _bootstrap_one_by_one(records_by_suite, summarize, routing, *, weights, floors, resamples, seed,
+                          level=0.95):  # fmt: skip
+    """The bootstrap as it was written before its draws were vectorised (reference)."""
+    rng = random.Random(seed)
+    strata = defaultdict(list)
+    for suite, records in records_by_suite.items():
+        by_task = defaultdict(list)
+        for rec in records:
+            by_task[rec["task_id"]].append(rec)
+        for task_records in by_task.values():
+            strata[(suite, task_records[0]["category"])].append(task_records)
+    samples = defaultdict(list)
+    for _ in range(resamples):
+        resampled = defaultdict(list)
+        for (suite, _cat), tasks in sorted(strata.items()):
+            for _i in range(len(tasks)):
+                resampled[suite].extend(tasks[rng.randrange(len(tasks))])
+        subs = {s: summarize[s](recs) for s, recs in resampled.items()}
+        result = compute_egi(subs, routing, weights=weights, floors=floors)
+        if result.egi is not None:
+            samples["EGI"].append(result.egi)
+        for b, br in result.buckets.items():
+            if br.value is not None:
+                samples[b].append(br.value)
+    out = {}
+    alpha = (1.0 - level) / 2.0
+    for key in ("EGI", *BUCKETS):
+        vals = sorted(samples.get(key, []))
+        if len(vals) < resamples / 2 or not vals:
+            out[key] = None
+            continue
+        out[key] = (vals[int(math.floor(alpha * (len(vals) - 1)))],
+                    vals[int(math.ceil((1 - alpha) * (len(vals) - 1)))])  # fmt: skip
+    return out
+
+
+def _rec(suite, task, category, trial=1, **values):
+    return {"suite": suite, "task_id": task, "category": category, "trial": trial, "values": values}
+
+
+HAND_MADE = {
+    "a": [_rec("a", "a1", "x", acc=1.0, tool=1.0), _rec("a", "a2", "x", acc=0.0, tool=1.0),
+          _rec("a", "a3", "x", acc=1.0, tool=0.0), _rec("a", "a4", "y", acc=0.0, tool=0.0),
+          _rec("a", "a5", "y", acc=1.0, tool=1.0)],
+    "b": [_rec("b", "b1", "z", acc=1.0, safe=1.0), _rec("b", "b2", "z", acc=1.0, safe=0.0),
+          _rec("b", "b3", "z", acc=0.0, safe=1.0)],
+}  # fmt: skip
+
+
+# computed with the one-by-one draws (``_bootstrap_one_by_one``) before they were vectorised
+PINNED_EGI = (40.0, 83.958333)
+PINNED_M1 = (26.666667, 90.0)
+PINNED_M2 = (20.0, 100.0)
+PINNED_M5 = (0.0, 100.0)
+
+
+def test_interval_of_a_hand_made_record_set_is_pinned():
+    got = bootstrap_egi(HAND_MADE, SUMMARIZE, _routing(), weights=WEIGHTS, floors=FLOORS,
+                        resamples=200, seed=42)  # fmt: skip
+    assert got == {
+        "EGI": pytest.approx(PINNED_EGI, abs=1e-9),
+        "M1": pytest.approx(PINNED_M1, abs=1e-9),
+        "M2": pytest.approx(PINNED_M2, abs=1e-9),
+        "M3": None,
+        "M4": None,
+        "M5": pytest.approx(PINNED_M5, abs=1e-9),
+        "M6": None,
+    }
+
+
+def _random_records(rng: random.Random, sizes: dict[tuple[str, str], int], trials: int):
+    out = defaultdict(list)
+    for (suite, cat), n in sizes.items():
+        for i in range(n):
+            for t in range(1, trials + 1):
+                out[suite].append(_rec(suite, f"{cat}{i}", cat, t, acc=float(rng.random() < 0.7),
+                                       tool=rng.random(), safe=float(rng.random() < 0.4)))  # fmt: skip
+    return dict(out)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "trials", "seed"),
+    [
+        ({("a", "x"): 1, ("a", "y"): 2, ("b", "z"): 3}, 1, 0),
+        ({("a", "x"): 16, ("a", "y"): 17, ("b", "z"): 33, ("b", "w"): 1}, 1, 7),
+        ({("a", "x"): 100, ("b", "z"): 64}, 3, 42),
+        ({("a", "x"): 5000}, 1, 3),
+    ],
+)
+def test_vectorised_draws_give_the_one_by_one_intervals(sizes, trials, seed):
+    records = _random_records(random.Random(seed), sizes, trials)
+    kwargs = dict(weights=WEIGHTS, floors=FLOORS, resamples=60, seed=seed)
+    new = bootstrap_egi(records, SUMMARIZE, _routing(), **kwargs)
+    old = _bootstrap_one_by_one(records, SUMMARIZE, _routing(), **kwargs)
+    assert new.keys() == old.keys()
+    for key, interval in old.items():
+        if interval is None:
+            assert new[key] is None, key
+        else:
+            assert new[key] == pytest.approx(interval, abs=1e-9), key
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 16, 17, 1000, 4096, 5001])
+def test_stream_draws_are_randrange_draws(n):
+    rng = random.Random(11)
+    expected = [rng.randrange(n) for _ in range(3 * n + 40)]
+    stream = _RandrangeStream(11)
+    got = [*stream.below(n, 3), *stream.below(n, 3 * n + 37)]
+    assert got == expected
+    # the stream's position afterwards is the generator's: the next draw matches too
+    assert stream.below(n, 1) == [rng.randrange(n)]
