@@ -694,7 +694,18 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     reason = _stop_reason_now(item.config)
     if reason:
         item.session.shouldstop = reason
+    if RECORD_KEY in item.stash:  # reported: memory must not grow with the number of items
+        del item.stash[RECORD_KEY]
+        item.user_properties[:] = [p for p in item.user_properties if p[0] != "egi"]
     return result
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """After every other plugin (on an xdist worker: after xdist sent the report to the
+    controller), drop the trajectory text a report carried, if it still holds it."""
+    if getattr(report, "egi_raw", None) is not None:
+        del report.egi_raw
 
 
 @pytest.hookimpl(tryfirst=True, specname="pytest_runtest_protocol")
@@ -1033,6 +1044,8 @@ def _start_up(session: pytest.Session) -> None:
     settings = config.stash.get(SETTINGS_KEY, None)
     if settings is None or not settings.model or not session.items:
         return
+    if config.option.collectonly:
+        return  # nothing will run: no world to build, no server to start
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         return  # an xdist controller runs no item
     cases = [c for c in (_case_of(item) for item in session.items) if c is not None]

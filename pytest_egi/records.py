@@ -30,7 +30,7 @@ import json
 import os
 import re
 import secrets
-import tempfile
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -91,17 +91,31 @@ def dump_json(data: Any) -> str:
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically (temp file in the same folder + rename).
 
-    A reader never sees a half-written file, and a crash leaves the old file intact.
+    A reader never sees a half-written file, and a crash leaves the old file intact. The temp
+    file's name holds the process and thread ids (``.<name>.<pid>-<thread>.tmp``), so writers
+    in other processes or threads never share one; folders already made by this process are
+    not made again (one ``mkdir`` per folder, not per file).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = path.parent / f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp"
+    if path.parent not in _MADE_DIRS:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _MADE_DIRS.add(path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        try:
+            fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+        except FileNotFoundError:  # the folder was removed since: make it again
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115
+        with fh:
             fh.write(text)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
+
+
+_MADE_DIRS: set[Path] = set()
+"""Folders :func:`atomic_write_text` made (or found) in this process."""
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,7 @@ class EgiSession:
         self.resumed = len(self.records)
         self.journal: Journal | None = None
         self._unjournaled: dict[str, tuple[str, str, int]] = {}
+        self._reports: dict[str, list[pytest.TestReport]] = {}
         self.manifest: dict[str, Any] | None = None
         self.plan: list[str] | None = None
         self.interrupted: str | None = None
@@ -95,6 +96,8 @@ class EgiSession:
                 self.records[key] = value
                 self._unjournaled[report.nodeid] = key
                 found = True
+        if found:
+            self._reports.setdefault(report.nodeid, []).append(report)
         if found and report.when == "???":  # a crashed worker's item: no logfinish follows
             self.pytest_runtest_logfinish(report.nodeid)
         if report.failed and not found and report.when != "teardown":
@@ -114,6 +117,11 @@ class EgiSession:
                 self._write_manifest("running")
                 self.journal = Journal(self.settings.run_dir)
             self.journal.append(self.records[key])
+        for report in self._reports.pop(nodeid, ()):
+            # every plugin has seen the item's reports (junitxml wrote the record at teardown);
+            # pytest's terminal keeps them to the end, so the record (kept once, in
+            # self.records) leaves them: memory must not grow with copies of it
+            report.user_properties = [p for p in report.user_properties if p[0] != "egi"]
         reason = self.config.stash.get(_SESSION_STOP_KEY, None)
         if reason and getattr(self, "session", None) is not None:
             self.session.shouldstop = reason

@@ -10,6 +10,7 @@ of every environment variable whose *name* looks secret (``*_API_KEY``, ``*_TOKE
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -160,6 +161,51 @@ def redact_obj(obj: Any, environ: Mapping[str, str] | None = None) -> Any:
         return node
 
     return walk(obj)
+
+
+
+def holds_secret(text: str, values: Sequence[str] | None = None) -> bool:
+    """True when :func:`redact` would change ``text`` (a secret value of the environment, a
+    key shape, a bearer token or a URL password in it). One search per pattern, no copy: the
+    fast check before redacting a large serialized structure.
+
+    Args:
+        text: any text.
+        values: secret values from :func:`secret_values` (default: the environment's).
+    """
+    if not text:
+        return False
+    if any(v in text for v in (values if values is not None else secret_values())):
+        return True
+    if len(text) < _SHORTEST_SHAPE:
+        return False
+    return bool(_KEY_SHAPES.search(text) or _BEARER.search(text) or _URL_USERINFO.search(text))
+
+
+def redact_json_safe(obj: Any) -> Any:
+    """``obj`` with every secret redacted (:func:`redact_obj`), or ``obj`` itself, uncopied,
+    when none of its strings holds one (the usual case: one C-speed serialization and a few
+    searches, instead of a Python walk over every string).
+
+    The check runs on the JSON text with its escapes undone, so every string of ``obj``
+    appears in it character for character, between quotes: whatever :func:`redact` would
+    find in one string it finds there too (a match across two strings only costs the walk).
+
+    Args:
+        obj: a JSON-like structure (records, trajectories); other values serialize by ``str``.
+    """
+    text = json.dumps(obj, ensure_ascii=False, default=str)
+    probe = _JSON_ESCAPE.sub(_unescape_one, text) if "\\" in text else text
+    return redact_obj(obj) if holds_secret(probe) else obj
+
+
+_JSON_ESCAPE = re.compile(r'\\(["\\/bfnrt]|u[0-9a-fA-F]{4})')
+_SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _unescape_one(match: re.Match[str]) -> str:
+    code = match.group(1)
+    return _SIMPLE_ESCAPES[code] if len(code) == 1 else chr(int(code[1:], 16))
 
 
 _ENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
