@@ -95,7 +95,9 @@ def build_egi_json(
             "version": routing.version,
             "weights": settings.weights,
             "floors": settings.floors,
-            "definition": routing.model_dump(mode="json"),
+            # only what the file set: a value left to its default (a suite profile's seed) must
+            # read back as unset, so the mode's value applies again (rescore, merge)
+            "definition": routing.model_dump(mode="json", exclude_unset=True),
         },
         "profile": {
             name: routing.profile(settings.mode, name).model_dump(mode="json") for name in suites_run
