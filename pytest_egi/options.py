@@ -207,10 +207,12 @@ def add_provider_options(group: Any, parser: Any) -> None:
                     help="do not read or write the response cache")
     group.addoption("--egi-rpm", dest="egi_rpm", metavar="N", default=None,
                     type=_positive_int("--egi-rpm"),
-                    help="requests per minute per model, shared by all xdist workers")
+                    help="requests per minute per model on this machine, shared by its xdist "
+                         "workers (one budget across machines: a LiteLLM proxy)")
     group.addoption("--egi-tpm", dest="egi_tpm", metavar="N", default=None,
                     type=_positive_int("--egi-tpm"),
-                    help="tokens per minute per model, shared by all xdist workers")
+                    help="tokens per minute per model on this machine, shared by its xdist "
+                         "workers (one budget across machines: a LiteLLM proxy)")
     group.addoption("--egi-timeout", dest="egi_timeout", metavar="S", default=None,
                     type=_seconds("--egi-timeout"),
                     help="timeout of one model call in seconds (default 120)")

@@ -11,7 +11,9 @@ persists, every later call would repeat it. Everything else fails at once: 400 b
 client raises as :class:`~pytest_egi.models.base.ContextWindowExceeded`).
 
 Waits: a ``Retry-After`` / ``retry-after-ms`` header is honoured (capped) with up to 10 %
-extra jitter so that many workers told the same instant do not return together; otherwise
+extra jitter so that many workers told the same instant do not return together (a LiteLLM
+proxy passes the wait on as ``llm_provider-retry-after``, also when its own rpm/tpm limit
+refused the request, and that is read too); otherwise
 exponential backoff with "equal jitter": ``d = min(max, base * 2**attempt)``, wait uniform in
 ``[d/2, d]``.
 """
@@ -98,6 +100,10 @@ class Failure:
 def retry_after_seconds(headers: Any, now: float | None = None) -> float | None:
     """Parse ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date) from headers.
 
+    A LiteLLM proxy forwards the provider's headers with an ``llm_provider-`` prefix and
+    sends its own rate-limit wait (60 s when its rpm/tpm budget for the minute is spent) only
+    as ``llm_provider-retry-after``; those are read when the plain headers are absent.
+
     Args:
         headers: a mapping with case-insensitive ``get`` (httpx ``Headers``) or a plain dict.
         now: the current epoch seconds for date values (default ``time.time()``).
@@ -117,13 +123,22 @@ def retry_after_seconds(headers: Any, now: float | None = None) -> float | None:
             value = next((v for k, v in headers.items() if str(k).lower() == name), None)
         return value
 
-    ms = get("retry-after-ms")
+    for prefix in ("", "llm_provider-"):
+        found = _parse_retry_after(get(prefix + "retry-after-ms"), get(prefix + "retry-after"),
+                                   now)
+        if found is not None:
+            return found
+    return None
+
+
+def _parse_retry_after(ms: Any, value: Any, now: float | None) -> float | None:
+    """Seconds from a ``retry-after-ms`` value (preferred) or a ``Retry-After`` value
+    (seconds or an HTTP date); None when both are absent or unparsable."""
     if ms is not None:
         try:
             return max(0.0, float(ms) / 1000.0)
         except ValueError:
             pass
-    value = get("retry-after")
     if value is None:
         return None
     try:

@@ -28,6 +28,16 @@ def test_retry_after_parsing():
     assert retry_after_seconds({}) is None and retry_after_seconds(None) is None
 
 
+def test_retry_after_forwarded_by_a_litellm_proxy():
+    """A LiteLLM proxy prefixes the provider's headers (and its own rate-limit wait) with
+    ``llm_provider-``; the plain header wins when both are there."""
+    assert retry_after_seconds({"llm_provider-retry-after": "60"}) == 60.0
+    assert retry_after_seconds({"llm_provider-retry-after-ms": "250"}) == 0.25
+    assert retry_after_seconds({"Retry-After": "3", "llm_provider-retry-after": "60"}) == 3.0
+    assert retry_after_seconds({"retry-after": "soon", "llm_provider-retry-after": "7"}) == 7.0
+    assert retry_after_seconds({"llm_provider-retry-after": "later"}) is None
+
+
 class _Exc(Exception):
     def __init__(self, status=None, headers=None):
         super().__init__("x")
