@@ -442,6 +442,8 @@ def test_merged_shards_equal_a_single_run(tmp_path, sharded, reference, merge):
     _assert_same_run(run, reference)
     egi = _json(run / "egi.json")
     assert egi["session"]["merged_from"] == [str(_shard(tmp_path, k)) for k in (1, 2, 3)]
+    single = _json(reference / "egi.json")["session"]
+    assert {k: v for k, v in egi["session"].items() if k != "merged_from"} == single
     assert (egi["session"]["items_collected"], egi["session"]["items_ran"]) == (10, 10)
     assert egi["egi"]["subset"] == [] and not egi["egi"]["headline"].startswith("EGI (subset")
     manifest = _json(run / "run.json")
@@ -454,6 +456,14 @@ def test_merged_shards_equal_a_single_run(tmp_path, sharded, reference, merge):
     status, _, _ = merge(*(_shard(again, k) for k in (3, 1, 2)))
     assert status == 0
     assert (again / "S" / "records.jsonl").read_bytes() == (reference / "records.jsonl").read_bytes()
+
+
+@pytest.mark.xfail(strict=True, reason="egi.json's routing definition is dumped with every default, so "
+                   "a suite profile's seed read back from it is the default 42, not the mode's seed (7)")
+def test_a_merged_run_states_the_profile_a_single_run_states(tmp_path, sharded, reference, merge):
+    run = _copy_shards(sharded, tmp_path)
+    assert merge(run)[0] == 0
+    assert _json(run / "egi.json")["profile"] == _json(reference / "egi.json")["profile"]
 
 
 def test_a_missing_shard_is_named_with_the_command_that_makes_it(tmp_path, sharded, merge):
