@@ -459,7 +459,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
                "crashes": [c for s_ in sessions for c in s_.get("crashes") or []],
                "items_collected": verdict.items_collected, "items_ran": verdict.items_ran,
                "items_deselected": sessions[0].get("items_deselected"), "stop_reason": None,
-               "interrupted": False, "shard": None,
+               "interrupted": False, "resumed_from": None, "resumed_items": 0, "shard": None,
                "merged_from": [str(d) for d in shard_dirs]}
     written = write_run(settings, records, agg, session_info=session, verdict=verdict)
     manifest = {k: v for k, v in (_read_json(shard_dirs[0] / MANIFEST_FILE)).items() if k != "schema"}

@@ -182,7 +182,9 @@ def _show(value: Any) -> str:
 class Journal:
     """The append-only ``journal.jsonl`` of a run, written by the controller only.
 
-    Opening it cuts off a last line left incomplete by a kill, so the next line starts clean.
+    Opening it cuts off a last line left incomplete by a kill, so the next line starts clean
+    (a whole record that only lacks its newline is kept and given one, as :func:`read_journal`
+    counts it).
     :meth:`append` writes one record as one JSON line and flushes it to the OS (fsync at most
     every :data:`FSYNC_INTERVAL_S`); :meth:`close` flushes and fsyncs.
     """
@@ -197,8 +199,12 @@ class Journal:
         fh = open(self.path, "a+b")  # noqa: SIM115 - kept open for the session
         fh.seek(0)
         data = fh.read()
-        if data and not data.endswith(b"\n"):  # a line cut short by a kill
-            fh.truncate(data.rfind(b"\n") + 1)
+        if data and not data.endswith(b"\n"):  # a kill before the line's newline
+            start = data.rfind(b"\n") + 1
+            if _is_json(data[start:]):  # the record is whole (read_journal counts it): keep it
+                fh.write(b"\n")
+            else:  # a line cut short: cut it off
+                fh.truncate(start)
         fh.seek(0, os.SEEK_END)
         return fh
 
@@ -221,6 +227,14 @@ class Journal:
             os.fsync(self._fh.fileno())
             self._fh.close()
             self._fh = None
+
+
+def _is_json(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True
 
 
 def read_journal(path: Path) -> list[dict[str, Any]]:

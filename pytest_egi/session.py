@@ -263,9 +263,12 @@ class EgiSession:
 
         The journal is closed and the manifest's status set first (``interrupted`` when the
         session stopped before its end, else ``complete``), so a failure further on loses
-        nothing."""
+        nothing. A session ended by a usage error (a refused ``--egi-resume``, found while
+        collecting) ran nothing and leaves the run folder as it was."""
         if self.journal is not None:
             self.journal.close()
+        if int(exitstatus) == pytest.ExitCode.USAGE_ERROR:
+            return
         stop = self._stop_reason(session, int(exitstatus))
         if self.journal is not None or self.resumed:
             self._write_manifest("interrupted" if stop else "complete")
