@@ -64,6 +64,7 @@ class EgiSession:
         self.resumed = len(self.records)
         self.journal: Journal | None = None
         self._unjournaled: dict[str, tuple[str, str, int]] = {}
+        self._in_flight: dict[str, dict[str, Any]] = {}
         self.manifest: dict[str, Any] | None = None
         self.plan: list[str] | None = None
         self.interrupted: str | None = None
@@ -88,6 +89,10 @@ class EgiSession:
         if raw is not None:
             del report.egi_raw
             atomic_write_text(self.settings.run_dir / raw[0], raw[1])
+        base = getattr(report, "egi_base", None)
+        if base is not None:  # a remote worker's item started (see pytest_handlecrashitem)
+            del report.egi_base
+            self._in_flight[report.nodeid] = base
         found = False
         for name, value in report.user_properties:
             if name == "egi" and isinstance(value, dict):
@@ -108,6 +113,7 @@ class EgiSession:
         """The item ended: append its final record to the run's journal (``journal.jsonl``),
         flushed, so a kill from now on loses nothing of it; then apply an early stop decided
         in ``pytest_runtest_logreport`` (serial runs)."""
+        self._in_flight.pop(nodeid, None)
         key = self._unjournaled.pop(nodeid, None)
         if key is not None:
             if self.journal is None:
@@ -231,7 +237,12 @@ class EgiSession:
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
         """xdist: the worker running ``crashitem`` died. Its EGI item gets an ``error`` record
         (with the trajectory file when one was written before the crash), which counts toward
-        ``--egi-max-error-rate``; the crash is named in the session's reasons."""
+        ``--egi-max-error-rate``; the crash is named in the session's reasons.
+
+        The record is built from the item's base record: the one the workers wrote to the
+        shared directory after collection (``write_collected``), or, from a worker on another
+        host (no shared directory there), the one its setup report carried (``egi_base``).
+        An item whose worker died before its setup report keeps xdist's own failure report."""
         node = getattr(report, "node", None)
         worker = getattr(getattr(node, "gateway", None), "id", None) or "?"
         dsession = self.config.pluginmanager.getplugin("dsession")
@@ -241,9 +252,10 @@ class EgiSession:
         self.crashes.append(f"worker {worker} {what} running {crashitem}")
         collected = read_collected(self.settings.shared_dir) or {}
         entry = (collected.get("items") or {}).get(crashitem)
-        if entry is None:  # not an EGI item: xdist's own failure report stands
+        base = entry["record"] if entry is not None else self._in_flight.pop(crashitem, None)
+        if base is None:  # not an EGI item: xdist's own failure report stands
             return
-        record = dict(entry["record"])
+        record = dict(base)
         error = INTERRUPTED_TEXT if interrupted else CRASH_TEXT
         record.update(status="error", success=None, error=error)
         report.user_properties = [p for p in report.user_properties if p[0] != "egi"]
