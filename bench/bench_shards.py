@@ -15,7 +15,8 @@ serial, as on N machines), then ``egi-bench report --merge`` joins them.
 
 Printed per N: the wall time from the first start to the last shard's end, the speed-up
 T1 / TN, the ratio to ideal (T1 / N) / TN (1.0 = perfect), the merge time, and whether the
-merged ``records.jsonl`` equals N = 1's byte for byte. Each shard pays its own start-up
+merged ``records.jsonl`` equals N = 1's byte for byte; also the CPU seconds the N shard
+processes used together, and this machine's cores and load. Each shard pays its own start-up
 (Python, pytest, LiteLLM import: seconds, on this machine's cores), which is what keeps the
 ratio below 1 for short runs. ``--model egi/...`` (an offline policy) runs without the
 server, for a quick check of the machinery. Nothing is asserted; the exit status is 0 when
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -37,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.toy_project import ROUTING, SUITE_INIT, TEST_MODULE  # noqa: E402
 
-HEADER = "shards  wall_s  speed-up  ratio-to-ideal  merge_s  same-records"
+HEADER = "shards  wall_s  cpu_s  speed-up  ratio-to-ideal  merge_s  same-records"
 
 
 def make_project(root: Path, items: int) -> int:
@@ -68,13 +70,16 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     return proc, url
 
 
-def run_shards(project: Path, reports: Path, model: list[str], n: int, env: dict[str, str]) -> float:
-    """Start the N shards at once; wall seconds until the last one ends.
+def run_shards(project: Path, reports: Path, model: list[str], n: int,
+               env: dict[str, str]) -> tuple[float, float]:
+    """Start the N shards at once; wall seconds until the last one ends, and the CPU seconds
+    (user + system) the N processes used together.
 
     Raises:
         SystemExit: a shard exited with a status other than 0 or 1 (its output's end).
     """
     procs = []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     begin = time.perf_counter()
     for k in range(1, n + 1):
         cmd = [sys.executable, "-m", "pytest", "toysuites", "-q", "-p", "no:cacheprovider",
@@ -86,10 +91,12 @@ def run_shards(project: Path, reports: Path, model: list[str], n: int, env: dict
                                       stderr=subprocess.STDOUT, text=True))
     outputs = [p.communicate()[0] for p in procs]
     wall = time.perf_counter() - begin
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     for k, (proc, out) in enumerate(zip(procs, outputs, strict=True), 1):
         if proc.returncode not in (0, 1):
             raise SystemExit(f"shard {k}/{n} failed ({proc.returncode}):\n{out[-3000:]}")
-    return wall
+    return wall, cpu
 
 
 def merge(reports: Path, n: int, env: dict[str, str]) -> tuple[float, Path]:
@@ -132,21 +139,24 @@ def main(argv: list[str] | None = None) -> int:
             project.mkdir()
             items = make_project(project, args.items)
             for n in counts:
-                wall = run_shards(project, reports, model, n, env)
+                wall, cpu = run_shards(project, reports, model, n, env)
                 merge_s, folder = merge(reports, n, env)
-                rows.append((n, wall, merge_s, (folder / "records.jsonl").read_bytes()))
+                rows.append((n, wall, cpu, merge_s, (folder / "records.jsonl").read_bytes()))
     finally:
         if server is not None:
             server.kill()
             server.wait()
-    t1, reference = rows[0][1], rows[0][3]
+    t1, reference = rows[0][1], rows[0][4]
     what = (f"one {args.latency:g} s completion each, server {url}" if server is not None
             else f"model {args.model}, no server")
     print(f"{items} toy items, {what}")
+    print(f"this machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} "
+          "(the shards share them; N machines would not)")
     print(HEADER)
-    for n, wall, merge_s, records in rows:
+    for n, wall, cpu, merge_s, records in rows:
         same = "yes" if records == reference else "NO"
-        print(f"{n:>6}  {wall:6.2f}  {t1 / wall:8.2f}  {t1 / n / wall:14.2f}  {merge_s:7.2f}  {same:>12}")
+        print(f"{n:>6}  {wall:6.2f}  {cpu:5.1f}  {t1 / wall:8.2f}  {t1 / n / wall:14.2f}  "
+              f"{merge_s:7.2f}  {same:>12}")
     waiting = f"; T1 includes {items} x {args.latency:g} s of waiting" if server is not None else ""
     print(f"ideal for N shards: T1/N (as if start-up cost nothing){waiting}")
     return 0

@@ -996,7 +996,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                     "raw": RunDir.raw_name(case.suite.name, case.task.id, case.trial, case.trials),
                 }
         write_collected(directory, items, deselected_count(config))
+    elif hasattr(config, "workerinput") and settings is not None and settings.model:
+        # a worker on another host: what it collected travels with its first setup report
+        config.stash[_REMOTE_COLLECTED_KEY] = {
+            "items": [item.nodeid for item in session.items if _case_of(item) is not None],
+            "deselected": deselected_count(config),
+        }
     _start_up(session)
+
+
+_REMOTE_COLLECTED_KEY = pytest.StashKey[dict]()
 
 
 def deselected_count(config: pytest.Config) -> int:
@@ -1174,10 +1183,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if report.when == "setup" and hasattr(item.config, "workerinput") and shared_dir() is None:
         # a worker on another host cannot leave its collected items in the controller's
         # shared directory: the item's base record travels with its setup report, for the
-        # error record the controller makes if this worker dies running it
+        # error record the controller makes if this worker dies running it; the first one
+        # also carries the node ids of the EGI items it collected (the run's plan)
         from pytest_egi.recorder import base_record
 
         report.egi_base = base_record(item, case, settings)  # type: ignore[attr-defined]
+        collected = item.config.stash.get(_REMOTE_COLLECTED_KEY, None)
+        if collected is not None:
+            del item.config.stash[_REMOTE_COLLECTED_KEY]
+            report.egi_collected = collected  # type: ignore[attr-defined]
     return report
 
 

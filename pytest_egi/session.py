@@ -65,6 +65,7 @@ class EgiSession:
         self.journal: Journal | None = None
         self._unjournaled: dict[str, tuple[str, str, int]] = {}
         self._in_flight: dict[str, dict[str, Any]] = {}
+        self._remote_collected: dict[str, Any] | None = None
         self.manifest: dict[str, Any] | None = None
         self.plan: list[str] | None = None
         self.interrupted: str | None = None
@@ -93,6 +94,10 @@ class EgiSession:
         if base is not None:  # a remote worker's item started (see pytest_handlecrashitem)
             del report.egi_base
             self._in_flight[report.nodeid] = base
+        collected = getattr(report, "egi_collected", None)
+        if collected is not None:  # a remote worker's collected EGI items (see _collected)
+            del report.egi_collected
+            self._remote_collected = collected
         found = False
         for name, value in report.user_properties:
             if name == "egi" and isinstance(value, dict):
@@ -173,7 +178,7 @@ class EgiSession:
                 self.manifest["resumed"] = [*old.get("resumed", []), now_text()]
                 self.manifest["plan"] = old.get("plan")
         if self.plan is None:  # xdist: what the workers collected, once they have
-            collected = read_collected(self.settings.shared_dir)
+            collected = self._collected()
             if collected is not None:
                 self.plan = list(collected.get("items") or {})
         if self.plan is not None:
@@ -181,6 +186,13 @@ class EgiSession:
             self.manifest["plan"] = sorted(set(known) | set(self.plan))
         self.manifest.update(status=status, updated=now_text())
         write_manifest(self.settings.run_dir, self.manifest)
+
+    def _collected(self) -> dict[str, Any] | None:
+        """xdist: what the workers collected, ``{"items": node ids or {node id: ...},
+        "deselected": n}``: from the shared directory (``write_collected``), or from a remote
+        worker's first setup report (``egi_collected``); None before any worker said."""
+        collected = read_collected(self.settings.shared_dir)
+        return collected if collected is not None else self._remote_collected
 
     def _stop_if_nothing_works(self) -> None:
         """Stop early when nothing has worked yet and either the first EARLY_STOP_ERRORS
@@ -285,7 +297,7 @@ class EgiSession:
             bootstrap_resamples=s.bootstrap,
             seed=s.seed if s.seed is not None else s.routing.modes[s.mode].seed,  # type: ignore[index]
         )
-        collected = read_collected(s.shared_dir)
+        collected = self._collected()
         if collected is not None:  # xdist: what the workers collected
             self.items_collected = len(collected.get("items") or {})
             self.items_deselected = int(collected.get("deselected") or 0)

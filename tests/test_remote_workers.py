@@ -110,6 +110,11 @@ def test_socket_workers_give_the_records_of_a_serial_run(toy_project, remote_che
     assert not (remote_checkout / "reports").exists()
     egi = json.loads((reports / "remote" / "egi.json").read_text())
     assert egi["session"]["crashes"] == [] and egi["counts"] == {"passed": 6}
+    # what the workers collected reached the controller (shared folder, or first setup report)
+    assert (egi["session"]["items_collected"], egi["session"]["items_ran"]) == (6, 6)
+    plan = json.loads((reports / "remote" / "run.json").read_text())["plan"]
+    assert plan == json.loads((reports / "serial" / "run.json").read_text())["plan"]
+    assert len(plan) == 6
     assert not any(group_alive(s) for s in servers)
 
 
@@ -143,8 +148,9 @@ def test_a_killed_remote_worker_makes_its_item_an_error_and_the_rest_go_on(
 def test_a_killed_worker_of_execnets_own_server_cannot_be_replaced(
         toy_project, remote_checkout, env, tmp_path, monkeypatch):
     """execnet's socket server runs its worker in its own process: the kill takes the server
-    too. With --max-worker-restart 0 the item is still an error record, the other worker's
-    items run, and the run says it is incomplete (the items left to the dead worker)."""
+    too, and xdist's replacement worker could not connect (an INTERNALERROR). With
+    --max-worker-restart 0 the item is still an error record, the other worker's items run,
+    and the run says it is incomplete when items were left to the dead worker."""
     monkeypatch.setenv("EGI_TEST_OTHER_HOST", "1")
     monkeypatch.setenv("EGI_TEST_KILL", "1")
     with socket_servers(2, tmp_path, env=dict(os.environ)) as servers:
@@ -159,6 +165,11 @@ def test_a_killed_worker_of_execnets_own_server_cannot_be_replaced(
     assert (records["alpha-1"]["status"], records["alpha-1"]["error"]) == ("error", CRASH_TEXT)
     egi = json.loads((toy_project.path / "reports" / "killed" / "egi.json").read_text())
     assert egi["counts"]["error"] == 1
+    session = egi["session"]
+    assert session["items_collected"] == 6  # the plan came with a remote worker's first report
+    ran = session["items_ran"]  # the dead worker's queue may or may not have moved in time
+    assert ran == len(records) and (ran == 6 or egi["egi"]["headline"].startswith(
+        f"EGI INCOMPLETE, INVALID: {ran} of 6 items ran; the others reported no result"))
     assert not any(group_alive(s) for s in servers)
 
 
