@@ -540,10 +540,20 @@ _GATEWAY_KEY = pytest.StashKey[Any]()
 
 def _start_gateway(config: pytest.Config, settings: RunSettings) -> None:
     """On an xdist controller whose run calls LiteLLM, start the model gateway that the
-    workers will share (``--egi-gateway auto``); its socket reaches them in ``workerinput``."""
+    workers will share (``--egi-gateway auto``); its socket reaches them in ``workerinput``.
+
+    Only when some worker is a local process (``-n N``, ``--tx popen``): the gateway is a
+    Unix socket of this host, so a worker on another one (``--tx ssh=...`` /
+    ``--tx socket=...``) calls the provider itself
+    (``pytest_egi.models.settings._gateway_here``)."""
     if getattr(config.option, "egi_gateway", "off") != "auto":
         return
-    if not getattr(config.option, "numprocesses", None) or getattr(config.option, "dist", "no") == "no":
+    if not getattr(config.option, "tx", None) or getattr(config.option, "dist", "no") == "no":
+        return  # not distributed (-n N, or --tx SPEC with -d / --dist, fill option.tx)
+    from execnet import XSpec
+    from xdist.workermanage import parse_tx_spec_config
+
+    if not any(XSpec(spec).popen for spec in parse_tx_spec_config(config)):
         return
     from pytest_egi.models.offline import parse_offline_model
 
@@ -997,7 +1007,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                     "raw": RunDir.raw_name(case.suite.name, case.task.id, case.trial, case.trials),
                 }
         write_collected(directory, items, deselected_count(config))
+    elif hasattr(config, "workerinput") and settings is not None and settings.model:
+        # a worker on another host: what it collected travels with its first setup report
+        config.stash[_REMOTE_COLLECTED_KEY] = {
+            "items": [item.nodeid for item in session.items if _case_of(item) is not None],
+            "deselected": deselected_count(config),
+        }
     _start_up(session)
+
+
+_REMOTE_COLLECTED_KEY = pytest.StashKey[dict]()
 
 
 def deselected_count(config: pytest.Config) -> int:
@@ -1174,6 +1193,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if raw is not None:  # the trajectory travels to the controller with this report
         del item.stash[RAW_KEY]
         report.egi_raw = list(raw)  # type: ignore[attr-defined]
+    if report.when == "setup" and hasattr(item.config, "workerinput") and shared_dir() is None:
+        # a worker on another host cannot leave its collected items in the controller's
+        # shared directory: the item's base record travels with its setup report, for the
+        # error record the controller makes if this worker dies running it; the first one
+        # also carries the node ids of the EGI items it collected (the run's plan)
+        from pytest_egi.recorder import base_record
+
+        report.egi_base = base_record(item, case, settings)  # type: ignore[attr-defined]
+        collected = item.config.stash.get(_REMOTE_COLLECTED_KEY, None)
+        if collected is not None:
+            del item.config.stash[_REMOTE_COLLECTED_KEY]
+            report.egi_collected = collected  # type: ignore[attr-defined]
     return report
 
 

@@ -65,6 +65,8 @@ class EgiSession:
         self.journal: Journal | None = None
         self._unjournaled: dict[str, tuple[str, str, int]] = {}
         self._reports: dict[str, list[pytest.TestReport]] = {}
+        self._in_flight: dict[str, dict[str, Any]] = {}
+        self._remote_collected: dict[str, Any] | None = None
         self.manifest: dict[str, Any] | None = None
         self.plan: list[str] | None = None
         self.interrupted: str | None = None
@@ -89,6 +91,14 @@ class EgiSession:
         if raw is not None:
             del report.egi_raw
             atomic_write_text(self.settings.run_dir / raw[0], raw[1])
+        base = getattr(report, "egi_base", None)
+        if base is not None:  # a remote worker's item started (see pytest_handlecrashitem)
+            del report.egi_base
+            self._in_flight[report.nodeid] = base
+        collected = getattr(report, "egi_collected", None)
+        if collected is not None:  # a remote worker's collected EGI items (see _collected)
+            del report.egi_collected
+            self._remote_collected = collected
         found = False
         for name, value in report.user_properties:
             if name == "egi" and isinstance(value, dict):
@@ -111,6 +121,7 @@ class EgiSession:
         """The item ended: append its final record to the run's journal (``journal.jsonl``),
         flushed, so a kill from now on loses nothing of it; then apply an early stop decided
         in ``pytest_runtest_logreport`` (serial runs)."""
+        self._in_flight.pop(nodeid, None)
         key = self._unjournaled.pop(nodeid, None)
         if key is not None:
             if self.journal is None:
@@ -175,7 +186,7 @@ class EgiSession:
                 self.manifest["resumed"] = [*old.get("resumed", []), now_text()]
                 self.manifest["plan"] = old.get("plan")
         if self.plan is None:  # xdist: what the workers collected, once they have
-            collected = read_collected(self.settings.shared_dir)
+            collected = self._collected()
             if collected is not None:
                 self.plan = list(collected.get("items") or {})
         if self.plan is not None:
@@ -183,6 +194,13 @@ class EgiSession:
             self.manifest["plan"] = sorted(set(known) | set(self.plan))
         self.manifest.update(status=status, updated=now_text())
         write_manifest(self.settings.run_dir, self.manifest)
+
+    def _collected(self) -> dict[str, Any] | None:
+        """xdist: what the workers collected, ``{"items": node ids or {node id: ...},
+        "deselected": n}``: from the shared directory (``write_collected``), or from a remote
+        worker's first setup report (``egi_collected``); None before any worker said."""
+        collected = read_collected(self.settings.shared_dir)
+        return collected if collected is not None else self._remote_collected
 
     def _stop_if_nothing_works(self) -> None:
         """Stop early when nothing has worked yet and either the first EARLY_STOP_ERRORS
@@ -239,7 +257,12 @@ class EgiSession:
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
         """xdist: the worker running ``crashitem`` died. Its EGI item gets an ``error`` record
         (with the trajectory file when one was written before the crash), which counts toward
-        ``--egi-max-error-rate``; the crash is named in the session's reasons."""
+        ``--egi-max-error-rate``; the crash is named in the session's reasons.
+
+        The record is built from the item's base record: the one the workers wrote to the
+        shared directory after collection (``write_collected``), or, from a worker on another
+        host (no shared directory there), the one its setup report carried (``egi_base``).
+        An item whose worker died before its setup report keeps xdist's own failure report."""
         node = getattr(report, "node", None)
         worker = getattr(getattr(node, "gateway", None), "id", None) or "?"
         dsession = self.config.pluginmanager.getplugin("dsession")
@@ -249,9 +272,10 @@ class EgiSession:
         self.crashes.append(f"worker {worker} {what} running {crashitem}")
         collected = read_collected(self.settings.shared_dir) or {}
         entry = (collected.get("items") or {}).get(crashitem)
-        if entry is None:  # not an EGI item: xdist's own failure report stands
+        base = entry["record"] if entry is not None else self._in_flight.pop(crashitem, None)
+        if base is None:  # not an EGI item: xdist's own failure report stands
             return
-        record = dict(entry["record"])
+        record = dict(base)
         error = INTERRUPTED_TEXT if interrupted else CRASH_TEXT
         record.update(status="error", success=None, error=error)
         report.user_properties = [p for p in report.user_properties if p[0] != "egi"]
@@ -284,7 +308,7 @@ class EgiSession:
             bootstrap_resamples=s.bootstrap,
             seed=s.seed if s.seed is not None else s.routing.modes[s.mode].seed,  # type: ignore[index]
         )
-        collected = read_collected(s.shared_dir)
+        collected = self._collected()
         if collected is not None:  # xdist: what the workers collected
             self.items_collected = len(collected.get("items") or {})
             self.items_deselected = int(collected.get("deselected") or 0)

@@ -152,6 +152,30 @@ def load_price_file(path: Path) -> dict[str, dict[str, float]]:
     return prices
 
 
+def gateway_note(path: str) -> str:
+    """The note of an xdist worker whose controller's model gateway is not on its host."""
+    import socket
+
+    return (f"egi: the model gateway {path} is not on this host ({socket.gethostname()}): this "
+            "worker calls the provider itself")
+
+
+def _gateway_here(config: Any) -> str | None:
+    """The model gateway's socket handed to this xdist worker, when it exists on this host.
+
+    The gateway is a Unix socket on the controller's host: a worker on another host
+    (``--tx ssh=...`` / ``--tx socket=...``) gets a path that does not exist there, and
+    calls the provider itself; a one-line note (a ``RuntimeWarning`` the controller lists
+    in its warnings summary) says so."""
+    import os
+
+    path = (getattr(config, "workerinput", None) or {}).get("egi_gateway")
+    if path and not os.path.exists(path):
+        config.issue_config_time_warning(RuntimeWarning(gateway_note(path)), stacklevel=2)
+        return None
+    return path
+
+
 def settings_from_config(config: Any, *, load_env: bool = True) -> ProviderSettings:
     """Build the settings from the pytest config (and load the ``.env`` file).
 
@@ -210,7 +234,7 @@ def settings_from_config(config: Any, *, load_env: bool = True) -> ProviderSetti
         "judge_api_base": opt("egi_judge_api_base", None),
         "simulator_model": model("egi_simulator_model"),
         "simulator_api_base": opt("egi_simulator_api_base", None),
-        "gateway": (getattr(config, "workerinput", None) or {}).get("egi_gateway"),
+        "gateway": _gateway_here(config),
     }
     for role in ("model", "judge", "simulator"):
         values[f"{role}_params"] = opt(f"egi_{role}_params", None) or {}
