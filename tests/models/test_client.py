@@ -54,7 +54,9 @@ def test_retry_on_429_honours_retry_after(server, make_settings):
     assert elapsed < 2.5
     usage = client.usage_dict()
     assert usage["retries"] == 1
-    assert usage["wait_s"] == pytest.approx(gap, abs=0.15)
+    # the wait slept is Retry-After (+ jitter); the gap between arrivals adds whatever a loaded
+    # machine takes to send the second request, so it only bounds the wait from above
+    assert 1.0 <= usage["wait_s"] <= min(1.1, gap) + 0.05
     assert usage["latencies_s"] == [pytest.approx(response.usage.latency_s)]
 
 
