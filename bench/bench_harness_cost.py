@@ -15,8 +15,10 @@ the same run):
 - peak RSS (MB) of the controller and of the largest xdist worker: each process's own
   ``ru_maxrss``, written at ``pytest_unconfigure`` by a probe plugin loaded with ``-p``;
 - collection (``--collect-only -q``) of the real ``suites`` at the quick and deep profiles
-  with ``--egi-model egi/oracle``, against ``--collect-only`` of one bare test (wall, median
-  of ``--repeat``);
+  with ``--egi-model egi/oracle``, against ``--collect-only`` of one bare test (wall and CPU,
+  median of ``--repeat``), three ways: without the task cache (``--egi-no-cache``), with a
+  cold one (a fresh ``--egi-cache`` folder: the tasks are loaded and stored) and a warm one
+  (the same folder again: the tasks are read back, ``pytest_egi/taskcache.py``);
 - ``pytest_egi.aggregate.aggregate`` over 100,000 synthetic records of the throwaway suite
   (bootstrap off), in this process;
 - the bootstrap's share of a 5,000-item run: the time ``aggregate`` spends in its 1,000
@@ -229,18 +231,31 @@ def item_runs(
     return out
 
 
-def collection(folder: Path, modes: list[str], repeat: int, path: str) -> tuple[dict[str, float], float]:
-    """Median wall seconds of ``--collect-only`` of ``path`` (the real suites) per mode, and of
-    one bare test."""
+CACHE_STATES = ("no cache", "cold cache", "warm cache")
+
+
+def collection(
+    folder: Path, modes: list[str], repeat: int, path: str
+) -> tuple[dict[tuple[str, str], tuple[float, float]], tuple[float, float]]:
+    """Median (wall s, CPU s) of ``--collect-only`` of ``path`` (the real suites) per (mode,
+    task cache state of :data:`CACHE_STATES`), and of one bare test."""
     env = _env(folder, 1)
-    times: dict[str, list[float]] = {m: [] for m in modes}
-    bare: list[float] = []
+    times: dict[tuple[str, str], list[Figures]] = {(m, c): [] for m in modes for c in CACHE_STATES}
+    bare: list[Figures] = []
     for _ in range(repeat):
         for m in modes:
-            times[m].append(run(pytest_cmd(path, "--collect-only", "--egi-model", "egi/oracle",
-                                           "--egi-mode", m, "-p", "no:anyio"), ROOT, env).wall)  # fmt: skip
-        bare.append(run(pytest_cmd("one", "--collect-only", "-p", "no:egi"), folder, env).wall)
-    return {m: statistics.median(v) for m, v in times.items()}, statistics.median(bare)
+            cmd = pytest_cmd(path, "--collect-only", "--egi-model", "egi/oracle", "--egi-mode", m,
+                             "-p", "no:anyio")  # fmt: skip
+            times[(m, "no cache")].append(run(cmd + ["--egi-no-cache"], ROOT, env))
+            with tempfile.TemporaryDirectory() as cache:
+                times[(m, "cold cache")].append(run(cmd + ["--egi-cache", cache], ROOT, env))
+                times[(m, "warm cache")].append(run(cmd + ["--egi-cache", cache], ROOT, env))
+        bare.append(run(pytest_cmd("one", "--collect-only", "-p", "no:egi"), folder, env))
+
+    def median(figures: list[Figures]) -> tuple[float, float]:
+        return statistics.median(f.wall for f in figures), statistics.median(f.cpu for f in figures)
+
+    return {k: median(v) for k, v in times.items()}, median(bare)
 
 
 def synthetic_records(n: int) -> list[dict]:
@@ -321,11 +336,12 @@ def main() -> None:
         wall, cpu = f"{e.wall:.2f} / {b.wall:.2f}", f"{e.cpu:.2f} / {b.cpu:.2f}"
         print(f"{n} | {w} | {wall} | {cpu} | {above:.2f} | {ctrl} | {worker}")
     print()
-    bare = f"bare pytest --collect-only of 1 test: {collect_bare:.2f} s"
-    print(f"collection wall s (median of {repeat}; {bare})")
-    print(f"profile | {args.suites} --collect-only s | above bare s")
-    for m, s in collect.items():
-        print(f"{m} | {s:.2f} | {s - collect_bare:.2f}")
+    bare = f"bare pytest --collect-only of 1 test: wall {collect_bare[0]:.2f} s, CPU {collect_bare[1]:.2f} s"
+    print(f"collection (median of {repeat}; {bare})")
+    print(f"profile | task cache | {args.suites} --collect-only wall s / CPU s | above bare wall s / CPU s")
+    for (m, state), (wall, cpu) in collect.items():
+        above = f"{wall - collect_bare[0]:.2f} / {cpu - collect_bare[1]:.2f}"
+        print(f"{m} | {state} | {wall:.2f} / {cpu:.2f} | {above}")
     print()
     print("aggregation and bootstrap")
     print(f"aggregate of {n_agg} records, bootstrap off: {agg:.2f} s")

@@ -20,15 +20,10 @@ import os
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
-
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.version import InvalidVersion, Version
 
 from pytest_egi.models.secrets import load_env_file, present_provider_keys, redact
 
@@ -65,6 +60,9 @@ def in_release_series(version: str, series: str) -> bool:
     Raises:
         packaging.version.InvalidVersion: ``version`` is not a PEP 440 version.
     """
+    from packaging.version import Version  # not at module level: the report writer imports
+    # this module at every configured run, and packaging costs ~40 ms to import
+
     v = Version(version)
     prefix = tuple(int(p) for p in series.removesuffix(".x").split("."))
     return v.epoch == 0 and v.release[: len(prefix)] == prefix
@@ -74,6 +72,8 @@ def same_version(installed: str, pin: str) -> bool:
     """Whether ``installed`` is the pinned version (PEP 440 equality: ``1.0`` == ``1.0.0``;
     ``1.0.post1`` and ``1.0+local`` are not ``1.0``); plain text comparison when either is
     not a PEP 440 version."""
+    from packaging.version import InvalidVersion, Version
+
     try:
         return Version(installed) == Version(pin)
     except InvalidVersion:
@@ -83,6 +83,8 @@ def same_version(installed: str, pin: str) -> bool:
 def check_litellm_version(version: str) -> str | None:
     """None when ``version`` is in no series of :data:`KNOWN_BAD_LITELLM`, else the problem
     (also when ``version`` is not a PEP 440 version, which cannot be checked)."""
+    from packaging.version import InvalidVersion
+
     fix = f"install the pinned release: pip install 'litellm=={_pin('litellm') or '1.110.2'}'"
     try:
         bad = [s for s in KNOWN_BAD_LITELLM if in_release_series(version, s)]
@@ -102,6 +104,8 @@ def installed_version(name: str) -> str | None:
 
 
 def _pins() -> dict[str, str | None]:
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         reqs = md.requires("pytest-egi") or []
     except md.PackageNotFoundError:
@@ -243,6 +247,9 @@ def _check_suites(rep: _Report, suites_dir: Path, routing: Path,
 
 
 def _check_api_base(rep: _Report, api_base: str, timeout_s: float) -> None:
+    import urllib.error
+    import urllib.request
+
     url = api_base.rstrip("/") + "/models"
     req = urllib.request.Request(url, headers={"Accept": "application/json"})
     try:

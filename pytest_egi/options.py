@@ -202,9 +202,11 @@ def add_provider_options(group: Any, parser: Any) -> None:
     del parser
     group.addoption("--egi-cache", dest="egi_cache", metavar="DIR", default=None,
                     type=_text("--egi-cache", "a directory"),
-                    help="response cache directory (default <rootdir>/.egi_cache/responses)")
+                    help="cache directory: model responses in DIR/responses.sqlite3, loaded "
+                    "tasks in DIR/tasks/ (default <rootdir>/.egi_cache/responses and "
+                    "<rootdir>/.egi_cache/tasks)")
     group.addoption("--egi-no-cache", dest="egi_no_cache", action="store_true", default=False,
-                    help="do not read or write the response cache")
+                    help="do not read or write the response cache nor the task cache")
     group.addoption("--egi-rpm", dest="egi_rpm", metavar="N", default=None,
                     type=_positive_int("--egi-rpm"),
                     help="requests per minute per model on this machine, shared by its xdist "

@@ -836,8 +836,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         options = settings.validated_options[suite.name]
         key = {"suite": suite.name, "version": getattr(suite, "version", None),
                "package": package, "profile": profile, "options": options}  # fmt: skip
-        # one worker builds, the others unpickle (pytest_egi/shared.py)
-        tasks = build_once(f"tasks-{suite.name}", key, lambda: suite.load_tasks(profile, options))
+        # one worker builds (or reads the cross-run task cache, pytest_egi/taskcache.py), the
+        # others unpickle (pytest_egi/shared.py)
+        from pytest_egi.taskcache import cached_tasks, source_paths, task_cache_dir
+
+        tasks = build_once(f"tasks-{suite.name}", key, lambda: cached_tasks(
+            task_cache_dir(config), f"tasks-{suite.name}", key, source_paths(suite, package, options),
+            lambda: suite.load_tasks(profile, options)))  # fmt: skip
     except (pytest.UsageError, ValueError, OSError) as exc:
         # bad suite options or bad user data: a usage error (exit 4), raised once collection
         # is over so pytest reports it cleanly (an xdist worker reports a collection error)

@@ -26,8 +26,11 @@ def test_bench_prints_every_table():
         "controller RSS MB egi/bare | worker RSS MB egi/bare"
     )
     assert lines[2].startswith("1 | 1 | ")
-    assert "profile | suites/crmarena --collect-only s | above bare s" in lines
-    assert any(line.startswith("quick | ") for line in lines)
+    assert (
+        "profile | task cache | suites/crmarena --collect-only wall s / CPU s | above bare wall s / CPU s"
+    ) in lines
+    for state in ("no cache", "cold cache", "warm cache"):
+        assert any(line.startswith(f"quick | {state} | ") for line in lines)
     assert "aggregation and bootstrap" in lines
     assert any(line.startswith("aggregate of 10000 records, bootstrap off: ") for line in lines)
     assert any(line.startswith("bootstrap (1000 resamples) of a 1-item run: ") for line in lines)

@@ -262,8 +262,9 @@ def test_serial_session_shares_nothing(toy_project, monkeypatch):
     monkeypatch.setenv("TOY_LOAD_LOG", str(log))
     for _ in range(2):
         toy_project.runpytest(
-            "toysuites", "--egi-model", "egi/oracle", "--egi-bootstrap", "0"
+            "toysuites", "--egi-model", "egi/oracle", "--egi-bootstrap", "0", "--egi-no-cache"
         ).assert_outcomes(passed=6)
-    # one load per session, and no shared directory, even when this test process is itself
-    # an xdist worker with a directory of its own
+    # (without the cross-run task cache, tests/test_taskcache.py) one load per session, and no
+    # shared directory, even when this test process is itself an xdist worker with a directory
+    # of its own
     assert _load_log(log) == [(os.getpid(), "None")] * 2

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import io
 from collections import defaultdict
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from pytest_egi.aggregate import Aggregate
 from pytest_egi.config import BUCKETS
 from pytest_egi.models.usage import format_usage_lines, summarize_usage
 from pytest_egi.verdict import Verdict
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 __all__ = ["egi_headline", "gate_line", "no_answer_line", "summary_lines"]
 
@@ -81,6 +81,8 @@ def no_answer_line(summary: Any) -> str:
 
 
 def _render(table: Table) -> list[str]:
+    from rich.console import Console  # not at module level: rich costs ~0.1 s to import
+
     console = Console(file=io.StringIO(), width=110, color_system=None, force_terminal=False)
     console.print(table)
     return console.file.getvalue().rstrip("\n").splitlines()  # type: ignore[attr-defined]
@@ -91,6 +93,8 @@ def summary_lines(
 ) -> list[str]:
     """The whole terminal summary as lines of plain text (usage from ``records``); the first
     line is the EGI headline, labelled by ``verdict`` (:mod:`pytest_egi.verdict`)."""
+    from rich.table import Table
+
     res = agg.result
     lines = [
         egi_headline(agg, verdict),

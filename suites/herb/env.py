@@ -25,13 +25,14 @@ import json
 import re
 import zlib
 from collections import defaultdict
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_egi.agents.tools import Tool, ToolError, Toolkit
 from pytest_egi.shared import build_once
 from suites.herb.data import World, get_world, suite_version
+
+if TYPE_CHECKING:  # numpy is imported where it is used: collecting the suite needs none of it
+    import numpy as np
 
 __all__ = [
     "DenseEncoder",
@@ -83,6 +84,8 @@ class HashingEncoder:
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Return a ``(len(texts), dim)`` float32 matrix of unit rows (zero rows stay zero)."""
+        import numpy as np
+
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):
             toks = re.findall(r"\w\w+", text.lower())
@@ -195,6 +198,8 @@ class HerbEnv:
         self._bm25.index(ids, show_progress=False)
         self._dense: tuple[DenseEncoder, np.ndarray] | None = None
         if retriever == "hybrid":
+            import numpy as np
+
             encoder = load_encoder(dense_encoder)
             self._dense = (encoder, np.asarray(encoder.encode(self.texts), dtype=np.float32))
         elif retriever != "bm25":
@@ -244,6 +249,8 @@ class HerbEnv:
         docs, scores = self._bm25.retrieve(q, k=k, show_progress=False)
         hits = [int(d) for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
         if self._dense is not None:
+            import numpy as np
+
             encoder, matrix = self._dense
             qv = np.asarray(encoder.encode([query]), dtype=np.float32)[0]
             sims = matrix @ qv

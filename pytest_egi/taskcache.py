@@ -1,0 +1,313 @@
+"""A cross-run, on-disk cache of each suite's ``load_tasks`` result.
+
+Suites compute reference answers and worlds when they load their tasks, which makes a
+collection cost seconds. :func:`cached_tasks` keeps the loaded tasks as a pickle file, so a
+repeated collection with the same code, data and options unpickles them instead.
+:func:`pytest_egi.shared.build_once` stays in front of it (one process per session builds or
+reads the cache, the other xdist workers get the result from the session's shared folder).
+
+Where: ``<cache root>/tasks/tasks-<suite>-<sha256 of the key>.pkl``, where the cache root is
+``<rootdir>/.egi_cache`` by default (the response cache lives beside it in
+``.egi_cache/responses``) or the folder given by ``--egi-cache DIR`` (relative to the
+invocation folder; the response cache is then ``DIR/responses.sqlite3``, the task cache
+``DIR/tasks/``). ``--egi-no-cache`` turns both off: the task cache is then neither read nor
+written. At most :data:`KEEP_PER_SUITE` entries per suite are kept (the least recently used
+are removed when a new one is written); deleting the folder is always safe.
+
+What the key holds (:func:`cache_key`), and why a stale entry cannot be used silently:
+
+- the caller's key, as :func:`pytest_egi.shared.canonical_key` text: suite name, version and
+  package, the profile (seed, categories, counts, suite-specific keys) and the validated
+  suite options, so another profile, seed or option is another entry;
+- the interpreter (``sys.version``, the bytecode tag, ``sys.prefix``), the versions of
+  pytest-egi and pydantic (the pickles hold pydantic models), and the name of every
+  installed distribution's metadata folder on ``sys.path`` (``numpy-2.1.3.dist-info``, ...),
+  so installing, removing or upgrading any package is another entry;
+- a stat fingerprint (relative path, size, ``mtime_ns``, ``ctime_ns`` and inode of every
+  file; nothing is read) of the code the tasks can come from: the suite's own folder, the
+  shared code beside it (every ``_``-prefixed entry of its parent package, such as
+  ``suites/__init__.py`` and ``suites/_common/``; DESIGN.md puts code two suites share there
+  or in ``pytest_egi/``), and ``pytest_egi/``, so an edited, added, removed, renamed or
+  restored (``cp -p``, whose old mtime still gives a new ctime) file is another entry;
+  ``__pycache__`` folders and ``.pyc`` files are left out (they change as Python runs);
+- the same stat fingerprint of every file or folder a suite option points to (any
+  :class:`pathlib.PurePath` in the options, and any string option holding a ``/`` that names
+  an existing path), taken by absolute path, so a changed task or data file, or the same
+  relative path seen from another folder, is another entry.
+
+The entry also stores the full key text and is used only when that text is equal, so two
+keys whose hashes collide cannot be confused. Left outside the key, by design: environment
+variables and files a suite reads from elsewhere without an option naming them (no shipped
+suite does; a suite that must do so should take the path as an option), and a suite
+importing code from another suite's folder (DESIGN.md §2 rules this out).
+
+Writes are atomic (a temporary file, then ``os.replace``), so a reader never sees half a
+file; two processes that build the same entry at once both write it and the last one wins
+(both hold the same value). An entry that cannot be read or unpickled (truncated, corrupt,
+made by other code) is rebuilt and overwritten without an error; a cache folder that cannot
+be created or written is skipped without an error (the tasks are then loaded as without the
+cache). Entries are trusted like the project's own ``__pycache__``: a pickle runs code when
+loaded, so the cache folder must not be writable by anyone who could not edit the suites.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+import stat
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path, PurePath
+from typing import Any, TypeVar
+
+__all__ = ["KEEP_PER_SUITE", "TASK_CACHE_FORMAT", "cache_key", "cached_tasks", "fingerprint",
+           "source_paths", "task_cache_dir"]  # fmt: skip
+
+T = TypeVar("T")
+
+TASK_CACHE_FORMAT = "egi-task-cache/1"
+"""Bumped when the stored entry's shape changes (old entries then simply miss)."""
+
+KEEP_PER_SUITE = 8
+"""Entries kept per suite (profiles, seeds and options in use); older ones are removed."""
+
+_SKIP_DIRS = frozenset({"__pycache__"})
+
+
+def task_cache_dir(config: Any) -> Path | None:
+    """The task cache folder for this pytest ``config``, or None when caching is off.
+
+    ``<rootdir>/.egi_cache/tasks`` by default; ``DIR/tasks`` with ``--egi-cache DIR``
+    (a relative DIR is taken from the invocation folder, as for the response cache);
+    None with ``--egi-no-cache``. The folder is not created here.
+    """
+    opt = config.getoption
+    if opt("egi_no_cache", False):
+        return None
+    given = opt("egi_cache", None)
+    if not given:
+        return Path(config.rootpath) / ".egi_cache" / "tasks"
+    root = Path(given).expanduser()
+    if not root.is_absolute():
+        root = Path(config.invocation_params.dir) / root
+    return root / "tasks"
+
+
+def _walk(root: Path, out: list[str], seen: set[tuple[int, int]]) -> None:
+    """Append ``relpath\\0size\\0mtime_ns\\0ctime_ns\\0ino`` for every file under ``root``."""
+    stack = [(root, "")]
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError as exc:  # unreadable folder: its state is part of the fingerprint
+            out.append(f"{prefix}\0error\0{type(exc).__name__}")
+            continue
+        for entry in entries:
+            rel = prefix + entry.name
+            try:
+                st = entry.stat()  # follows symlinks: a link's target is what is read
+            except OSError:
+                out.append(f"{rel}\0broken")
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if entry.name in _SKIP_DIRS or (st.st_dev, st.st_ino) in seen:
+                    continue
+                seen.add((st.st_dev, st.st_ino))
+                stack.append((Path(entry.path), rel + "/"))
+            elif not entry.name.endswith(".pyc"):
+                out.append(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}")
+
+
+def fingerprint(path: str | os.PathLike[str]) -> list[Any]:
+    """The stat fingerprint of a file or of every file under a folder (nothing is read).
+
+    Returns:
+        ``[absolute path, kind, number of files, sha256 hex]`` where kind is ``"file"``,
+        ``"dir"`` or ``"missing"``; the hash covers each file's path relative to ``path``,
+        size (bytes), ``mtime_ns``, ``ctime_ns`` and inode, sorted by path. ``__pycache__``
+        folders and ``.pyc`` files are skipped; symlinks are followed (each folder once).
+    """
+    root = Path(path).expanduser().absolute()
+    try:
+        st = root.stat()
+    except OSError:
+        return [str(root), "missing", 0, ""]
+    lines: list[str] = []
+    if stat.S_ISDIR(st.st_mode):
+        kind = "dir"
+        _walk(root, lines, {(st.st_dev, st.st_ino)})
+    else:
+        kind = "file"
+        lines.append(f"\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}")
+    lines.sort()
+    digest = hashlib.sha256("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
+    return [str(root), kind, len(lines), digest]
+
+
+def _module_root(module_name: str) -> Path | None:
+    """The folder of a package (or the file of a plain module) named ``module_name``."""
+    module = sys.modules.get(module_name)
+    file = getattr(module, "__file__", None)
+    if not file:
+        return None
+    path = Path(file).absolute()
+    return path.parent if path.name == "__init__.py" else path
+
+
+def _option_paths(value: Any) -> Iterable[Path]:
+    """Every path an option value points to (PurePaths, and strings with a ``/`` that exist)."""
+    if isinstance(value, PurePath):
+        yield Path(value)
+    elif isinstance(value, str):
+        if ("/" in value or os.sep in value) and os.path.exists(os.path.expanduser(value)):
+            yield Path(value)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _option_paths(v)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for v in value:
+            yield from _option_paths(v)
+
+
+def source_paths(suite: Any, package: str, options: Any) -> list[Path]:
+    """What the tasks of ``suite`` (imported as ``package``) can depend on, to fingerprint.
+
+    The suite's folder (and the folder of the module defining its class, when elsewhere),
+    every ``_``-prefixed entry of the parent package's folder (shared suite code and the
+    parent's ``__init__.py``), ``pytest_egi/``, and every path in ``options`` (a pydantic
+    model, dumped in python mode, or a plain dict). Order is stable; duplicates are dropped.
+    """
+    paths: list[Path] = []
+    for name in (package, type(suite).__module__):
+        root = _module_root(name)
+        if root is not None:
+            paths.append(root)
+    parent = package.rpartition(".")[0]
+    parent_root = _module_root(parent) if parent else None
+    if parent_root is not None and parent_root.is_dir():
+        try:
+            shared = sorted(e.name for e in os.scandir(parent_root) if e.name.startswith("_"))
+        except OSError:
+            shared = []
+        paths.extend(parent_root / name for name in shared if name not in _SKIP_DIRS)
+    paths.append(Path(__file__).absolute().parent)
+    dumped = options.model_dump() if hasattr(options, "model_dump") else options
+    paths.extend(Path(p).expanduser().absolute() for p in _option_paths(dumped))
+    unique: dict[str, Path] = {}
+    for p in paths:
+        unique.setdefault(str(p), p)
+    return list(unique.values())
+
+
+@functools.cache  # per process: what is imported is fixed
+def _versions() -> dict[str, Any]:
+    from importlib import metadata
+
+    import pydantic
+
+    try:
+        egi = metadata.version("pytest-egi")
+    except metadata.PackageNotFoundError:
+        egi = None
+    dists: set[str] = set()
+    for entry in sys.path:
+        try:
+            with os.scandir(entry or ".") as it:
+                dists.update(e.name for e in it if e.name.endswith((".dist-info", ".egg-info")))
+        except OSError:  # not a folder (a zip file) or gone
+            continue
+    return {
+        "python": sys.version,
+        "cache_tag": sys.implementation.cache_tag,
+        "prefix": sys.prefix,
+        "pytest-egi": egi,
+        "pydantic": pydantic.VERSION,
+        "distributions": sorted(dists),
+    }
+
+
+def cache_key(name: str, key: object, paths: Iterable[str | os.PathLike[str]]) -> str:
+    """The full key text of an entry: the format, ``name``, ``key`` (canonical text), the
+    versions (:func:`_versions`) and the :func:`fingerprint` of each of ``paths``.
+
+    Raises:
+        TypeError: ``key`` cannot be canonicalised (see
+            :func:`pytest_egi.shared.canonical_key`).
+    """
+    from pytest_egi.shared import canonical_key
+
+    full = {
+        "format": TASK_CACHE_FORMAT,
+        "name": name,
+        "key": canonical_key(key, name),
+        "versions": _versions(),
+        "files": [fingerprint(p) for p in paths],
+    }
+    return canonical_key(full, name)
+
+
+def _prune(directory: Path, stem: str, keep: int) -> None:
+    """Remove all but the ``keep`` most recently used ``<stem>-*.pkl`` entries."""
+    try:
+        entries = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(directory)
+                   if e.name.startswith(f"{stem}-") and e.name.endswith(".pkl")]  # fmt: skip
+    except OSError:
+        return
+    for _, path in sorted(entries, reverse=True)[keep:]:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def cached_tasks(
+    directory: Path | None,
+    name: str,
+    key: object,
+    paths: Iterable[str | os.PathLike[str]],
+    build: Callable[[], T],
+) -> T:
+    """Return ``build()``, from ``directory`` when an entry for the same key is there.
+
+    Args:
+        directory: the task cache folder (:func:`task_cache_dir`); None calls ``build()``
+            and neither reads nor writes anything.
+        name: what is built (``tasks-crmarena``); the start of the file name.
+        key: everything the caller knows the result depends on (suite, version, package,
+            profile, options); see :func:`pytest_egi.shared.canonical_key`.
+        paths: files and folders the result can depend on, fingerprinted by stat
+            (:func:`source_paths`).
+        build: makes the value; it is stored when it can be pickled.
+
+    Raises:
+        TypeError: ``key`` cannot be canonicalised.
+        Exception: whatever ``build()`` raises, unchanged; nothing is written.
+
+    An unreadable or corrupt entry is rebuilt and overwritten; a folder that cannot be
+    written, or a value that cannot be pickled, just goes uncached. Nothing here warns.
+    """
+    if directory is None:
+        return build()
+    from pytest_egi.shared import _load, _store
+
+    text = cache_key(name, key, paths)
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+    path = directory / f"{stem}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:32]}.pkl"
+    found, value = _load(path, text)
+    if found:
+        try:
+            os.utime(path)  # most recently used: kept by _prune
+        except OSError:
+            pass
+        return value
+    value = build()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        _store(path, text, value, name)
+    except (OSError, TypeError):  # read-only or full disk, or not picklable: stay uncached
+        return value
+    _prune(directory, stem, KEEP_PER_SUITE)
+    return value
