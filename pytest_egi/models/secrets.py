@@ -90,6 +90,9 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     if environ is None:
         data = getattr(os.environ, "_data", None)
         if isinstance(data, dict):
+            if data.get(_CURRENT_TEST) is not None:  # pytest rewrites it at every phase
+                data = dict(data)
+                del data[_CURRENT_TEST]
             if data != _ENV_SNAPSHOT:
                 _ENV_VALUES = _secret_values(os.environ)
                 _ENV_SNAPSHOT = dict(data)
@@ -99,6 +102,9 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
 
 
 _ENV_SNAPSHOT: dict[Any, Any] | None = None
+_CURRENT_TEST = os.environ.encodekey("PYTEST_CURRENT_TEST") if hasattr(os.environ, "encodekey") else None
+"""pytest sets ``PYTEST_CURRENT_TEST`` (never a secret) at each phase of each item: left out of
+the comparison, or the environment would look changed at every call."""
 _ENV_VALUES: list[str] = []
 
 
