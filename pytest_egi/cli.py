@@ -291,10 +291,10 @@ def _shard_dirs(paths: list[Path]) -> list[Path]:
 
     found: list[Path] = []
     for path in paths:
-        if (path / MANIFEST_FILE).is_file():
+        inside = sorted(p for p in path.glob("shard-*-of-*") if (p / MANIFEST_FILE).is_file())
+        if not inside and (path / MANIFEST_FILE).is_file():  # a shard's own folder
             found.append(path)
             continue
-        inside = sorted(p for p in path.glob("shard-*-of-*") if (p / MANIFEST_FILE).is_file())
         if not inside:
             raise CliError(f"--merge {path}: neither a shard's folder (no {MANIFEST_FILE}) nor a "
                            "folder holding shard-K-of-N folders; pass reports/<run_id> or its shards")
@@ -326,6 +326,7 @@ def merge_shards(
         RunLogError,
         manifest_differences,
         read_manifest,
+        run_in_use,
         run_records,
         shard_dir_name,
     )
@@ -373,6 +374,10 @@ def merge_shards(
     for k in range(1, n + 1):
         d, m = shards[k]
         if m.get("status") != "complete":
+            holder = run_in_use(d)
+            if holder is not None:
+                raise CliError(f"--merge: shard {k}/{n} ({d}) is still running ({holder}); merge "
+                               "once it has ended")
             raise CliError(f"--merge: shard {k}/{n} ({d}) did not finish (status {m.get('status')}); "
                            f"continue it with pytest ... --egi-resume {d}")
         try:

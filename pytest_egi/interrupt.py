@@ -83,7 +83,7 @@ class TwoStepInterrupt:
         if _requested is not None:  # the second Ctrl-C: stop at once
             signal.signal(signal.SIGINT, self.previous)
             self.installed = False
-            raise KeyboardInterrupt
+            raise KeyboardInterrupt("a second Ctrl-C: stopped at once")
         _requested = self.reason
         if self.on_first is not None:
             self.on_first()

@@ -330,6 +330,7 @@ def _settings(config: pytest.Config) -> RunSettings:
         simulator_model=getattr(opt, "egi_simulator_model", None),
         rootdir=rootdir,
         selection=_selection(config),
+        paths=_test_paths(config, rootdir),
         shard=tuple(workerinput["egi_shard"]) if workerinput and workerinput.get("egi_shard")
         else opt.egi_shard,
     )
@@ -346,6 +347,21 @@ def _settings(config: pytest.Config) -> RunSettings:
     else:
         settings.provider = settings_from_config(config)
     return settings
+
+
+def _test_paths(config: pytest.Config, rootdir: Path) -> list[str]:
+    """The paths this session collects from (``config.args`` without node-id parts), relative
+    to the rootdir when inside it, sorted and unique (``RunSettings.paths``)."""
+    out = set()
+    base = Path(config.invocation_params.dir)
+    for arg in getattr(config, "args", None) or []:
+        path = Path(str(arg).split("::")[0])
+        path = (path if path.is_absolute() else base / path).resolve()
+        try:
+            out.add(path.relative_to(rootdir.resolve()).as_posix() or ".")
+        except ValueError:
+            out.add(path.as_posix())
+    return sorted(out)
 
 
 def _selection(config: pytest.Config) -> dict[str, Any]:
@@ -485,6 +501,8 @@ def _resolve_run_dir(config: pytest.Config, settings: RunSettings) -> list[dict[
 
     opt = config.option
     if not opt.egi_resume:
+        _refuse_mixed_layout(settings)
+        _lock_run_dir(config, settings.run_dir)  # a session still writing it is named first
         if (settings.run_dir / MANIFEST_FILE).exists():
             raise pytest.UsageError(
                 f"--egi-run-id {settings.run_id}: {settings.run_dir} already holds a run; "
@@ -494,6 +512,9 @@ def _resolve_run_dir(config: pytest.Config, settings: RunSettings) -> list[dict[
     run_dir = Path(opt.egi_resume)
     if not run_dir.is_absolute():
         run_dir = Path(config.invocation_params.dir) / run_dir
+    if run_dir.exists() and not run_dir.is_dir():
+        raise pytest.UsageError(f"--egi-resume {opt.egi_resume}: not a folder; pass a run folder "
+                                "(reports/<run_id>)")
     try:
         old = read_manifest(run_dir)
         shard = tuple(old["shard"]) if old.get("shard") else None
@@ -521,6 +542,7 @@ def _resolve_run_dir(config: pytest.Config, settings: RunSettings) -> list[dict[
         records = complete_records(run_dir, run_records(run_dir))
     except (RunLogError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from None
+    _lock_run_dir(config, run_dir)
     settings.shard = shard  # type: ignore[assignment]
     settings.run_id = run_id
     settings.report_dir = run_dir.resolve().parent.parent if shard else run_dir.resolve().parent
@@ -528,6 +550,45 @@ def _resolve_run_dir(config: pytest.Config, settings: RunSettings) -> list[dict[
     settings.resumed = {(r["suite"], r["task_id"], int(r["trial"])): r.get("suite_version") for r in records}
     return records
 
+
+def _refuse_mixed_layout(settings: RunSettings) -> None:
+    """A run folder holds either one run or the shards of one run, never both."""
+    from pytest_egi.runlog import MANIFEST_FILE
+
+    top = settings.report_dir / settings.run_id
+    if settings.shard is None and any(top.glob("shard-*-of-*")):
+        raise pytest.UsageError(
+            f"--egi-run-id {settings.run_id}: {top} holds shards of a run; add --egi-shard K/N to "
+            "run one of them, or pick another --egi-run-id"
+        )
+    if settings.shard is not None and (top / MANIFEST_FILE).exists() and not (top / "journal.jsonl").exists():
+        return  # a merged run's folder: its shards may be run again
+    if settings.shard is not None and (top / MANIFEST_FILE).exists():
+        raise pytest.UsageError(
+            f"--egi-run-id {settings.run_id}: {top} holds a run made without --egi-shard; pick "
+            "another --egi-run-id for the shards"
+        )
+
+
+def _lock_run_dir(config: pytest.Config, run_dir: Path) -> None:
+    """Hold the run folder's lock for this session (``pytest_egi.runlog.RunLock``).
+
+    Raises:
+        pytest.UsageError: another session holds it (names its pid, host and start).
+    """
+    from pytest_egi.runlog import RunLock
+
+    lock = RunLock(run_dir)
+    holder = lock.acquire()
+    if holder is not None:
+        raise pytest.UsageError(
+            f"{run_dir} is in use by another session ({holder}); wait for it to end or stop it, "
+            f"then continue the run with --egi-resume {run_dir}"
+        )
+    config.stash[_RUN_LOCK_KEY] = lock
+
+
+_RUN_LOCK_KEY = pytest.StashKey[Any]()
 
 INTERRUPT_REASON = "interrupted by Ctrl-C"
 """The stop reason of a session stopped by a first Ctrl-C (``pytest_egi.interrupt``)."""
@@ -596,6 +657,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if interrupt is not None:
         del config.stash[_INTERRUPT_KEY]
         interrupt.uninstall()
+    lock = config.stash.get(_RUN_LOCK_KEY, None)
+    if lock is not None:
+        del config.stash[_RUN_LOCK_KEY]
+        lock.release()
+        _remove_if_only_the_lock(lock.path.parent)
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:
         del config.stash[SESSION_KEY]
@@ -615,6 +681,20 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     mcp_client = sys.modules.get("pytest_egi.mcp.client")
     if mcp_client is not None:
         mcp_client.close_all()
+
+
+def _remove_if_only_the_lock(run_dir: Path) -> None:
+    """A session that wrote nothing (a usage error, nothing collected) leaves no folder."""
+    from pytest_egi.runlog import LOCK_FILE
+
+    try:
+        if [p.name for p in run_dir.iterdir()] == [LOCK_FILE]:
+            (run_dir / LOCK_FILE).unlink()
+            run_dir.rmdir()
+            if run_dir.name.startswith("shard-") and not any(run_dir.parent.iterdir()):
+                run_dir.parent.rmdir()
+    except OSError:
+        pass
 
 
 class _XdistHooks:
@@ -773,7 +853,28 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     ]
     if config.stash.get(_WORKSTEAL_KEY, False):
         lines.append("egi: xdist --dist worksteal (tasks take uneven time; pass --dist to choose)")
+    if s.shard:
+        lines.append(f"egi: shard {s.shard[0]}/{s.shard[1]} of run {s.run_id}: a deterministic "
+                     f"1/{s.shard[1]} of the selected items, balanced by suite and category")
+    if s.resume_from is not None:
+        lines.append(f"egi: resuming {s.resume_from}: {len(s.resumed)} items already have a complete "
+                     "record and do not run again")
     return lines
+
+
+def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item]) -> str | None:
+    """After pytest's "collected N items": how many of them this session runs when it is a
+    shard or a resume (pytest's count is before those choices)."""
+    s = config.stash.get(SETTINGS_KEY, None)
+    if s is None or not s.model or (not s.shard and not s.resumed):
+        return None
+    skipped = config.stash.get(RESUMED_SKIPPED_KEY, 0)
+    parts = []
+    if s.shard:
+        parts.append(f"shard {s.shard[0]}/{s.shard[1]}")
+    if skipped:
+        parts.append(f"{skipped} already recorded")
+    return f"egi: {len(items)} items to run ({', '.join(parts)})"
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -35,14 +35,17 @@ from pytest_egi.records import atomic_write_text, dump_json, record_sort_key
 __all__ = [
     "COMPARED_KEYS",
     "JOURNAL_FILE",
+    "LOCK_FILE",
     "MANIFEST_FILE",
     "Journal",
+    "RunLock",
     "RunLogError",
     "complete_records",
     "manifest_differences",
     "parse_shard",
     "read_journal",
     "read_manifest",
+    "run_in_use",
     "run_records",
     "shard_dir_name",
     "shard_indices",
@@ -65,6 +68,8 @@ COMPARED_KEYS = {
     "judge": "--egi-judge-model",
     "simulator": "--egi-simulator-model",
     "suite_options": "--egi-opt",
+    "params": "--egi-model-params / --egi-judge-params / --egi-simulator-params",
+    "paths": "the test paths (pytest's arguments or testpaths)",
     "selection": "the selection (-k, -m, --lf, --deselect, node ids)",
 }
 """Manifest keys that decide what a run's records are: a resumed run and the shards of one
@@ -308,6 +313,76 @@ def manifest_for(settings: Any) -> dict[str, Any]:
         "judge": settings.judge_model or "egi/rules",
         "simulator": settings.simulator_model or "egi/rules",
         "suite_options": settings.suite_options,
+        "params": _params_given(settings),
+        "paths": list(getattr(settings, "paths", None) or []),
         "selection": settings.selection,
         "api_base": settings.api_base,
     }
+
+
+def _params_given(settings: Any) -> dict[str, Any]:
+    """The generation parameters the user gave per role (``--egi-model-params`` ...), the
+    ones that change the records; empty for roles given none."""
+    provider = getattr(settings, "provider", None)
+    if not hasattr(provider, "params_for"):
+        return {}
+    out = {role: provider.params_for(role) for role in ("model", "judge", "simulator")}
+    return {role: value for role, value in out.items() if value}
+
+
+LOCK_FILE = "run.lock"
+
+
+class RunLock:
+    """An exclusive lock on a run folder for the session writing it (``run.lock``, holding
+    ``pid host start-time``): a second session, a resume of a run still going, or the same
+    shard started twice, is refused instead of writing the folder twice (and paying twice).
+
+    The lock is ``fcntl.flock`` on the file, so it is released by the kernel when the process
+    dies, however it dies; the file itself stays and means nothing unless locked.
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = Path(run_dir) / LOCK_FILE
+        self._fh: Any = None
+
+    def acquire(self) -> str | None:
+        """Take the lock.
+
+        Returns:
+            None when taken; else who holds it (``pid 123 on host h since <time>``).
+        """
+        import fcntl
+        import socket
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the session
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            fh.close()
+            return holder
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()} on host {socket.gethostname()} since {now_text()}\n")
+        fh.flush()
+        self._fh = fh
+        return None
+
+    def release(self) -> None:
+        """Release the lock (closing the file releases it)."""
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+def run_in_use(run_dir: Path) -> str | None:
+    """Who holds the run folder's lock right now (see :class:`RunLock`), or None."""
+    if not (Path(run_dir) / LOCK_FILE).exists():
+        return None
+    lock = RunLock(run_dir)
+    holder = lock.acquire()
+    lock.release()
+    return holder

@@ -70,6 +70,7 @@ class EgiSession:
         self.manifest: dict[str, Any] | None = None
         self.plan: list[str] | None = None
         self.interrupted: str | None = None
+        self.gate_note: str | None = None
         self.other_failures = 0
         self.aggregate: Aggregate | None = None
         self.written: dict[str, str] = {}
@@ -364,7 +365,14 @@ class EgiSession:
         agg, verdict = self.aggregate, self.verdict
         assert agg is not None and verdict is not None
         breached = agg.result.gate.breached
-        if breached:
+        if self.settings.shard:
+            self.gate_note = (f"egi: the release gate is judged on the merged run, not on shard "
+                              f"{self.settings.shard[0]}/{self.settings.shard[1]} alone "
+                              f"(egi-bench report --merge {self.settings.run_dir.parent})")
+        elif breached and "INTERRUPTED" in verdict.flags:
+            self.gate_note = ("egi: the release gate is not judged on an interrupted run; continue "
+                              f"it with --egi-resume {self.settings.run_dir}")
+        elif breached:
             self.exit_reasons.append(
                 "release floor breached: "
                 + ", ".join(
@@ -400,6 +408,11 @@ class EgiSession:
             tr.write_line(f"egi: {crash} (an error record; it counts toward --egi-max-error-rate)", red=True)
         for reason in self.exit_reasons:
             tr.write_line(f"session fails: {reason}", red=True, bold=True)
+        if self.gate_note:
+            tr.write_line(self.gate_note, yellow=True)
+        if self.verdict is not None and "INTERRUPTED" in self.verdict.flags:
+            tr.write_line(f"egi: continue this run with: pytest ... --egi-resume {self.settings.run_dir}",
+                          yellow=True, bold=True)
         tr.write_line(f"egi report: {self.written.get('run_dir')}")
 
 

@@ -99,6 +99,9 @@ class RunSettings:
     shard: tuple[int, int] | None = None
     """``--egi-shard K/N`` as ``(K, N)``: this session runs shard K of N of the selected items
     and writes ``<report_dir>/<run_id>/shard-K-of-N``; None runs them all."""
+    paths: list[str] = field(default_factory=list)
+    """The test paths the session collects from (pytest's arguments, or ``testpaths``), relative
+    to the rootdir where inside it, sorted: part of what a resumed or merged run must share."""
     resume_from: Path | None = None
     """``--egi-resume RUN_DIR``: the run directory this session continues, or None."""
     resumed: dict[tuple[str, str, int], str | None] = field(default_factory=dict)
