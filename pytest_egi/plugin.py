@@ -515,6 +515,12 @@ def _resolve_run_dir(config: pytest.Config, settings: RunSettings) -> list[dict[
     if run_dir.exists() and not run_dir.is_dir():
         raise pytest.UsageError(f"--egi-resume {opt.egi_resume}: not a folder; pass a run folder "
                                 "(reports/<run_id>)")
+    from pytest_egi.runlog import run_in_use
+
+    holder = run_in_use(run_dir) if run_dir.is_dir() else None
+    if holder is not None:
+        raise pytest.UsageError(f"--egi-resume {opt.egi_resume}: the run is still going ({holder}); "
+                                "wait for it to end or stop it, then resume")
     try:
         old = read_manifest(run_dir)
         shard = tuple(old["shard"]) if old.get("shard") else None
@@ -661,7 +667,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if lock is not None:
         del config.stash[_RUN_LOCK_KEY]
         lock.release()
-        _remove_if_only_the_lock(lock.path.parent)
+        lock.remove_if_unused()
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:
         del config.stash[SESSION_KEY]
@@ -681,20 +687,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     mcp_client = sys.modules.get("pytest_egi.mcp.client")
     if mcp_client is not None:
         mcp_client.close_all()
-
-
-def _remove_if_only_the_lock(run_dir: Path) -> None:
-    """A session that wrote nothing (a usage error, nothing collected) leaves no folder."""
-    from pytest_egi.runlog import LOCK_FILE
-
-    try:
-        if [p.name for p in run_dir.iterdir()] == [LOCK_FILE]:
-            (run_dir / LOCK_FILE).unlink()
-            run_dir.rmdir()
-            if run_dir.name.startswith("shard-") and not any(run_dir.parent.iterdir()):
-                run_dir.parent.rmdir()
-    except OSError:
-        pass
 
 
 class _XdistHooks:

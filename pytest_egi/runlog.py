@@ -150,6 +150,11 @@ def read_manifest(run_dir: Path, flag: str = "--egi-resume") -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
+        if (Path(run_dir) / LOCK_FILE).exists():  # the run's session started, then stopped
+            raise RunLogError(
+                f"{flag} {run_dir}: the run stopped before its first item finished, so there is "
+                "nothing to continue; start it again without --egi-resume"
+            ) from None
         raise RunLogError(
             f"{flag} {run_dir}: {path.name} not found; is it a run folder made by pytest-egi "
             "(reports/<run_id>, or reports/<run_id>/shard-K-of-N)?"
@@ -345,6 +350,7 @@ class RunLock:
     def __init__(self, run_dir: Path) -> None:
         self.path = Path(run_dir) / LOCK_FILE
         self._fh: Any = None
+        self.made: list[Path] = []
 
     def acquire(self) -> str | None:
         """Take the lock.
@@ -355,6 +361,8 @@ class RunLock:
         import fcntl
         import socket
 
+        missing = [d for d in (self.path.parent, *self.path.parent.parents) if not d.exists()]
+        self.made = missing  # folders this lock made, deepest first (see remove_if_unused)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the session
         try:
@@ -372,17 +380,39 @@ class RunLock:
         return None
 
     def release(self) -> None:
-        """Release the lock (closing the file releases it)."""
+        """Release the lock and remove its file: a run folder holds ``run.lock`` only while a
+        session writes it, or after one was killed (the kernel released the lock; the file
+        says who held it)."""
         if self._fh is not None:
+            self.path.unlink(missing_ok=True)
             self._fh.close()
             self._fh = None
 
+    def remove_if_unused(self) -> None:
+        """After :meth:`release`: a session that wrote nothing (a usage error, nothing
+        collected) leaves no trace: the folders the lock made go, as long as they are empty."""
+        try:
+            if any(self.path.parent.iterdir()):
+                return
+            for folder in getattr(self, "made", []):
+                folder.rmdir()
+        except OSError:
+            pass
+
 
 def run_in_use(run_dir: Path) -> str | None:
-    """Who holds the run folder's lock right now (see :class:`RunLock`), or None."""
-    if not (Path(run_dir) / LOCK_FILE).exists():
+    """Who holds the run folder's lock right now (see :class:`RunLock`), or None. Only looks:
+    the lock file is neither written nor removed."""
+    import fcntl
+
+    try:
+        fh = open(Path(run_dir) / LOCK_FILE, encoding="utf-8")  # noqa: SIM115 - closed below
+    except OSError:
         return None
-    lock = RunLock(run_dir)
-    holder = lock.acquire()
-    lock.release()
-    return holder
+    with fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return fh.read().strip() or "another process"
+        fcntl.flock(fh, fcntl.LOCK_UN)
+    return None

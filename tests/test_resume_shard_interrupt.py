@@ -125,7 +125,10 @@ def _tasks(records: list[dict]) -> list[str]:
 
 
 def _files(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """Every file under ``folder`` and its bytes, but the session lock (``run.lock``: who holds
+    the folder now, rewritten by every session that takes it)."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != "run.lock"}
 
 
 def _outcomes(reference: Path, tasks: list[str]) -> str:
@@ -200,7 +203,8 @@ def test_a_run_killed_before_its_first_record_is_started_again(tmp_path, referen
     refused = _pytest(project, "--egi-resume", "reports/K")
     assert refused.returncode == 4
     assert _usage_error(refused) == [
-        f"ERROR: --egi-resume {project}/reports/K: no such folder; pass a run folder (reports/<run_id>)"]
+        f"ERROR: --egi-resume {project}/reports/K: the run stopped before its first item finished, "
+        "so there is nothing to continue; start it again without --egi-resume"]
     again = _pytest(project, "--egi-run-id", "K")  # the user starts it again, same name
     assert again.returncode == 0, again.stdout + again.stderr
     _assert_same_run(project / "reports" / "K", reference)
