@@ -15,7 +15,7 @@ from pytest_egi.records import record_sort_key
 from pytest_egi.scoring import EgiResult, bootstrap_egi, compute_egi, pass_hat_k
 from pytest_egi.suite import Suite, load_suite
 
-__all__ = ["Aggregate", "SuiteSummary", "aggregate", "no_answer_figures"]
+__all__ = ["Aggregate", "SuiteSummary", "aggregate", "aggregate_run", "no_answer_figures"]
 
 SCORED = ("passed", "failed")
 
@@ -191,3 +191,16 @@ def aggregate(
     ran = sum(v for k, v in counts.items() if k != "skipped")
     error_rate = counts.get("error", 0) / ran if ran else 0.0
     return Aggregate(result, summaries, ci, error_rate, dict(sorted(counts.items())))
+
+
+def aggregate_run(records: list[dict[str, Any]], settings: Any) -> Aggregate:
+    """:func:`aggregate` with a run's routing, weights, floors, bootstrap resamples and seed
+    (a :class:`pytest_egi.state.RunSettings`): the session's, a rescore's and a merge's."""
+    return aggregate(
+        records,
+        settings.routing,
+        weights=settings.weights,
+        floors=settings.floors,
+        bootstrap_resamples=settings.bootstrap,
+        seed=settings.run_seed,
+    )

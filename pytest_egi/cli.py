@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_egi.aggregate import aggregate
+from pytest_egi.aggregate import aggregate_run
 from pytest_egi.config import (
     RoutingConfig,
     apply_floors,
@@ -114,14 +114,7 @@ def _judge(
 ) -> tuple[Any, Verdict]:
     """Aggregate ``records`` and judge them as the run ``egi`` was judged (same items
     collected, same stop, same selection)."""
-    agg = aggregate(
-        records,
-        settings.routing,
-        weights=settings.weights,
-        floors=settings.floors,  # type: ignore[arg-type]
-        bootstrap_resamples=settings.bootstrap,
-        seed=settings.seed if settings.seed is not None else settings.routing.modes[settings.mode].seed,  # type: ignore[union-attr,index]
-    )
+    agg = aggregate_run(records, settings)
     verdict = verdict_from_egi(egi, agg.error_rate, settings.max_error_rate)
     return agg, verdict
 
@@ -427,7 +420,7 @@ def _link_or_copy(src: Path, dst: Path) -> None:
 
 def _cmd_merge(args: argparse.Namespace) -> int:
     from pytest_egi.checks import merge_data_warnings
-    from pytest_egi.runlog import MANIFEST_FILE, now_text, write_manifest
+    from pytest_egi.runlog import now_text, read_manifest, write_manifest
 
     out, sourced, shard_dirs, egis = merge_shards(
         [Path(p) for p in args.merge], Path(args.out) if args.out else None
@@ -447,11 +440,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     settings = replace(settings, report_dir=out.parent, run_id=out.name, data_warnings=warnings,
                        rootdir=Path(egi["config"].get("rootdir") or os.getcwd()))
     _importable_suites(egi, records)
-    agg = aggregate(
-        records, settings.routing, weights=settings.weights, floors=settings.floors,  # type: ignore[arg-type]
-        bootstrap_resamples=settings.bootstrap,
-        seed=settings.seed if settings.seed is not None else settings.routing.modes[settings.mode].seed,  # type: ignore[union-attr,index]
-    )
+    agg = aggregate_run(records, settings)
     from pytest_egi.verdict import judge_run
 
     verdict = judge_run(
@@ -467,7 +456,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
                "interrupted": False, "resumed_from": None, "resumed_items": 0, "shard": None,
                "merged_from": [str(d) for d in shard_dirs]}
     written = write_run(settings, records, agg, session_info=session, verdict=verdict)
-    manifest = {k: v for k, v in (_read_json(shard_dirs[0] / MANIFEST_FILE)).items() if k != "schema"}
+    manifest = {k: v for k, v in read_manifest(shard_dirs[0], "--merge").items() if k != "schema"}
     manifest.update(run_id=out.name, shard=None, status="complete", updated=now_text(),
                     plan=sorted(r["nodeid"] for r in records), merged_from=[str(d) for d in shard_dirs])
     write_manifest(out, manifest)
@@ -475,10 +464,6 @@ def _cmd_merge(args: argparse.Namespace) -> int:
         print(line)
     print(f"egi report: {written['run_dir']} (merged from {len(shard_dirs)} shards, no model called)")
     return int(session["exit_status"])
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _comparability_notes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:

@@ -559,7 +559,7 @@ def _resolve_run_dir(config: pytest.Config, settings: RunSettings) -> list[dict[
 
 def _refuse_mixed_layout(settings: RunSettings) -> None:
     """A run folder holds either one run or the shards of one run, never both."""
-    from pytest_egi.runlog import MANIFEST_FILE
+    from pytest_egi.runlog import JOURNAL_FILE, MANIFEST_FILE
 
     top = settings.report_dir / settings.run_id
     if settings.shard is None and any(top.glob("shard-*-of-*")):
@@ -567,9 +567,8 @@ def _refuse_mixed_layout(settings: RunSettings) -> None:
             f"--egi-run-id {settings.run_id}: {top} holds shards of a run; add --egi-shard K/N to "
             "run one of them, or pick another --egi-run-id"
         )
-    if settings.shard is not None and (top / MANIFEST_FILE).exists() and not (top / "journal.jsonl").exists():
-        return  # a merged run's folder: its shards may be run again
-    if settings.shard is not None and (top / MANIFEST_FILE).exists():
+    # a merged run's folder has a manifest but no journal: its shards may be run again
+    if settings.shard is not None and (top / MANIFEST_FILE).exists() and (top / JOURNAL_FILE).exists():
         raise pytest.UsageError(
             f"--egi-run-id {settings.run_id}: {top} holds a run made without --egi-shard; pick "
             "another --egi-run-id for the shards"
@@ -837,7 +836,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     s = config.stash.get(SETTINGS_KEY, None)
     if s is None or not s.model or s.routing is None:
         return None
-    seed = s.seed if s.seed is not None else s.routing.modes[s.mode].seed  # type: ignore[index]
+    seed = s.run_seed
     lines = [
         f"egi: model {s.model}, mode {s.mode}, seed {seed}, trials {s.trials}, "
         f"judge {s.judge_model or 'egi/rules'}",

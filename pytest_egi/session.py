@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_egi.aggregate import Aggregate, aggregate
+from pytest_egi.aggregate import Aggregate, aggregate_run
 from pytest_egi.records import atomic_write_text, read_collected
 from pytest_egi.report.files import write_run
 from pytest_egi.report.terminal import summary_lines
@@ -301,14 +301,7 @@ class EgiSession:
             return
         s = self.settings
         records = list(self.records.values())
-        self.aggregate = aggregate(
-            records,
-            s.routing,
-            weights=s.weights,
-            floors=s.floors,
-            bootstrap_resamples=s.bootstrap,
-            seed=s.seed if s.seed is not None else s.routing.modes[s.mode].seed,  # type: ignore[index]
-        )
+        self.aggregate = aggregate_run(records, s)
         collected = self._collected()
         if collected is not None:  # xdist: what the workers collected
             self.items_collected = len(collected.get("items") or {})

@@ -109,6 +109,18 @@ class RunSettings:
     run; those items are not run again."""
 
     @property
+    def run_seed(self) -> int:
+        """The seed of this run: ``--egi-seed``, else the mode's seed in the routing file (the
+        bootstrap's seed and the one reported).
+
+        Raises:
+            AttributeError: no routing file is loaded (a run without a model).
+        """
+        if self.seed is not None:
+            return self.seed
+        return self.routing.modes[self.mode].seed  # type: ignore[union-attr]
+
+    @property
     def run_dir(self) -> Path:
         """``<report_dir>/<run_id>``, or ``<report_dir>/<run_id>/shard-K-of-N`` for a shard."""
         if self.shard is None:

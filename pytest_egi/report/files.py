@@ -51,7 +51,7 @@ def build_egi_json(
             "contributors": [c.__dict__ for c in br.contributors],
         }
         buckets[b] = entry
-    seed = settings.seed if settings.seed is not None else routing.modes[settings.mode].seed
+    seed = settings.run_seed
     return {
         "run_id": settings.run_id,
         "model": settings.model,
