@@ -34,3 +34,11 @@ def test_bench_prints_every_table():
     assert "aggregation and bootstrap" in lines
     assert any(line.startswith("aggregate of 10000 records, bootstrap off: ") for line in lines)
     assert any(line.startswith("bootstrap (1000 resamples) of a 1-item run: ") for line in lines)
+    assert "main job: suites/crmarena with egi/oracle (median of 1)" in lines
+    assert (
+        "profile | workers | wall s | CPU s | controller RSS MB | largest worker RSS MB | wall over serial"
+    ) in lines
+    serial = next(line for line in lines if line.startswith("quick | 1 | "))
+    parallel = next(line for line in lines if line.startswith("quick | 2 | "))
+    assert serial.endswith(" | - | 1.00")  # serially: no worker, the ratio's anchor
+    assert float(parallel.split(" | ")[5]) > 0  # the largest worker's RSS is measured
