@@ -767,10 +767,13 @@ def _stop_reason_now(config: pytest.Config) -> str | None:
     return reason
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
-    """Stop after this item when a stop was asked for while it ran (a first Ctrl-C, or on an
+    """On an xdist worker, first build the world of the item's suite if this process has not
+    (:func:`_prepare_before_item`; the outermost wrapper, so before pytest-timeout's timer).
+    Then stop after this item when a stop was asked for while it ran (a first Ctrl-C, or on an
     xdist worker the controller's early stop); xdist would otherwise run every queued item."""
+    _prepare_before_item(item)
     result = yield
     reason = _stop_reason_now(item.config)
     if reason:
@@ -1149,7 +1152,10 @@ def _start_up(session: pytest.Session) -> None:
     collected): every LiteLLM client of the run (model under test, judge, simulator) imports
     LiteLLM here, or waits until the model gateway has, and checks its generation
     parameters; then each suite with collected items that defines the optional hook
-    ``prepare(tasks, options)`` builds its world for those tasks. Inside an item, a
+    ``prepare(tasks, options)`` builds its world for those tasks: here in a serial session,
+    and on an xdist worker just before the first of that suite's items the worker is given
+    (:func:`_prepare_before_item`; a worker collects every item but runs only some, so it
+    builds no world and starts no server for a suite it never runs). Inside an item, a
     pytest-timeout budget would count this work, and a timeout firing during an import would
     leave the module half imported for every later item.
 
@@ -1182,15 +1188,48 @@ def _start_up(session: pytest.Session) -> None:
     by_suite: dict[str, list[Case]] = {}
     for case in cases:
         by_suite.setdefault(case.suite.name, []).append(case)
-    for name, group in by_suite.items():
-        prepare = getattr(group[0].suite, "prepare", None)
-        if prepare is None:
-            continue
-        tasks = list({c.task.id: c.task for c in group}.values())
-        try:
-            prepare(tasks, group[0].options)
-        except (ValueError, OSError) as exc:
-            raise _data_error(name, settings, exc) from None
+    pending = {name: group for name, group in by_suite.items()
+               if getattr(group[0].suite, "prepare", None) is not None}
+    if hasattr(config, "workerinput"):
+        config.stash[_UNPREPARED_KEY] = pending
+        return
+    for name in pending:
+        _prepare_suite(settings, pending[name])
+
+
+_UNPREPARED_KEY = pytest.StashKey[dict]()
+"""config.stash on an xdist worker: suite name -> its collected cases, for the suites whose
+``prepare`` has not run yet in this process (:func:`_prepare_before_item`)."""
+
+
+def _prepare_suite(settings: RunSettings, group: list[Case]) -> None:
+    """Run a suite's ``prepare`` with the tasks of ``group`` (its collected cases).
+
+    Raises:
+        pytest.UsageError: ``prepare`` refused its data (ValueError, OSError).
+    """
+    tasks = list({c.task.id: c.task for c in group}.values())
+    try:
+        group[0].suite.prepare(tasks, group[0].options)
+    except (ValueError, OSError) as exc:
+        raise _data_error(group[0].suite.name, settings, exc) from None
+
+
+def _prepare_before_item(item: pytest.Item) -> None:
+    """On an xdist worker, run the ``prepare`` of the item's suite when it has not run yet in
+    this process (see :func:`_start_up`); called before pytest-timeout starts the item's
+    timer (``pytest_runtest_protocol``, outermost wrapper).
+
+    Raises:
+        pytest.UsageError: the suite's ``prepare`` refused its data.
+    """
+    pending = item.config.stash.get(_UNPREPARED_KEY, None)
+    if not pending:
+        return
+    case = _case_of(item)
+    if case is None or case.suite.name not in pending or _stop_reason_now(item.config):
+        return  # (an item not started after a stop needs no world)
+    _prepare_suite(item.config.stash[SETTINGS_KEY], pending.pop(case.suite.name))
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 
 from pytest_egi.agents.loops import Trajectory, no_answer_reason
 from pytest_egi.judges import RULES_JUDGE
-from pytest_egi.models.secrets import redact_json_safe
+from pytest_egi.models.secrets import holds_secret_json, redact_json_safe, redact_obj
 from pytest_egi.records import RECORD_SCHEMA, RunDir, dump_json_line
 from pytest_egi.state import CASE_KEY, CLIENT_KEY, RECORD_KEY, Case, RunSettings
 from pytest_egi.suite import TaskScore
@@ -146,7 +146,10 @@ def keep_raw(item: pytest.Item, case: Case, payload: dict[str, Any]) -> str:
         The file's path relative to the run directory (``raw/<suite>/<task_id>[-t<k>].json``).
     """
     rel = RunDir.raw_name(case.suite.name, case.task.id, case.trial, case.trials)
-    item.stash[RAW_KEY] = (rel, dump_json_line(redact_json_safe(payload)))
+    text = dump_json_line(payload)  # serialized once: the secret check runs on this text
+    if holds_secret_json(text):
+        text = dump_json_line(redact_obj(payload))
+    item.stash[RAW_KEY] = (rel, text)
     return rel
 
 

@@ -21,6 +21,7 @@ __all__ = [
     "PROVIDER_KEY_NAMES",
     "REDACTED",
     "find_secret_leaks",
+    "holds_secret_json",
     "is_secret_name",
     "load_env_file",
     "parse_env_file",
@@ -185,7 +186,20 @@ def holds_secret(text: str, values: Sequence[str] | None = None) -> bool:
         return True
     if len(text) < _SHORTEST_SHAPE:
         return False
-    return bool(_KEY_SHAPES.search(text) or _BEARER.search(text) or _URL_USERINFO.search(text))
+    # substring tests first: each pattern needs one of these (a regular expression scan of
+    # every position costs several times more, and records and trajectories rarely match)
+    if any(marker in text for marker in _KEY_SHAPE_MARKERS) and _KEY_SHAPES.search(text):
+        return True
+    if "://" in text and "@" in text and _URL_USERINFO.search(text):
+        return True
+    lowered = text.lower()  # (?i) also matches "i" with a dotless "\u0131", which lower() keeps
+    if "bearer" in lowered or "api" in lowered or "\u0131" in text:
+        return _BEARER.search(text) is not None
+    return False
+
+
+_KEY_SHAPE_MARKERS = ("sk-", "AKIA", "hf_", "AIza", "gsk_", "xai-")
+"""Every match of ``_KEY_SHAPES`` holds one of these."""
 
 
 def redact_json_safe(obj: Any) -> Any:
@@ -201,8 +215,19 @@ def redact_json_safe(obj: Any) -> Any:
         obj: a JSON-like structure (records, trajectories); other values serialize by ``str``.
     """
     text = json.dumps(obj, ensure_ascii=False, default=str)
+    return redact_obj(obj) if holds_secret_json(text) else obj
+
+
+def holds_secret_json(text: str) -> bool:
+    """True when some string of the structure serialized as ``text`` (JSON made with
+    ``ensure_ascii=False``, any key order or indent) holds a secret (:func:`holds_secret`),
+    or a match spans two of its strings (then :func:`redact_obj` finds nothing to change).
+
+    The check runs on the text with its JSON escapes undone, so every string appears in it
+    character for character, between quotes.
+    """
     probe = _JSON_ESCAPE.sub(_unescape_one, text) if "\\" in text else text
-    return redact_obj(obj) if holds_secret(probe) else obj
+    return holds_secret(probe)
 
 
 _JSON_ESCAPE = re.compile(r'\\(["\\/bfnrt]|u[0-9a-fA-F]{4})')

@@ -48,3 +48,33 @@ def test_random_strings_agree_with_the_walk():
         text = "".join(rng.choice(parts) for _ in range(rng.randint(1, 12)))
         obj = {"k": [text, {"n": text[::-1]}]}
         assert redact_json_safe(obj) == redact_obj(obj), text
+
+
+@pytest.mark.parametrize("text", [
+    "ApI-kEy: 'abcdefghijkl'",  # any case
+    "ap\u0131_key=abcdefghijkl",  # a dotless i, which the pattern's ignore-case matches
+    "auth: BEARER abcdefghijkl",
+    "dsn mysql://root:hunter22@db:3306",
+    "key AKIAABCDEFGHIJKLMNOP in a sentence",
+])
+def test_the_quick_checks_before_the_patterns_miss_no_secret(text):
+    """``holds_secret`` tests substrings before running each pattern; what a pattern matches
+    is still found, and redacted by ``redact_json_safe`` as by the walk."""
+    from pytest_egi.models.secrets import holds_secret
+
+    assert holds_secret(text, values=[])
+    obj = {"content": text}
+    assert redact_json_safe(obj) == redact_obj(obj) != obj
+
+
+def test_the_trajectory_text_is_serialized_once_and_redacted_when_needed():
+    """``holds_secret_json`` on the sorted, compact text of a trajectory file decides as the
+    check on an unsorted dump does."""
+    import json
+
+    from pytest_egi.models.secrets import holds_secret_json
+
+    for obj in CASES:
+        assert holds_secret_json(json.dumps(obj, sort_keys=True, ensure_ascii=False))
+    clean = {"b": ["what is 2+2?", {"a": "4\n"}], "api_calls": 3}
+    assert not holds_secret_json(json.dumps(clean, sort_keys=True, ensure_ascii=False))
