@@ -36,6 +36,7 @@ from tests.conformance.checks import (
     check_noisy,
     check_rescore,
     check_summarize_keys,
+    check_summary_columns,
     conformance_routing,
     discover_suites,
     rescore,
@@ -126,6 +127,15 @@ def test_summarize_keys(suite, runs):
     scored = [r for r in load_records(oracle.run_dir) if r["status"] in ("passed", "failed")]
     summary = suite.summarize(scored)
     assert_holds(check_summarize_keys(suite, routes_of(ROUTING, suite.name), summary))
+
+
+@pytest.mark.parametrize("policy", ["egi/oracle", "egi/noisy-0.2"])
+def test_summary_columns_agree_with_summarize(suite, runs, policy):
+    if not callable(getattr(suite, "summary_columns", None)):
+        pytest.skip(f"{suite.name} has no summary_columns (optional)")
+    records = load_records(runs.get(suite.name, policy).run_dir)
+    scored = [r for r in records if r["status"] in ("passed", "failed")]
+    assert_holds(check_summary_columns(suite, routes_of(ROUTING, suite.name), scored, policy))
 
 
 def test_offline_policies_are_always_scored(suite, runs):
