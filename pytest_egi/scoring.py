@@ -230,6 +230,39 @@ def compute_egi(
     )
 
 
+def _routes_by_bucket(routing: RoutingConfig) -> list[tuple[str, list[Route]]]:
+    """Each bucket of M1..M6 with its routes, in file order (the plan of :func:`_egi_figures`)."""
+    return [(b, [r for r in routing.routes if r.bucket == b]) for b in BUCKETS]
+
+
+def _egi_figures(
+    sub_metrics: SubMetrics, plan: list[tuple[str, list[Route]]], weights: Mapping[str, float]
+) -> tuple[float | None, dict[str, float | None]]:
+    """:func:`compute_egi`'s EGI and bucket values only (the same arithmetic, so the same
+    floats), without its contributions, missing reasons and gate: the bootstrap's per-resample
+    figures. ``plan`` is :func:`_routes_by_bucket` of the routing."""
+    values: dict[str, float | None] = {}
+    for b, routes in plan:
+        parts: list[float] = []
+        route_weights: list[float] = []
+        for route in routes:
+            native = sub_metrics.get(route.suite)
+            if native is None:
+                continue
+            value = transform(route, native)
+            if value is None:
+                continue
+            parts.append(value * route.weight)
+            route_weights.append(route.weight)
+        values[b] = _round(math.fsum(parts) / sum(route_weights)) if parts else None
+    covered = [b for b in BUCKETS if values[b] is not None]
+    covered_weight = sum(weights[b] for b in covered)
+    egi: float | None = None
+    if covered and covered_weight > 0:
+        egi = _round(math.fsum(weights[b] * values[b] for b in covered) / covered_weight)  # type: ignore[operator]
+    return egi, values
+
+
 class _RandrangeStream:
     """``random.Random(seed).randrange(n)`` draws, many at a time, from the same stream.
 
@@ -455,7 +488,7 @@ def bootstrap_egi(
         summarize: suite -> its ``summarize``.
         routing: the routing table (which sub-metrics count, into which bucket).
         weights: bucket weights (sum to 1).
-        floors: bucket floors on 0-100.
+        floors: bucket floors on 0-100 (the intervals do not depend on them).
         resamples: number of resamples.
         seed: seed of the draws.
         level: the interval's coverage (0.95: the 2.5th to 97.5th percentile).
@@ -497,6 +530,7 @@ def bootstrap_egi(
     np = stream._np
     widest = max((len(tasks_of[s]) for s in fast), default=1)
     chunk = max(1, min(resamples, _CHUNK_CELLS // widest))
+    by_bucket = _routes_by_bucket(routing)
     samples: dict[str, list[float]] = defaultdict(list)
     done = 0
     while done < resamples:
@@ -520,12 +554,12 @@ def bootstrap_egi(
             for row, values in enumerate(sums.tolist()):
                 subs_of[row][suite] = cols.finish(dict(zip(cols.names, values, strict=True)))
         for subs in subs_of:
-            result = compute_egi(subs, routing, weights=weights, floors=floors)
-            if result.egi is not None:
-                samples["EGI"].append(result.egi)
-            for b, br in result.buckets.items():
-                if br.value is not None:
-                    samples[b].append(br.value)
+            egi, bucket_values = _egi_figures(subs, by_bucket, weights)
+            if egi is not None:
+                samples["EGI"].append(egi)
+            for b, value in bucket_values.items():
+                if value is not None:
+                    samples[b].append(value)
         done += size_now
     out: dict[str, tuple[float, float] | None] = {}
     alpha = (1.0 - level) / 2.0

@@ -302,3 +302,28 @@ def test_a_task_drawn_twice_counts_twice_for_a_summarize_grouping_by_task_id():
     by_task = {"a": _summarize_per_task, "b": _summarize_per_task}
     per_task = bootstrap_egi(records, by_task, _routing(), **kwargs)
     _assert_same_intervals(per_task, bootstrap_egi(records, SUMMARIZE, _routing(), **kwargs), tol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_per_resample_figures_are_compute_egis(seed):
+    """The bootstrap's lean per-resample EGI and bucket values equal :func:`compute_egi`'s,
+    float for float, on the repository's routing with random, missing, None and NaN values."""
+    from pathlib import Path
+
+    from pytest_egi.config import apply_floors, apply_weights, load_routing
+    from pytest_egi.scoring import _egi_figures, _routes_by_bucket
+
+    routing, _ = load_routing(Path(__file__).resolve().parents[1] / "routing.yaml")
+    rng = random.Random(seed)
+    subs = {}
+    for suite in routing.suites:
+        if rng.random() < 0.2:
+            continue  # a suite that did not run
+        keys = {k for r in routing.routes if r.suite == suite for k in (r.sub_metric, r.baseline) if k}
+        subs[suite] = {k: rng.choice([None, math.nan, rng.random(), 100 * rng.random()]) if rng.random() < 0.2
+                       else rng.random() for k in keys if rng.random() < 0.9}  # fmt: skip
+    weights = apply_weights(routing, {})
+    want = compute_egi(subs, routing, weights=weights, floors=apply_floors(routing, {}))
+    egi, buckets = _egi_figures(subs, _routes_by_bucket(routing), weights)
+    assert egi == want.egi
+    assert buckets == {b: br.value for b, br in want.buckets.items()}

@@ -41,6 +41,14 @@ The criteria, exactly:
   ``NaN`` or ``Infinity``).
 - **rescore reproduces**: ``egi-bench report --rescore`` of a run gives exactly (``==``) the
   same sub-metrics, bucket values and EGI as the run.
+- **summary columns** (for a suite with the optional ``summary_columns``): on the scored
+  records of ``egi/oracle``, of ``egi/noisy-0.2`` and of both as two trials of each task, the
+  columns have one row per record; ``finish`` of all the records' column sums gives every
+  routed sub-metric; over 30 resamples of the tasks (with replacement, all trials of a task
+  together, a repeated task under an id of its own; alternately within each category and over
+  all tasks) ``finish`` of the drawn records' column sums equals ``summarize`` of them (1e-9)
+  on every key it returns, None where ``summarize`` gives None, a key ``summarize`` leaves
+  out left out too; and the bootstrap with the hook gives the intervals it gives without.
 """
 
 from __future__ import annotations
