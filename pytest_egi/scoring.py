@@ -423,6 +423,21 @@ def _suite_columns(
     return _Columns(names, task_sums, cols.finish)
 
 
+def _groups_by_task(
+    summarize: Callable[[list[dict[str, Any]]], Mapping[str, float | None]],
+    tasks: list[list[dict[str, Any]]],
+) -> bool:
+    """Whether ``summarize`` tells a task drawn twice from two tasks: its result on the tasks
+    with the first half of them repeated, against the same with each repeat under a task id
+    of its own (``<id>#1``). When both agree, the bootstrap gives such a ``summarize`` the
+    drawn records as they are (no copies)."""
+    half = tasks[: (len(tasks) + 1) // 2]
+    records = [rec for task in tasks for rec in task]
+    same_ids = summarize(records + [rec for task in half for rec in task])
+    own_ids = summarize(records + [dict(rec, task_id=f"{rec['task_id']}#1") for task in half for rec in task])
+    return dict(same_ids) != dict(own_ids)
+
+
 def _as_distinct_tasks(
     draws: list[int], tasks: list[list[dict[str, Any]]], flat: list[dict[str, Any]] | None
 ) -> list[dict[str, Any]]:
@@ -481,7 +496,8 @@ def bootstrap_egi(
     is summarised without its records: each task's column sums, times the number of times
     each resample drew it, for all resamples as one matrix product, then ``finish`` per
     resample. Any other suite's ``summarize`` is called per resample on the drawn records, a
-    task drawn again under a task id of its own (``<id>#<k>``).
+    task drawn again under a task id of its own (``<id>#<k>``) when that changes what
+    ``summarize`` gives (it groups trials by task id; :func:`_groups_by_task`).
 
     Args:
         records_by_suite: suite -> its scored records (``task_id``, ``category``, ...).
@@ -503,12 +519,14 @@ def bootstrap_egi(
             ``finish`` disagrees with its ``summarize`` on all the records (the message names
             the suite).
     """
+    import operator
+
     strata: dict[tuple[str, str], list[list[dict[str, Any]]]] = defaultdict(list)
     for suite, records in records_by_suite.items():
-        by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        trials: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for rec in records:
-            by_task[rec["task_id"]].append(rec)
-        for task_records in by_task.values():
+            trials[rec["task_id"]].append(rec)
+        for task_records in trials.values():
             strata[(suite, task_records[0]["category"])].append(task_records)
     order = sorted(strata.items())
     # per suite: its tasks in stratum order, and where each stratum starts in that list
@@ -524,6 +542,8 @@ def bootstrap_egi(
             got = _suite_columns(suite, hook, recs, tasks_of[suite], summarize[suite], routing)
             if got is not None:
                 fast[suite] = got
+    slow = [s for s in tasks_of if s not in fast]
+    by_task = {s: _groups_by_task(summarize[s], tasks_of[s]) for s in slow}
     single = {s: all(len(t) == 1 for t in tasks) for s, tasks in tasks_of.items()}
     flat = {s: [t[0] for t in tasks] for s, tasks in tasks_of.items() if single[s]}
     stream = _RandrangeStream(seed)
@@ -545,7 +565,13 @@ def bootstrap_egi(
                 else:
                     picks[suite].extend(stream.below(size, size, offset))
             for suite, idx in picks.items():
-                recs = _as_distinct_tasks(idx, tasks_of[suite], flat.get(suite))
+                if by_task[suite]:
+                    recs = _as_distinct_tasks(idx, tasks_of[suite], flat.get(suite))
+                elif suite in flat:
+                    got = operator.itemgetter(*idx)(flat[suite])
+                    recs = list(got) if len(idx) > 1 else [got]
+                else:
+                    recs = [rec for i in idx for rec in tasks_of[suite][i]]
                 subs_of[row][suite] = summarize[suite](recs)
         for suite, parts in cells.items():
             cols, n_tasks = fast[suite], len(tasks_of[suite])

@@ -232,12 +232,14 @@ def test_a_suite_without_the_hook_or_whose_hook_gives_none_uses_summarize():
     summarize = {s: counted(s) for s in calls}
     only_a = bootstrap_egi(records, summarize, _routing(), summary_columns={"a": _columns}, **kwargs)
     _assert_same_intervals(only_a, slow)
-    assert calls == {"a": 1, "b": 50}  # a: once, to check finish on all its records
+    # a: once, to check finish on all its records; b: twice to see whether it groups trials
+    # by task id (_groups_by_task), then once per resample
+    assert calls == {"a": 1, "b": 52}
     calls.update(a=0, b=0)
     hooks = {"a": _columns, "b": lambda r: None}
     none_for_b = bootstrap_egi(records, summarize, _routing(), summary_columns=hooks, **kwargs)
     _assert_same_intervals(none_for_b, slow)
-    assert calls == {"a": 1, "b": 50}
+    assert calls == {"a": 1, "b": 52}
 
 
 def test_a_finish_leaving_out_a_routed_sub_metric_falls_back_to_summarize():
@@ -253,7 +255,7 @@ def test_a_finish_leaving_out_a_routed_sub_metric_falls_back_to_summarize():
     got = bootstrap_egi(records, {"a": summarize_a, "b": _summarize}, _routing(),
                         summary_columns={"a": lambda r: _columns(r, ("acc", "safe"))}, **kwargs)  # fmt: skip
     assert got["M2"] is not None
-    assert len(calls) == 51
+    assert len(calls) == 53  # once to check finish, twice in _groups_by_task, 50 resamples
     _assert_same_intervals(got, bootstrap_egi(records, SUMMARIZE, _routing(), **kwargs))
 
 
@@ -327,3 +329,17 @@ def test_per_resample_figures_are_compute_egis(seed):
     egi, buckets = _egi_figures(subs, _routes_by_bucket(routing), weights)
     assert egi == want.egi
     assert buckets == {b: br.value for b, br in want.buckets.items()}
+
+
+def test_a_summarize_not_grouping_by_task_id_gets_the_drawn_records_as_they_are():
+    records = _random_records(random.Random(4), {("a", "x"): 30, ("b", "z"): 20}, 2)
+    seen = []
+
+    def summarize(recs):
+        seen.append(all(r in records[r["suite"]] for r in recs))
+        return _summarize(recs)
+
+    bootstrap_egi(records, {"a": summarize, "b": summarize}, _routing(), weights=WEIGHTS, floors=FLOORS,
+                  resamples=20, seed=4)  # fmt: skip
+    # the two probes of each suite (one with copies), then 20 resamples of both without copies
+    assert seen == [True, False, True, False] + [True] * 40
