@@ -122,10 +122,6 @@ class SummaryColumns:
         values = np.array(rows, dtype=np.float64).reshape(len(rows), len(names))
         return cls(tuple(names), values, finish)
 
-    def sums(self) -> dict[str, float]:
-        """Column name -> sum over all rows (what ``finish`` takes)."""
-        return dict(zip(self.names, self.values.sum(axis=0).tolist(), strict=True))
-
 
 @runtime_checkable
 class Suite(Protocol):
