@@ -186,6 +186,11 @@ def aggregate(
             floors=floors,
             resamples=bootstrap_resamples,
             seed=seed,
+            summary_columns={
+                n: objects[n].summary_columns
+                for n in scored_by_suite
+                if callable(getattr(objects[n], "summary_columns", None))
+            },
         )
     counts = Counter(r["status"] for r in records)
     ran = sum(v for k, v in counts.items() if k != "skipped")

@@ -230,6 +230,39 @@ def compute_egi(
     )
 
 
+def _routes_by_bucket(routing: RoutingConfig) -> list[tuple[str, list[Route]]]:
+    """Each bucket of M1..M6 with its routes, in file order (the plan of :func:`_egi_figures`)."""
+    return [(b, [r for r in routing.routes if r.bucket == b]) for b in BUCKETS]
+
+
+def _egi_figures(
+    sub_metrics: SubMetrics, plan: list[tuple[str, list[Route]]], weights: Mapping[str, float]
+) -> tuple[float | None, dict[str, float | None]]:
+    """:func:`compute_egi`'s EGI and bucket values only (the same arithmetic, so the same
+    floats), without its contributions, missing reasons and gate: the bootstrap's per-resample
+    figures. ``plan`` is :func:`_routes_by_bucket` of the routing."""
+    values: dict[str, float | None] = {}
+    for b, routes in plan:
+        parts: list[float] = []
+        route_weights: list[float] = []
+        for route in routes:
+            native = sub_metrics.get(route.suite)
+            if native is None:
+                continue
+            value = transform(route, native)
+            if value is None:
+                continue
+            parts.append(value * route.weight)
+            route_weights.append(route.weight)
+        values[b] = _round(math.fsum(parts) / sum(route_weights)) if parts else None
+    covered = [b for b in BUCKETS if values[b] is not None]
+    covered_weight = sum(weights[b] for b in covered)
+    egi: float | None = None
+    if covered and covered_weight > 0:
+        egi = _round(math.fsum(weights[b] * values[b] for b in covered) / covered_weight)  # type: ignore[operator]
+    return egi, values
+
+
 class _RandrangeStream:
     """``random.Random(seed).randrange(n)`` draws, many at a time, from the same stream.
 
@@ -264,27 +297,41 @@ class _RandrangeStream:
 
     def below(self, n: int, count: int, offset: int = 0) -> list[int]:
         """The next ``count`` values of ``randrange(n)``, each plus ``offset``; 1 <= n < 2**32."""
+        if count <= 32:  # a few draws: a plain loop beats numpy's per-call overhead
+            return self._below_few(n, count, offset)
+        return (self._below_many(n, count) + offset).tolist()
+
+    def below_array(self, n: int, count: int, offset: int = 0) -> Any:
+        """:meth:`below` as a numpy int64 array (the same draws, the same stream position)."""
+        np = self._np
+        if count <= 32:
+            return np.array(self._below_few(n, count, offset), dtype=np.int64)
+        return self._below_many(n, count) + offset
+
+    def _below_few(self, n: int, count: int, offset: int) -> list[int]:
+        shift = 32 - n.bit_length()
+        out: list[int] = []
+        append = out.append
+        if self._words is None:
+            self._words = self._buf.tolist()
+        words, i, end = self._words, self._i, len(self._words)
+        while count:
+            if i == end:
+                self._i = i
+                self._refill(4 * count)
+                words = self._words = self._buf.tolist()
+                i, end = 0, len(words)
+            v = words[i] >> shift
+            i += 1
+            if v < n:
+                append(v + offset)
+                count -= 1
+        self._i = i
+        return out
+
+    def _below_many(self, n: int, count: int) -> Any:
         np = self._np
         shift = 32 - n.bit_length()
-        if count <= 32:  # a few draws: a plain loop beats numpy's per-call overhead
-            out: list[int] = []
-            append = out.append
-            if self._words is None:
-                self._words = self._buf.tolist()
-            words, i, end = self._words, self._i, len(self._words)
-            while count:
-                if i == end:
-                    self._i = i
-                    self._refill(4 * count)
-                    words = self._words = self._buf.tolist()
-                    i, end = 0, len(words)
-                v = words[i] >> shift
-                i += 1
-                if v < n:
-                    append(v + offset)
-                    count -= 1
-            self._i = i
-            return out
         chunks = []
         need = count
         while need:
@@ -304,7 +351,123 @@ class _RandrangeStream:
                 chunks.append(vals[ok])
                 self._i += take
                 need -= int(accepted[-1])
-        return (np.concatenate(chunks).astype(np.int64) + offset).tolist()
+        return np.concatenate(chunks).astype(np.int64)
+
+
+SummaryColumnsHook = Callable[[list[dict[str, Any]]], Any]
+"""A suite's ``summary_columns`` method (records -> :class:`pytest_egi.suite.SummaryColumns`
+or None)."""
+
+_CHUNK_CELLS = 1 << 20
+"""Most cells (resamples x tasks) of one suite's task-count matrix at a time (8 MB)."""
+
+
+@dataclass
+class _Columns:
+    """A suite whose resamples are summed as one matrix product (bootstrap fast path)."""
+
+    names: tuple[str, ...]
+    task_sums: Any  # (tasks, m) float64: column sums of each task's records
+    finish: Callable[[Mapping[str, float]], dict[str, float | None]]
+
+
+def _close(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def _suite_columns(
+    suite: str,
+    hook: SummaryColumnsHook,
+    records: Sequence[dict[str, Any]],
+    tasks: list[list[dict[str, Any]]],
+    summarize: Callable[[list[dict[str, Any]]], Mapping[str, float | None]],
+    routing: RoutingConfig,
+) -> _Columns | None:
+    """The fast path of ``suite``, or None when it must use ``summarize`` (the hook returned
+    None, or its ``finish`` leaves out a routed sub-metric ``summarize`` gives).
+
+    Raises:
+        ValueError: the columns do not have one row per record and one column per name, or
+            ``finish`` of all the records' sums disagrees with ``summarize`` of them.
+    """
+    import numpy as np
+
+    cols = hook(list(records))
+    if cols is None:
+        return None
+    values = np.asarray(cols.values, dtype=np.float64)
+    names = tuple(cols.names)
+    if values.ndim != 2 or values.shape != (len(records), len(names)):
+        raise ValueError(
+            f"{suite}: summary_columns gave values of shape {values.shape} for {len(records)} "
+            f"records and {len(names)} column names; it must be ({len(records)}, {len(names)}), "
+            "one row per record"
+        )
+    index = {task[0]["task_id"]: i for i, task in enumerate(tasks)}
+    row_task = np.fromiter((index[r["task_id"]] for r in records), dtype=np.int64, count=len(records))
+    task_sums = np.zeros((len(tasks), len(names)))
+    np.add.at(task_sums, row_task, values)
+    got = cols.finish(dict(zip(names, values.sum(axis=0).tolist(), strict=True)))
+    want = summarize(list(records))
+    routed = {k for r in routing.routes if r.suite == suite for k in (r.sub_metric, r.baseline) if k}
+    if not (routed & set(want)) <= set(got):
+        return None
+    for key, value in got.items():
+        if key not in want or not _close(value, want[key]):
+            raise ValueError(
+                f"{suite}: summary_columns' finish gives {key} = {value!r} on all the records but "
+                f"summarize gives {want.get(key, '(no such key)')!r}; they must agree (to 1e-9)"
+            )
+    return _Columns(names, task_sums, cols.finish)
+
+
+def _groups_by_task(
+    summarize: Callable[[list[dict[str, Any]]], Mapping[str, float | None]],
+    tasks: list[list[dict[str, Any]]],
+) -> bool:
+    """Whether ``summarize`` tells a task drawn twice from two tasks: its result on the tasks
+    with the first half of them repeated, against the same with each repeat under a task id
+    of its own (``<id>#1``). When both agree, the bootstrap gives such a ``summarize`` the
+    drawn records as they are (no copies)."""
+    half = tasks[: (len(tasks) + 1) // 2]
+    records = [rec for task in tasks for rec in task]
+    same_ids = summarize(records + [rec for task in half for rec in task])
+    own_ids = summarize(records + [dict(rec, task_id=f"{rec['task_id']}#1") for task in half for rec in task])
+    return dict(same_ids) != dict(own_ids)
+
+
+def _as_distinct_tasks(
+    draws: list[int], tasks: list[list[dict[str, Any]]], flat: list[dict[str, Any]] | None
+) -> list[dict[str, Any]]:
+    """The records of the drawn tasks, in draw order, a task drawn again under a task id of
+    its own (``<id>#<k>`` for its k-th repeat), so a ``summarize`` that groups trials by task
+    id counts each draw as one task. ``flat``: each task's one record, when every task has
+    exactly one."""
+    import operator
+
+    import numpy as np
+
+    idx = np.asarray(draws, dtype=np.int64)
+    order = np.argsort(idx, kind="stable")
+    ranked = idx[order]
+    pos = np.arange(len(idx))
+    starts = np.maximum.accumulate(np.where(np.r_[True, ranked[1:] != ranked[:-1]], pos, 0))
+    repeat = np.empty_like(idx)
+    repeat[order] = pos - starts
+    again = np.flatnonzero(repeat).tolist()
+    if flat is not None:
+        got = operator.itemgetter(*draws)(flat)
+        recs = list(got) if len(draws) > 1 else [got]
+        for j in again:
+            recs[j] = dict(recs[j], task_id=f"{recs[j]['task_id']}#{int(repeat[j])}")
+        return recs
+    picked: list[list[dict[str, Any]]] = [tasks[i] for i in draws]
+    for j in again:
+        k = int(repeat[j])
+        picked[j] = [dict(rec, task_id=f"{rec['task_id']}#{k}") for rec in picked[j]]
+    return [rec for task in picked for rec in task]
 
 
 def bootstrap_egi(
@@ -317,28 +480,53 @@ def bootstrap_egi(
     resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    summary_columns: Mapping[str, SummaryColumnsHook] | None = None,
 ) -> dict[str, tuple[float, float] | None]:
     """Percentile-bootstrap confidence intervals for EGI and each bucket.
 
     Tasks are resampled with replacement within each (suite, category) stratum, all trials
-    of a task together; each resample is summarised by the suites' own ``summarize`` and
-    routed like the real run. Resample ``r`` draws, stratum by stratum in sorted (suite,
-    category) order, as many tasks as the stratum has, each by ``randrange(len(stratum))``
-    of one ``random.Random(seed)`` stream; the draws are taken from that stream with numpy
-    (:class:`_RandrangeStream`), so the intervals are the same as drawing them one by one.
+    of a task together; each resample is summarised and routed like the real run. Resample
+    ``r`` draws, stratum by stratum in sorted (suite, category) order, as many tasks as the
+    stratum has, each by ``randrange(len(stratum))`` of one ``random.Random(seed)`` stream;
+    the draws are taken from that stream with numpy (:class:`_RandrangeStream`), so the
+    intervals are the same as drawing them one by one.
+
+    A task drawn k times counts k times. A suite with a ``summary_columns`` hook (see
+    :class:`pytest_egi.suite.SummaryColumns`) whose ``finish`` covers its routed sub-metrics
+    is summarised without its records: each task's column sums, times the number of times
+    each resample drew it, for all resamples as one matrix product, then ``finish`` per
+    resample. Any other suite's ``summarize`` is called per resample on the drawn records, a
+    task drawn again under a task id of its own (``<id>#<k>``) when that changes what
+    ``summarize`` gives (it groups trials by task id; :func:`_groups_by_task`).
+
+    Args:
+        records_by_suite: suite -> its scored records (``task_id``, ``category``, ...).
+        summarize: suite -> its ``summarize``.
+        routing: the routing table (which sub-metrics count, into which bucket).
+        weights: bucket weights (sum to 1).
+        floors: bucket floors on 0-100 (the intervals do not depend on them).
+        resamples: number of resamples.
+        seed: seed of the draws.
+        level: the interval's coverage (0.95: the 2.5th to 97.5th percentile).
+        summary_columns: suite -> its ``summary_columns`` hook, for the suites that have one.
 
     Returns:
         ``{"EGI": (lo, hi), "M1": (lo, hi), ...}`` on 0-100; None where the statistic was
         undefined in more than half of the resamples (e.g. an empty bucket).
+
+    Raises:
+        ValueError: a suite's ``summary_columns`` has not one row per record, or its
+            ``finish`` disagrees with its ``summarize`` on all the records (the message names
+            the suite).
     """
     import operator
 
     strata: dict[tuple[str, str], list[list[dict[str, Any]]]] = defaultdict(list)
     for suite, records in records_by_suite.items():
-        by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        trials: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for rec in records:
-            by_task[rec["task_id"]].append(rec)
-        for task_records in by_task.values():
+            trials[rec["task_id"]].append(rec)
+        for task_records in trials.values():
             strata[(suite, task_records[0]["category"])].append(task_records)
     order = sorted(strata.items())
     # per suite: its tasks in stratum order, and where each stratum starts in that list
@@ -347,29 +535,58 @@ def bootstrap_egi(
     for (suite, _cat), tasks in order:
         plan.append((suite, len(tasks), len(tasks_of[suite])))
         tasks_of[suite].extend(tasks)
+    fast: dict[str, _Columns] = {}
+    for suite, hook in (summary_columns or {}).items():
+        if suite in tasks_of:
+            recs = records_by_suite[suite]
+            got = _suite_columns(suite, hook, recs, tasks_of[suite], summarize[suite], routing)
+            if got is not None:
+                fast[suite] = got
+    slow = [s for s in tasks_of if s not in fast]
+    by_task = {s: _groups_by_task(summarize[s], tasks_of[s]) for s in slow}
     single = {s: all(len(t) == 1 for t in tasks) for s, tasks in tasks_of.items()}
     flat = {s: [t[0] for t in tasks] for s, tasks in tasks_of.items() if single[s]}
     stream = _RandrangeStream(seed)
+    np = stream._np
+    widest = max((len(tasks_of[s]) for s in fast), default=1)
+    chunk = max(1, min(resamples, _CHUNK_CELLS // widest))
+    by_bucket = _routes_by_bucket(routing)
     samples: dict[str, list[float]] = defaultdict(list)
-    for _ in range(resamples):
-        picks: dict[str, list[int]] = defaultdict(list)
-        for suite, size, offset in plan:
-            picks[suite].extend(stream.below(size, size, offset))
-        subs = {}
-        for suite, idx in picks.items():
-            if suite in flat:
-                got = operator.itemgetter(*idx)(flat[suite])
-                recs = list(got) if len(idx) > 1 else [got]
-            else:
-                tasks = tasks_of[suite]
-                recs = [rec for i in idx for rec in tasks[i]]
-            subs[suite] = summarize[suite](recs)
-        result = compute_egi(subs, routing, weights=weights, floors=floors)
-        if result.egi is not None:
-            samples["EGI"].append(result.egi)
-        for b, br in result.buckets.items():
-            if br.value is not None:
-                samples[b].append(br.value)
+    done = 0
+    while done < resamples:
+        size_now = min(chunk, resamples - done)
+        subs_of: list[dict[str, Mapping[str, float | None]]] = [{} for _ in range(size_now)]
+        cells: dict[str, list[Any]] = defaultdict(list)  # fast suite -> draws + row * tasks
+        for row in range(size_now):
+            picks: dict[str, list[Any]] = defaultdict(list)
+            for suite, size, offset in plan:
+                if suite in fast:
+                    cells[suite].append(stream.below_array(size, size, offset + row * len(tasks_of[suite])))
+                else:
+                    picks[suite].extend(stream.below(size, size, offset))
+            for suite, idx in picks.items():
+                if by_task[suite]:
+                    recs = _as_distinct_tasks(idx, tasks_of[suite], flat.get(suite))
+                elif suite in flat:
+                    got = operator.itemgetter(*idx)(flat[suite])
+                    recs = list(got) if len(idx) > 1 else [got]
+                else:
+                    recs = [rec for i in idx for rec in tasks_of[suite][i]]
+                subs_of[row][suite] = summarize[suite](recs)
+        for suite, parts in cells.items():
+            cols, n_tasks = fast[suite], len(tasks_of[suite])
+            counts = np.bincount(np.concatenate(parts), minlength=size_now * n_tasks)
+            sums = counts.reshape(size_now, n_tasks).astype(np.float64) @ cols.task_sums
+            for row, values in enumerate(sums.tolist()):
+                subs_of[row][suite] = cols.finish(dict(zip(cols.names, values, strict=True)))
+        for subs in subs_of:
+            egi, bucket_values = _egi_figures(subs, by_bucket, weights)
+            if egi is not None:
+                samples["EGI"].append(egi)
+            for b, value in bucket_values.items():
+                if value is not None:
+                    samples[b].append(value)
+        done += size_now
     out: dict[str, tuple[float, float] | None] = {}
     alpha = (1.0 - level) / 2.0
     for key in ("EGI", *BUCKETS):

@@ -8,13 +8,24 @@ module's package (and imports it by module path on the xdist controller).
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.models.offline import Noise, ReferencePolicy
 
-__all__ = ["Suite", "SuiteProfile", "Task", "TaskScore", "load_suite", "suite_options", "values_by_category"]
+__all__ = [
+    "Suite",
+    "SuiteProfile",
+    "SummaryColumns",
+    "Task",
+    "TaskScore",
+    "load_suite",
+    "suite_options",
+    "values_by_category",
+]
 
 
 class Task(BaseModel):
@@ -69,6 +80,47 @@ class TaskScore(BaseModel):
     expected: Any = None
     got: Any = None
     details: dict[str, Any] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SummaryColumns:
+    """A suite's sub-metrics as a function of per-record column sums (for the bootstrap).
+
+    Returned by the optional :meth:`Suite.summary_columns`. The contract: for any multiset of
+    the given records' tasks (tasks drawn with replacement, all trials of a task together,
+    each drawn copy of a task under a task id of its own), ``finish`` of the column sums over
+    the drawn records equals the suite's ``summarize`` of those records, within 1e-9, for
+    every key ``finish`` returns (None where ``summarize`` gives None; a key ``summarize``
+    leaves out, such as a category with no record, is left out by ``finish`` too). Means,
+    ratios of sums, micro-F1 from TP/FP/FN sums, macro averages over categories and per-task
+    quantities (pass^k, a per-task mean over trials: put on the task's first record, since
+    trials travel together) are such functions; medians and maxima are not and are left out.
+
+    Attributes:
+        names: the m column names.
+        values: numpy float64 array of shape ``(len(records), m)``, one row per record in the
+            order given.
+        finish: column name -> column sum over some records -> sub-metric name -> value (or
+            None), in the units ``summarize`` uses; it must cover every routed sub-metric of
+            the suite for the bootstrap to use it.
+    """
+
+    names: tuple[str, ...]
+    values: Any
+    finish: Callable[[Mapping[str, float]], dict[str, float | None]]
+
+    @classmethod
+    def from_rows(
+        cls,
+        names: Sequence[str],
+        rows: Sequence[Sequence[float]],
+        finish: Callable[[Mapping[str, float]], dict[str, float | None]],
+    ) -> SummaryColumns:
+        """Columns from per-record rows of ``len(names)`` floats each (numpy imported here)."""
+        import numpy as np
+
+        values = np.array(rows, dtype=np.float64).reshape(len(rows), len(names))
+        return cls(tuple(names), values, finish)
 
 
 @runtime_checkable
@@ -209,6 +261,21 @@ class Suite(Protocol):
         Returns:
             sub-metric name -> value in the benchmark's native unit (documented per suite),
             or None when it cannot be computed (e.g. no task of that category ran).
+        """
+        ...
+
+    def summary_columns(self, records: list[dict[str, Any]]) -> SummaryColumns | None:
+        """Optional: ``summarize`` as a function of per-record column sums (see
+        :class:`SummaryColumns` for the contract), so the bootstrap computes all its
+        resamples' sub-metrics as one matrix product instead of calling ``summarize`` once
+        per resample.
+
+        Called by the bootstrap with the suite's scored records; its ``finish`` must cover
+        every routed sub-metric of the suite (else ``summarize`` is used).
+
+        Returns:
+            The columns, or None when ``records`` cannot be expressed that way (the bootstrap
+            then calls ``summarize`` per resample).
         """
         ...
 

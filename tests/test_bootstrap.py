@@ -11,6 +11,7 @@ import pytest
 
 from pytest_egi.config import BUCKETS, RoutingConfig
 from pytest_egi.scoring import _RandrangeStream, bootstrap_egi, compute_egi
+from pytest_egi.suite import SummaryColumns
 
 WEIGHTS = {"M1": 0.28, "M2": 0.22, "M3": 0.16, "M4": 0.14, "M5": 0.14, "M6": 0.06}
 FLOORS = {"M2": 70.0, "M5": 70.0}
@@ -155,3 +156,190 @@ def test_stream_draws_are_randrange_draws(n):
     assert got == expected
     # the stream's position afterwards is the generator's: the next draw matches too
     assert stream.below(n, 1) == [rng.randrange(n)]
+
+
+# --- the fast path: a suite's summary_columns hook -------------------------------------------
+
+KEYS = ("acc", "tool", "safe")
+
+
+def _columns(records, keys=KEYS):
+    """The toy ``_summarize`` as column sums: per key its sum and how many records have it."""
+    names = tuple(f"{k}.{p}" for k in keys for p in ("sum", "n"))
+    rows = [[x for k in keys for x in ((r["values"][k], 1.0) if k in r["values"] else (0.0, 0.0))]
+            for r in records]  # fmt: skip
+
+    def finish(sums):
+        return {k: sums[f"{k}.sum"] / sums[f"{k}.n"] if sums[f"{k}.n"] else None for k in keys}
+
+    return SummaryColumns.from_rows(names, rows, finish)
+
+
+def _assert_same_intervals(got, want, tol=1e-6):
+    assert got.keys() == want.keys()
+    for key, interval in want.items():
+        if interval is None:
+            assert got[key] is None, key
+        else:
+            assert got[key] == pytest.approx(interval, abs=tol), key
+
+
+@pytest.mark.parametrize(
+    ("sizes", "trials", "seed"),
+    [
+        ({("a", "x"): 1, ("a", "y"): 2, ("b", "z"): 3}, 1, 0),
+        ({("a", "x"): 16, ("a", "y"): 17, ("b", "z"): 33, ("b", "w"): 1}, 1, 7),
+        ({("a", "x"): 100, ("b", "z"): 64}, 3, 42),
+        ({("a", "x"): 3000}, 1, 3),
+    ],
+)
+def test_fast_path_gives_the_summarize_intervals(sizes, trials, seed):
+    records = _random_records(random.Random(seed), sizes, trials)
+    kwargs = dict(weights=WEIGHTS, floors=FLOORS, resamples=80, seed=seed)
+    calls = []
+
+    def hook(recs):
+        calls.append(len(recs))
+        return _columns(recs)
+
+    fast = bootstrap_egi(records, SUMMARIZE, _routing(), summary_columns={"a": hook, "b": hook}, **kwargs)
+    slow = bootstrap_egi(records, SUMMARIZE, _routing(), **kwargs)
+    assert sorted(calls) == sorted(len(v) for v in records.values())  # once per suite
+    _assert_same_intervals(fast, slow)
+    _assert_same_intervals(fast, _bootstrap_one_by_one(records, SUMMARIZE, _routing(), **kwargs))
+
+
+def test_fast_path_matches_the_pinned_interval():
+    got = bootstrap_egi(HAND_MADE, SUMMARIZE, _routing(), weights=WEIGHTS, floors=FLOORS, resamples=200,
+                        seed=42, summary_columns={"a": _columns, "b": _columns})  # fmt: skip
+    assert got["EGI"] == pytest.approx(PINNED_EGI, abs=1e-9)
+    assert got["M2"] == pytest.approx(PINNED_M2, abs=1e-9)
+
+
+def test_a_suite_without_the_hook_or_whose_hook_gives_none_uses_summarize():
+    records = _random_records(random.Random(5), {("a", "x"): 20, ("b", "z"): 12}, 2)
+    kwargs = dict(weights=WEIGHTS, floors=FLOORS, resamples=50, seed=5)
+    slow = bootstrap_egi(records, SUMMARIZE, _routing(), **kwargs)
+    calls = {"a": 0, "b": 0}
+
+    def counted(suite):
+        def summarize(recs):
+            calls[suite] += 1
+            return _summarize(recs)
+
+        return summarize
+
+    summarize = {s: counted(s) for s in calls}
+    only_a = bootstrap_egi(records, summarize, _routing(), summary_columns={"a": _columns}, **kwargs)
+    _assert_same_intervals(only_a, slow)
+    # a: once, to check finish on all its records; b: twice to see whether it groups trials
+    # by task id (_groups_by_task), then once per resample
+    assert calls == {"a": 1, "b": 52}
+    calls.update(a=0, b=0)
+    hooks = {"a": _columns, "b": lambda r: None}
+    none_for_b = bootstrap_egi(records, summarize, _routing(), summary_columns=hooks, **kwargs)
+    _assert_same_intervals(none_for_b, slow)
+    assert calls == {"a": 1, "b": 52}
+
+
+def test_a_finish_leaving_out_a_routed_sub_metric_falls_back_to_summarize():
+    records = _random_records(random.Random(9), {("a", "x"): 20, ("b", "z"): 12}, 1)
+    kwargs = dict(weights=WEIGHTS, floors=FLOORS, resamples=50, seed=9)
+    calls = []
+
+    def summarize_a(recs):
+        calls.append(len(recs))
+        return _summarize(recs)
+
+    # "a" routes acc and tool; a finish without tool would leave M2 empty if it were used
+    got = bootstrap_egi(records, {"a": summarize_a, "b": _summarize}, _routing(),
+                        summary_columns={"a": lambda r: _columns(r, ("acc", "safe"))}, **kwargs)  # fmt: skip
+    assert got["M2"] is not None
+    assert len(calls) == 53  # once to check finish, twice in _groups_by_task, 50 resamples
+    _assert_same_intervals(got, bootstrap_egi(records, SUMMARIZE, _routing(), **kwargs))
+
+
+def test_columns_with_the_wrong_row_count_raise_naming_the_suite():
+    def short(recs):
+        cols = _columns(recs)
+        return SummaryColumns(cols.names, cols.values[:-1], cols.finish)
+
+    with pytest.raises(ValueError) as err:
+        bootstrap_egi(HAND_MADE, SUMMARIZE, _routing(), weights=WEIGHTS, floors=FLOORS, resamples=10,
+                      summary_columns={"b": short})  # fmt: skip
+    assert str(err.value) == (
+        "b: summary_columns gave values of shape (2, 6) for 3 records and 6 column names; it must "
+        "be (3, 6), one row per record"
+    )
+
+
+def test_a_finish_disagreeing_with_summarize_raises_naming_the_suite():
+    def off(recs):
+        cols = _columns(recs)
+        return SummaryColumns(cols.names, cols.values, lambda sums: {**cols.finish(sums), "acc": 0.5})
+
+    with pytest.raises(ValueError) as err:
+        bootstrap_egi(HAND_MADE, SUMMARIZE, _routing(), weights=WEIGHTS, floors=FLOORS, resamples=10,
+                      summary_columns={"a": off})  # fmt: skip
+    assert str(err.value) == (
+        "a: summary_columns' finish gives acc = 0.5 on all the records but summarize gives 0.6; "
+        "they must agree (to 1e-9)"
+    )
+
+
+def _summarize_per_task(records):
+    """The toy ``_summarize``'s ``acc``, but as a mean over task ids of each task's mean (as
+    a suite that groups trials by task id computes it)."""
+    by_task = defaultdict(list)
+    for r in records:
+        by_task[r["task_id"]].append(r["values"]["acc"])
+    return {**_summarize(records), "acc": sum(sum(v) / len(v) for v in by_task.values()) / len(by_task)}
+
+
+def test_a_task_drawn_twice_counts_twice_for_a_summarize_grouping_by_task_id():
+    # one trial per task: the mean over tasks of per-task means is the plain mean, when every
+    # draw is a task of its own (before: a task drawn twice was one task, and counted once)
+    records = _random_records(random.Random(2), {("a", "x"): 30, ("b", "z"): 20}, 1)
+    kwargs = dict(weights=WEIGHTS, floors=FLOORS, resamples=100, seed=2)
+    by_task = {"a": _summarize_per_task, "b": _summarize_per_task}
+    per_task = bootstrap_egi(records, by_task, _routing(), **kwargs)
+    _assert_same_intervals(per_task, bootstrap_egi(records, SUMMARIZE, _routing(), **kwargs), tol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_per_resample_figures_are_compute_egis(seed):
+    """The bootstrap's lean per-resample EGI and bucket values equal :func:`compute_egi`'s,
+    float for float, on the repository's routing with random, missing, None and NaN values."""
+    from pathlib import Path
+
+    from pytest_egi.config import apply_floors, apply_weights, load_routing
+    from pytest_egi.scoring import _egi_figures, _routes_by_bucket
+
+    routing, _ = load_routing(Path(__file__).resolve().parents[1] / "routing.yaml")
+    rng = random.Random(seed)
+    subs = {}
+    for suite in routing.suites:
+        if rng.random() < 0.2:
+            continue  # a suite that did not run
+        keys = {k for r in routing.routes if r.suite == suite for k in (r.sub_metric, r.baseline) if k}
+        subs[suite] = {k: rng.choice([None, math.nan, rng.random(), 100 * rng.random()]) if rng.random() < 0.2
+                       else rng.random() for k in keys if rng.random() < 0.9}  # fmt: skip
+    weights = apply_weights(routing, {})
+    want = compute_egi(subs, routing, weights=weights, floors=apply_floors(routing, {}))
+    egi, buckets = _egi_figures(subs, _routes_by_bucket(routing), weights)
+    assert egi == want.egi
+    assert buckets == {b: br.value for b, br in want.buckets.items()}
+
+
+def test_a_summarize_not_grouping_by_task_id_gets_the_drawn_records_as_they_are():
+    records = _random_records(random.Random(4), {("a", "x"): 30, ("b", "z"): 20}, 2)
+    seen = []
+
+    def summarize(recs):
+        seen.append(all(r in records[r["suite"]] for r in recs))
+        return _summarize(recs)
+
+    bootstrap_egi(records, {"a": summarize, "b": summarize}, _routing(), weights=WEIGHTS, floors=FLOORS,
+                  resamples=20, seed=4)  # fmt: skip
+    # the two probes of each suite (one with copies), then 20 resamples of both without copies
+    assert seen == [True, False, True, False] + [True] * 40

@@ -16,6 +16,7 @@ calls). Differences from upstream: see README.md here.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,18 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from pytest_egi.models.offline import Noise
-from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options
+from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, suite_options
 from suites.benchforce.envs import ENVIRONMENTS, environment
-from suites.benchforce.scorer import DIAGNOSTIC_KEYS, ROUTED_KEYS, SUMMARY_KEYS, score_trial, summarize_env
+from suites.benchforce.scorer import (
+    DIAGNOSTIC_KEYS,
+    ENV_COLUMNS,
+    ROUTED_KEYS,
+    SUMMARY_KEYS,
+    env_rows,
+    finish_env,
+    score_trial,
+    summarize_env,
+)
 
 __all__ = ["MIN_MAX_TURNS", "SUITE", "BenchforceOptions", "BenchforceSuite"]
 
@@ -216,6 +226,30 @@ class BenchforceSuite:
             if by_env[name]:
                 out.update(summarize_env(name, by_env[name]))
         return out
+
+    def summary_columns(self, records: list[dict[str, Any]]) -> SummaryColumns:
+        """:meth:`summarize` from column sums (:class:`~pytest_egi.suite.SummaryColumns`):
+        per environment, :data:`~suites.benchforce.scorer.ENV_COLUMNS`; ``finish`` gives every
+        key :meth:`summarize` returns but the medians (``tokens_median``, ``turns_median``,
+        ``tool_calls_median``: diagnostics), for the environments with a trial."""
+        import numpy as np
+
+        names = [f"{e}.{c}" for e in ENVIRONMENTS for c in ENV_COLUMNS]
+        width = len(ENV_COLUMNS)
+        values = np.zeros((len(records), len(names)))
+        for k, env in enumerate(ENVIRONMENTS):
+            at = [i for i, rec in enumerate(records) if rec.get("category") == env]
+            if at:
+                values[at, k * width : (k + 1) * width] = env_rows([records[i] for i in at])
+
+        def finish(sums: Mapping[str, float]) -> dict[str, float | None]:
+            out: dict[str, float | None] = {}
+            for env in ENVIRONMENTS:
+                if sums[f"{env}.trials"]:
+                    out.update(finish_env(env, sums))
+            return out
+
+        return SummaryColumns(tuple(names), values, finish)
 
 
 SUITE = BenchforceSuite()

@@ -32,6 +32,7 @@ import functools
 import json
 import statistics
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,17 @@ from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.normalize import fold_text
 from suites.benchforce.envs.base import Environment, EnvToolError, apply_call, copy_world
 
-__all__ = ["SUMMARY_KEYS", "dry_run", "score_trial", "state_diff", "stateless_match", "summarize_env"]
+__all__ = [
+    "ENV_COLUMNS",
+    "SUMMARY_KEYS",
+    "dry_run",
+    "env_rows",
+    "finish_env",
+    "score_trial",
+    "state_diff",
+    "stateless_match",
+    "summarize_env",
+]
 
 ROUTED_KEYS = ("accuracy_all", "finished_rate", "accuracy_finished")
 DIAGNOSTIC_KEYS = (
@@ -311,3 +322,64 @@ def summarize_env(env: str, records: list[dict[str, Any]]) -> dict[str, float | 
         out[f"{key}_mean"] = _mean(col(key))
         out[f"{key}_median"] = float(statistics.median(col(key)))
     return {f"{env}.{k}": out[k] for k in SUMMARY_KEYS}
+
+
+_RATE_OF = {
+    "stateless_accuracy": "stateless",
+    "state_match_rate": "state_match",
+    "no_forbidden_rate": "no_forbidden",
+    "outputs_said_rate": "outputs_said",
+    "user_ended_rate": "user_ended",
+    "gave_up_rate": "gave_up",
+    "max_turns_rate": "max_turns",
+    "timeout_rate": "timeout",
+    "invalid_tool_calls_mean": "invalid_tool_calls",
+    "tokens_mean": "tokens",
+    "turns_mean": "turns",
+    "tool_calls_mean": "tool_calls",
+}
+"""Per-trial means of :func:`summarize_env` and the value each averages."""
+ENV_COLUMNS = ("trials", "entries", "entry_accuracy", "entry_pass_all", "finished", "finished_n",
+               "finished_passed", *_RATE_OF.values())  # fmt: skip
+"""One environment's columns for :func:`env_rows` and :func:`finish_env`: per trial a 1, its
+``finished`` value, whether it finished (and passed, then); per entry (on its first trial)
+a 1, its mean ``passed`` over its trials and whether all passed; and the averaged values."""
+
+
+def env_rows(records: list[dict[str, Any]]) -> list[list[float]]:
+    """:data:`ENV_COLUMNS` of each of one environment's records, in their order; an entry's
+    quantities (grouped by ``task_id``, as :func:`summarize_env` groups) on its first record."""
+    by_entry: dict[str, list[int]] = defaultdict(list)
+    for i, rec in enumerate(records):
+        by_entry[str(rec.get("task_id"))].append(i)
+    vals = [rec.get("values") or {} for rec in records]
+    rows = []
+    for v in vals:
+        done = bool(v.get("finished"))
+        rows.append([1.0, 0.0, 0.0, 0.0, float(v.get("finished") or 0.0), float(done),
+                     float(v.get("passed") or 0.0) if done else 0.0,
+                     *(float(v.get(k) or 0.0) for k in _RATE_OF.values())])  # fmt: skip
+    for trials in by_entry.values():
+        passed = [float(vals[i].get("passed") or 0.0) for i in trials]
+        rows[trials[0]][1:4] = [1.0, _mean(passed), float(all(vals[i].get("passed") for i in trials))]
+    return rows
+
+
+def finish_env(env: str, sums: Mapping[str, float]) -> dict[str, float | None]:
+    """:func:`summarize_env` but its medians, from the column sums of :func:`env_rows` (each
+    column name prefixed ``<env>.``); the environment must have a trial."""
+
+    def col(key: str) -> float:
+        return sums[f"{env}.{key}"]
+
+    trials, entries, finished = col("trials"), col("entries"), col("finished_n")
+    out: dict[str, float | None] = {
+        "accuracy_all": col("entry_accuracy") / entries,
+        "finished_rate": col("finished") / trials,
+        "accuracy_finished": col("finished_passed") / finished if finished else None,
+        "entries": float(round(entries)),
+        "trials": float(round(trials)),
+        "pass_all_trials": col("entry_pass_all") / entries,
+        **{k: col(c) / trials for k, c in _RATE_OF.items()},
+    }
+    return {f"{env}.{k}": out[k] for k in SUMMARY_KEYS if k in out}

@@ -12,6 +12,7 @@ task file with ``--egi-opt crmarena.tasks=PATH``). See README.md in this folder.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
-from pytest_egi.suite import SuiteProfile, Task, TaskScore
+from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore
 
 __all__ = ["SUITE", "CrmArenaOptions", "CrmArenaSuite", "TASK_TYPES"]
 
@@ -251,6 +252,36 @@ class CrmArenaSuite:
         ems = [r["values"]["em"] for r in records if r["category"] == "KQA" and "em" in r["values"]]
         out["KQA_em"] = sum(ems) / len(ems) if ems else None
         return out
+
+    def summary_columns(self, records: list[dict[str, Any]]) -> SummaryColumns:
+        """:meth:`summarize` from column sums (:class:`~pytest_egi.suite.SummaryColumns`):
+        per record its reward and a 1 under its task type, all tasks, and KQA's ``em``;
+        ``finish`` gives every key :meth:`summarize` returns."""
+        cats = self.categories
+        names = [f"{c}.{k}" for c in cats for k in ("reward", "n")]
+        names += ["all.reward", "all.n", "KQA_em.sum", "KQA_em.n"]
+        at = {c: 2 * i for i, c in enumerate(cats)}
+        rows = []
+        for r in records:
+            row = [0.0] * len(names)
+            reward = float(r["values"]["reward"])
+            if r["category"] in at:
+                row[at[r["category"]]], row[at[r["category"]] + 1] = reward, 1.0
+            row[-4], row[-3] = reward, 1.0
+            if r["category"] == "KQA" and "em" in r["values"]:
+                row[-2], row[-1] = float(r["values"]["em"]), 1.0
+            rows.append(row)
+
+        def finish(sums: Mapping[str, float]) -> dict[str, float | None]:
+            def ratio(key: str) -> float | None:
+                return sums[f"{key}.reward"] / sums[f"{key}.n"] if sums[f"{key}.n"] else None
+
+            out = {c: ratio(c) for c in cats}
+            out["overall"] = ratio("all")
+            out["KQA_em"] = sums["KQA_em.sum"] / sums["KQA_em.n"] if sums["KQA_em.n"] else None
+            return out
+
+        return SummaryColumns.from_rows(names, rows, finish)
 
 
 SUITE = CrmArenaSuite()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import random
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
-from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options
+from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, suite_options
 from suites.herb.data import World, get_world, world_spec
 from suites.herb.env import get_env
 from suites.herb.generator import MAX_PRODUCTS
@@ -232,6 +233,44 @@ class HerbSuite:
         out["n_answerable"] = len(answerable)
         out["n_unanswerable"] = len(values["unanswerable"])
         return out
+
+    def summary_columns(self, records: list[dict[str, Any]]) -> SummaryColumns:
+        """:meth:`summarize` from column sums (:class:`~pytest_egi.suite.SummaryColumns`): per
+        record, under its category, its value (``f1``, ``content`` or ``abstained``) and a 1
+        when that value is not None; ``finish`` gives every key :meth:`summarize` returns."""
+        names = [f"{c}.{k}" for c in CATEGORIES for k in ("sum", "n")]
+        key_of = {"content": "content", "unanswerable": "abstained"}
+        rows = []
+        for rec in records:
+            row = [0.0] * len(names)
+            cat = rec.get("category")
+            if cat in CATEGORIES:
+                value = (rec.get("values") or {}).get(key_of.get(cat, "f1"))
+                if value is not None:
+                    at = 2 * CATEGORIES.index(cat)
+                    row[at], row[at + 1] = float(value), 1.0
+            rows.append(row)
+
+        def finish(sums: Mapping[str, float]) -> dict[str, float | None]:
+            def mean(total: float, n: float) -> float | None:
+                return total / n if n else None
+
+            def of(c: str) -> tuple[float, float]:
+                return sums[f"{c}.sum"], sums[f"{c}.n"]
+
+            out: dict[str, float | None] = {f"{c}_f1": mean(*of(c)) for c in ENTITY_TYPES}
+            out["content"] = mean(*of("content"))
+            out["null_rate"] = mean(*of("unanswerable"))
+            entity_sum = sum(of(c)[0] for c in ENTITY_TYPES)
+            entity_n = sum(of(c)[1] for c in ENTITY_TYPES)
+            n_answerable = entity_n + of("content")[1]
+            out["answerable_overall"] = mean(100 * entity_sum + of("content")[0], n_answerable)
+            out["url_pr_f1"] = mean(of("url")[0] + of("pr")[0], of("url")[1] + of("pr")[1])
+            out["n_answerable"] = float(round(n_answerable))
+            out["n_unanswerable"] = float(round(of("unanswerable")[1]))
+            return out
+
+        return SummaryColumns.from_rows(names, rows, finish)
 
 
 SUITE = HerbSuite()

@@ -18,6 +18,7 @@ of a folder with ``--egi-opt mcp_universe.task_dir=PATH``. See README.md here.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,7 +26,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
-from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options, values_by_category
+from pytest_egi.suite import (
+    SuiteProfile,
+    SummaryColumns,
+    Task,
+    TaskScore,
+    suite_options,
+    values_by_category,
+)
 from suites.mcp_universe.tasks import DOMAINS, ROUTED_DOMAINS, TEMPLATE_ENV, domain_module
 
 __all__ = ["KINDS", "SUITE", "McpUniverseOptions", "McpUniverseSuite", "summarize_domain"]
@@ -84,6 +92,46 @@ def summarize_domain(domain: str, values: list[dict[str, Any]]) -> dict[str, flo
         total = sum(float(v.get(f"{kind}_total") or 0.0) for v in values)
         ok = sum(float(v.get(f"{kind}_passed") or 0.0) for v in values)
         out[f"{domain}.{kind}_pass_rate"] = ok / total if total else None
+    return out
+
+
+DOMAIN_COLUMNS = ("n", "passed", "evaluator_score", "steps_passed", "steps",
+                  *(f"{k}_{part}" for k in KINDS for part in ("total", "passed")))  # fmt: skip
+"""One domain's columns for :func:`domain_row` and :func:`finish_domain`: tasks, passed
+tasks, and the sums :func:`summarize_domain` divides."""
+
+
+def domain_row(v: dict[str, Any]) -> list[float] | None:
+    """One task's :data:`DOMAIN_COLUMNS`, or None when :func:`summarize_domain` would raise
+    on its values (a passed task without ``steps``)."""
+    passed = bool(v.get("passed"))
+    if passed and "steps" not in v:
+        return None
+    row = [1.0, float(passed), float(v.get("evaluator_score") or 0.0),
+           float(v["steps"]) if passed else 0.0, float(v.get("steps") or 0.0)]  # fmt: skip
+    for kind in KINDS:
+        row += [float(v.get(f"{kind}_total") or 0.0), float(v.get(f"{kind}_passed") or 0.0)]
+    return row
+
+
+def finish_domain(domain: str, sums: Mapping[str, float]) -> dict[str, float | None]:
+    """:func:`summarize_domain` from the column sums of its tasks' :func:`domain_row` (each
+    column name prefixed ``<domain>.``); the domain must have a task."""
+
+    def col(key: str) -> float:
+        return sums[f"{domain}.{key}"]
+
+    n, passed = col("n"), col("passed")
+    out: dict[str, float | None] = {
+        f"{domain}.pass_rate": passed / n,
+        f"{domain}.evaluator_score": col("evaluator_score") / n,
+        f"{domain}.avg_steps_passed": col("steps_passed") / passed if passed else None,
+        f"{domain}.avg_steps": col("steps") / n,
+        f"{domain}.tasks": float(round(n)),
+    }
+    for kind in KINDS:
+        total = col(f"{kind}_total")
+        out[f"{domain}.{kind}_pass_rate"] = col(f"{kind}_passed") / total if total else None
     return out
 
 
@@ -268,6 +316,33 @@ class McpUniverseSuite:
         for domain, values in values_by_category(records, DOMAINS).items():
             out.update(summarize_domain(domain, values))
         return out
+
+    def summary_columns(self, records: list[dict[str, Any]]) -> SummaryColumns | None:
+        """:meth:`summarize` from column sums (:class:`~pytest_egi.suite.SummaryColumns`):
+        per domain, :data:`DOMAIN_COLUMNS`; ``finish`` gives every key :meth:`summarize`
+        returns, for the domains with a task. None when :meth:`summarize` would raise."""
+        names = [f"{d}.{c}" for d in DOMAINS for c in DOMAIN_COLUMNS]
+        width = len(DOMAIN_COLUMNS)
+        at = {d: i * width for i, d in enumerate(DOMAINS)}
+        rows = []
+        for rec in records:
+            row = [0.0] * len(names)
+            if rec.get("category") in at:
+                part = domain_row(rec.get("values") or {})
+                if part is None:
+                    return None
+                start = at[rec["category"]]
+                row[start : start + width] = part
+            rows.append(row)
+
+        def finish(sums: Mapping[str, float]) -> dict[str, float | None]:
+            out: dict[str, float | None] = {}
+            for d in DOMAINS:
+                if sums[f"{d}.n"]:
+                    out.update(finish_domain(d, sums))
+            return out
+
+        return SummaryColumns.from_rows(names, rows, finish)
 
     def extra_files(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         """``<domain>_results.json``: per task, upstream's report line (Passed / Not Passed,

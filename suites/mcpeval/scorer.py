@@ -613,6 +613,54 @@ def summarize_domain(domain: str, values: Iterable[Mapping[str, float | None]]) 
     return {f"{domain}.{k}": out[k] for k in DOMAIN_METRICS}
 
 
+_MEAN_OF = {
+    "flexible_avg": "flexible_overall",
+    "strict_avg": "strict_overall",
+    "flexible_success_rate": "flexible_success",
+    "strict_success_rate": "strict_success",
+    "name_avg": "name",
+    "strict_param_avg": "strict_param",
+    "flexible_param_avg": "flexible_param",
+    "order_avg": "order",
+    "judge_trajectory_avg": "judge_trajectory",
+    "judge_completion_avg": "judge_completion",
+}
+"""The mean sub-metrics of :func:`summarize_domain` and the task value each averages."""
+DOMAIN_COLUMNS = ("n", *(f"{k}.{part}" for k in TASK_VALUE_KEYS for part in ("sum", "n")))
+"""One domain's columns for :func:`domain_row` and :func:`finish_domain`: its tasks, and per
+value of :data:`TASK_VALUE_KEYS` its sum and how many tasks have it."""
+
+
+def domain_row(values: Mapping[str, float | None]) -> list[float] | None:
+    """One task's :data:`DOMAIN_COLUMNS` (a row of the suite's ``summary_columns``), or None
+    when :func:`summarize_domain` would refuse its values (a key missing, or None where a
+    score is required)."""
+    row = [1.0]
+    for k in TASK_VALUE_KEYS:
+        if k not in values:
+            return None
+        x = values[k]
+        if x is None and not k.startswith("judge_"):
+            return None
+        row += [0.0, 0.0] if x is None else [float(x), 1.0]
+    return row
+
+
+def finish_domain(domain: str, sums: Mapping[str, float]) -> dict[str, float | None]:
+    """:func:`summarize_domain` from the column sums of its tasks' :func:`domain_row` (each
+    column name prefixed ``<domain>.``)."""
+
+    def mean(key: str) -> float | None:
+        n = sums[f"{domain}.{key}.n"]
+        return sums[f"{domain}.{key}.sum"] / n if n else None
+
+    out: dict[str, float | None] = {m: mean(k) for m, k in _MEAN_OF.items()}
+    out["judge_trajectory_n"] = float(round(sums[f"{domain}.judge_trajectory.n"]))
+    out["judge_completion_n"] = float(round(sums[f"{domain}.judge_completion.n"]))
+    out["n_tasks"] = float(round(sums[f"{domain}.n"]))
+    return {f"{domain}.{k}": out[k] for k in DOMAIN_METRICS}
+
+
 # --------------------------------------------------------------------------------------------
 # Upstream file layouts (§2.5)
 # --------------------------------------------------------------------------------------------

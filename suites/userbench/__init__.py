@@ -26,6 +26,7 @@ items are skipped with the reason and a data warning names the environments.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -33,10 +34,20 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.models.offline import Noise
-from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options, values_by_category
+from pytest_egi.suite import (
+    SuiteProfile,
+    SummaryColumns,
+    Task,
+    TaskScore,
+    suite_options,
+    values_by_category,
+)
 from suites.userbench.data import ENVIRONMENTS, TEST_SIZES, env_digits, generate_tasks
 from suites.userbench.policy import UserbenchPolicy
 from suites.userbench.scorer import (
+    ENV_COLUMNS,
+    env_rows,
+    finish_env,
     normalized_score,
     pass_hat_k_by_task,
     reference_micro_avg,
@@ -211,6 +222,33 @@ class UserbenchSuite:
             k = max(int((r.get("details") or {}).get("pass_k") or 1) for r in mine)
             out.update(summarize_env(env, values, pass_hat_k_by_task(mine, k if k > 1 else None)))
         return out
+
+    def summary_columns(self, records: list[dict[str, Any]]) -> SummaryColumns:
+        """:meth:`summarize` from column sums (:class:`~pytest_egi.suite.SummaryColumns`):
+        per environment, :data:`~suites.userbench.scorer.ENV_COLUMNS`; ``finish`` gives every
+        key :meth:`summarize` returns, for the environments with a trial, but ``pass_hat_k``
+        and ``pass_hat_k_k`` (diagnostics) of an environment whose k depends on the tasks
+        drawn (:func:`~suites.userbench.scorer.env_rows`)."""
+        import numpy as np
+
+        names = [f"{e}.{c}" for e in ENVIRONMENTS for c in ENV_COLUMNS]
+        width = len(ENV_COLUMNS)
+        values = np.zeros((len(records), len(names)))
+        ks: dict[str, int | None] = {}
+        for j, env in enumerate(ENVIRONMENTS):
+            at = [i for i, rec in enumerate(records) if rec.get("category") == env]
+            if at:
+                rows, ks[env] = env_rows([records[i] for i in at])
+                values[at, j * width : (j + 1) * width] = rows
+
+        def finish(sums: Mapping[str, float]) -> dict[str, float | None]:
+            out: dict[str, float | None] = {}
+            for env in ENVIRONMENTS:
+                if sums[f"{env}.n"]:
+                    out.update(finish_env(env, sums, ks.get(env)))
+            return out
+
+        return SummaryColumns(tuple(names), values, finish)
 
 
 def skip_if_not_runnable(task: Task) -> None:

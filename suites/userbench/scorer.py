@@ -38,12 +38,16 @@ Also reported (diagnostics):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from suites.userbench.data import env_digits
 
 __all__ = [
+    "ENV_COLUMNS",
     "ENV_KEYS",
+    "env_rows",
+    "finish_env",
     "pass_hat_k_by_task",
     "reference_micro_avg",
     "reference_rewards",
@@ -194,6 +198,74 @@ def summarize_env(
         f"{env}.pass_hat_k": hat,
         f"{env}.pass_hat_k_k": float(k) if k is not None else None,
     }
+
+
+_MEAN_OF = {
+    "micro_avg": "micro_avg",
+    "micro_max": "micro_max",
+    "avg_number_of_1": "number_of_1",
+    "avg_number_of_08": "number_of_08",
+    "normalized_score": "normalized_score",
+    "active_elicitation_rate": "active_rate",
+    "passive_elicitation_rate": "passive_rate",
+    "best_rate": "all_best",
+}
+"""The per-trial means of :func:`summarize_env` and the value each averages."""
+ENV_COLUMNS = ("n", *_MEAN_OF.values(), "micro_avg_ceiling", "ceiling_missing", "pass_k", "pass_k_tasks")
+"""One environment's columns for :func:`env_rows` and :func:`finish_env`: per trial a 1, the
+averaged values, its ceiling (0 when it has none) and whether it has none; per task (on its
+first trial) C(c, k) / C(n, k) and a 1, when it has at least k trials."""
+
+
+def env_rows(records: list[dict[str, Any]]) -> tuple[list[list[float]], int | None]:
+    """:data:`ENV_COLUMNS` of each of one environment's scored records, in their order, and
+    the k of pass^k, or None when k would depend on which tasks a resample draws.
+
+    k is what :class:`~suites.userbench.UserbenchSuite`'s ``summarize`` takes: the records'
+    ``details.pass_k`` when above 1, else the most trials a task ran. It is fixed, and the
+    per-task pass^k columns filled, only when every record has the same ``pass_k`` and
+    (for ``pass_k`` 1) every task the same number of trials; else those columns are 0.
+    """
+    import math
+
+    rows = []
+    for rec in records:
+        v = rec.get("values") or {}
+        ceiling = v.get("micro_avg_ceiling")
+        rows.append([1.0, *(float(v.get(k) or 0.0) for k in _MEAN_OF.values()),
+                     float(ceiling or 0.0), float(ceiling is None), 0.0, 0.0])  # fmt: skip
+    by_task: dict[str, list[int]] = {}
+    for i, rec in enumerate(records):
+        by_task.setdefault(str(rec.get("task_id")), []).append(i)
+    asked = {int((rec.get("details") or {}).get("pass_k") or 1) for rec in records}
+    lengths = {len(t) for t in by_task.values()}
+    if len(asked) != 1 or (asked == {1} and len(lengths) != 1):
+        return rows, None
+    k = asked.pop() if asked != {1} else lengths.pop()
+    for trials in by_task.values():
+        if len(trials) >= k:
+            c = sum(bool(records[i].get("success")) for i in trials)
+            rows[trials[0]][-2:] = [math.comb(c, k) / math.comb(len(trials), k), 1.0]
+    return rows, k
+
+
+def finish_env(env: str, sums: Mapping[str, float], k: int | None) -> dict[str, float | None]:
+    """:func:`summarize_env` from the column sums of :func:`env_rows` (each column name
+    prefixed ``<env>.``), with pass^k when ``k`` is fixed (else without ``pass_hat_k`` and
+    ``pass_hat_k_k``); the environment must have a trial."""
+
+    def col(key: str) -> float:
+        return sums[f"{env}.{key}"]
+
+    n = col("n")
+    out: dict[str, float | None] = {f"{env}.{m}": col(c) / n for m, c in _MEAN_OF.items()}
+    out[f"{env}.micro_avg_ceiling"] = None if col("ceiling_missing") else col("micro_avg_ceiling") / n
+    out[f"{env}.tasks"] = float(round(n))
+    if k is not None:
+        counted = col("pass_k_tasks")
+        out[f"{env}.pass_hat_k"] = col("pass_k") / counted if counted else None
+        out[f"{env}.pass_hat_k_k"] = float(k)
+    return out
 
 
 def sub_metric_names(envs: tuple[str, ...]) -> frozenset[str]:

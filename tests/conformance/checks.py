@@ -41,6 +41,14 @@ The criteria, exactly:
   ``NaN`` or ``Infinity``).
 - **rescore reproduces**: ``egi-bench report --rescore`` of a run gives exactly (``==``) the
   same sub-metrics, bucket values and EGI as the run.
+- **summary columns** (for a suite with the optional ``summary_columns``): on the scored
+  records of ``egi/oracle``, of ``egi/noisy-0.2`` and of both as two trials of each task, the
+  columns have one row per record; ``finish`` of all the records' column sums gives every
+  routed sub-metric; over 30 resamples of the tasks (with replacement, all trials of a task
+  together, a repeated task under an id of its own; alternately within each category and over
+  all tasks) ``finish`` of the drawn records' column sums equals ``summarize`` of them (1e-9)
+  on every key it returns, None where ``summarize`` gives None, a key ``summarize`` leaves
+  out left out too; and the bootstrap with the hook gives the intervals it gives without.
 """
 
 from __future__ import annotations
@@ -272,6 +280,83 @@ def check_summarize_keys(suite: Any, routes: list[Route], summary: dict[str, Any
         ):
             problems.append(f"{name}: summarize returned {key!r} = {_fmt(value)}; expected a finite "
                             f"number or None")  # fmt: skip
+    return problems
+
+
+def resample_tasks(records: list[dict[str, Any]], rng: Any,
+                   stratified: bool) -> tuple[list[dict[str, Any]], list[int]]:  # fmt: skip
+    """One bootstrap-like resample of ``records``: as many tasks as there are, drawn with
+    replacement (within each category when ``stratified``, else over all tasks, so a category
+    can be left out), all trials of a task together, each repeat of a task under a task id of
+    its own (``<id>#<k>``), as :func:`pytest_egi.scoring.bootstrap_egi` presents them.
+
+    Returns:
+        The drawn records, and the index in ``records`` of each.
+    """
+    by_task: dict[Any, list[int]] = {}
+    for i, rec in enumerate(records):
+        by_task.setdefault(rec["task_id"], []).append(i)
+    groups: dict[str, list[list[int]]] = {}
+    for task in by_task.values():
+        groups.setdefault(records[task[0]]["category"] if stratified else "", []).append(task)
+    seen: dict[int, int] = {}
+    drawn: list[dict[str, Any]] = []
+    rows: list[int] = []
+    for _cat, tasks in sorted(groups.items()):
+        for _ in range(len(tasks)):
+            task = tasks[rng.randrange(len(tasks))]
+            k = seen[task[0]] = seen.get(task[0], -1) + 1
+            drawn += [dict(records[j], task_id=f"{records[j]['task_id']}#{k}") if k else records[j]
+                      for j in task]  # fmt: skip
+            rows += task
+    return drawn, rows
+
+
+def check_summary_columns(suite: Any, routes: list[Route], records: list[dict[str, Any]],
+                          policy: str, resamples: int = 30, seed: int = 0) -> list[str]:  # fmt: skip
+    """The optional ``summary_columns`` hook against ``summarize`` on the scored
+    ``records``: one row per record; ``finish`` of the column sums over all the records gives
+    every routed sub-metric; and over ``resamples`` resamples of the tasks
+    (:func:`resample_tasks`, alternately within each category and over all tasks), ``finish``
+    of the column sums of the drawn records equals (to 1e-9) ``summarize`` of them on every
+    key ``finish`` returns, None where ``summarize`` gives None, and a key ``summarize``
+    leaves out is left out. Only the first problem of each kind is reported."""
+    import random
+
+    import numpy as np
+
+    name = suite.name
+    cols = suite.summary_columns(records)
+    if cols is None:
+        return [f"{name}: {policy}: summary_columns returned None on the run's records"]
+    values = np.asarray(cols.values, dtype=np.float64)
+    if values.shape != (len(records), len(cols.names)):
+        return [f"{name}: {policy}: summary_columns values have shape {values.shape}; expected "
+                f"({len(records)}, {len(cols.names)})"]  # fmt: skip
+    routed = {k for r in routes for k in (r.sub_metric, r.baseline) if k}
+    whole = cols.finish(dict(zip(cols.names, values.sum(axis=0).tolist(), strict=True)))
+    problems = [f"{name}: {policy}: summary_columns' finish leaves out routed sub-metric {k!r}"
+                for k in sorted(routed - set(whole))]  # fmt: skip
+    rng = random.Random(seed)
+    kinds: set[str] = set()
+    for i in range(resamples):
+        drawn, rows = resample_tasks(records, rng, stratified=i % 2 == 0)
+        got = cols.finish(dict(zip(cols.names, values[rows].sum(axis=0).tolist(), strict=True)))
+        want = suite.summarize(drawn)
+        for key, value in sorted(got.items()):
+            if key not in want:
+                kind, text = f"extra {key}", "summarize leaves it out"
+            elif value is None or want[key] is None:
+                if (value is None) == (want[key] is None):
+                    continue
+                kind, text = f"none {key}", f"summarize gives {_fmt(want[key])}"
+            elif abs(value - want[key]) <= TOL * max(1.0, abs(value), abs(want[key])):
+                continue
+            else:
+                kind, text = f"value {key}", f"summarize gives {want[key]!r}"
+            if kind not in kinds:
+                kinds.add(kind)
+                problems.append(f"{name}: {policy}: resample {i}: finish gives {key} = {value!r}; {text}")
     return problems
 
 

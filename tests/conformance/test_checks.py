@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_egi.config import load_routing
+from pytest_egi.config import RoutingConfig, load_routing
 from pytest_egi.records import load_records
 from tests.conformance.capture import Unpicklable
 from tests.conformance.checks import (
@@ -43,6 +43,7 @@ from tests.conformance.checks import (
     check_noisy,
     check_rescore,
     check_summarize_keys,
+    check_summary_columns,
     conformance_routing,
     rescore,
     routes_of,
@@ -369,3 +370,42 @@ def test_rescore_fails(broken):
         "broken: rescoring egi/oracle changes EGI: 63.888889 -> 72.222222",
     ]
     assert check_rescore("broken", run.egi, run.egi) == []
+
+
+def test_summary_columns_fails():
+    """A toy whose columns are wrong three ways: ``beta``'s sum leaves out task ``beta-1``,
+    ``finish`` gives 0.0 instead of None for ``alpha`` when a resample has no alpha task, and
+    it leaves out the routed ``acc``."""
+    from pytest_egi.suite import SummaryColumns
+
+    class Toy:
+        name = "broken"
+
+        def summarize(self, records):
+            def mean(rs):
+                return sum(r["values"]["correct"] for r in rs) / len(rs) if rs else None
+
+            alpha = [r for r in records if r["category"] == "alpha"]
+            beta = [r for r in records if r["category"] == "beta"]
+            return {"acc_alpha": mean(alpha), "acc_beta": mean(beta), "acc": mean(records)}
+
+        def summary_columns(self, records):
+            rows = []
+            for r in records:
+                x, beta = r["values"]["correct"], r["category"] == "beta"
+                rows.append([0.0, 0.0, x * (r["task_id"] != "beta-1"), 1.0] if beta else [x, 1.0, 0.0, 0.0])
+
+            def finish(s):
+                return {"acc_alpha": s["a"] / s["na"] if s["na"] else 0.0,
+                        "acc_beta": s["b"] / s["nb"] if s["nb"] else None}  # fmt: skip
+
+            return SummaryColumns.from_rows(("a", "na", "b", "nb"), rows, finish)
+
+    records = [{"task_id": f"{c}-{i}", "category": c, "values": {"correct": float(i % 2)}}
+               for c, n in (("alpha", 1), ("beta", 5)) for i in range(n)]  # fmt: skip
+    routes = routes_of(RoutingConfig.model_validate(__import__("yaml").safe_load(ROUTING)), "broken")
+    assert check_summary_columns(Toy(), routes, records, "egi/oracle") == [
+        "broken: egi/oracle: summary_columns' finish leaves out routed sub-metric 'acc'",
+        "broken: egi/oracle: resample 1: finish gives acc_alpha = 0.0; summarize gives None",
+        "broken: egi/oracle: resample 1: finish gives acc_beta = 0.16666666666666666; summarize gives 0.5",
+    ]

@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from pytest_egi.config import load_routing
+from pytest_egi.config import apply_floors, apply_weights, load_routing
 from pytest_egi.records import load_records
+from pytest_egi.scoring import bootstrap_egi
 from pytest_egi.suite import load_suite
 from tests.conformance.checks import (
     DIST_POLICY,
@@ -36,6 +37,7 @@ from tests.conformance.checks import (
     check_noisy,
     check_rescore,
     check_summarize_keys,
+    check_summary_columns,
     conformance_routing,
     discover_suites,
     rescore,
@@ -126,6 +128,43 @@ def test_summarize_keys(suite, runs):
     scored = [r for r in load_records(oracle.run_dir) if r["status"] in ("passed", "failed")]
     summary = suite.summarize(scored)
     assert_holds(check_summarize_keys(suite, routes_of(ROUTING, suite.name), summary))
+
+
+def scored_records(runs: ConformanceRuns, suite: str, policy: str) -> list[dict]:
+    """The scored records of a run; ``"two trials"``: the oracle's and noisy-0.2's records of
+    the same tasks as trials 1 and 2 of each task."""
+    if policy == "two trials":
+        return [*scored_records(runs, suite, "egi/oracle"),
+                *(dict(r, trial=2) for r in scored_records(runs, suite, "egi/noisy-0.2"))]  # fmt: skip
+    return [r for r in load_records(runs.get(suite, policy).run_dir) if r["status"] in ("passed", "failed")]
+
+
+@pytest.mark.parametrize("policy", ["egi/oracle", "egi/noisy-0.2", "two trials"])
+def test_summary_columns_agree_with_summarize(suite, runs, policy):
+    if not callable(getattr(suite, "summary_columns", None)):
+        pytest.skip(f"{suite.name} has no summary_columns (optional)")
+    scored = scored_records(runs, suite.name, policy)
+    assert_holds(check_summary_columns(suite, routes_of(ROUTING, suite.name), scored, policy))
+
+
+def test_bootstrap_with_summary_columns_gives_the_summarize_intervals(suite, runs):
+    if not callable(getattr(suite, "summary_columns", None)):
+        pytest.skip(f"{suite.name} has no summary_columns (optional)")
+    scored = {suite.name: scored_records(runs, suite.name, "two trials")}
+    kwargs = dict(weights=apply_weights(ROUTING, {}), floors=apply_floors(ROUTING, {}), resamples=100, seed=3)
+    calls = []
+
+    def summarize(records):
+        calls.append(len(records))
+        return suite.summarize(records)
+
+    slow = bootstrap_egi(scored, {suite.name: suite.summarize}, ROUTING, **kwargs)
+    hooks = {suite.name: suite.summary_columns}
+    fast = bootstrap_egi(scored, {suite.name: summarize}, ROUTING, summary_columns=hooks, **kwargs)
+    assert calls == [len(scored[suite.name])]  # the fast path was taken
+    assert fast.keys() == slow.keys()
+    for key, interval in slow.items():
+        assert fast[key] == (None if interval is None else pytest.approx(interval, abs=1e-6)), key
 
 
 def test_offline_policies_are_always_scored(suite, runs):
