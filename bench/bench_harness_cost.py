@@ -23,7 +23,8 @@ the same run):
   (bootstrap off), in this process;
 - the bootstrap's share of a 5,000-item run: the time ``aggregate`` spends in its 1,000
   bootstrap resamples of that run's 5,000 records (least of ``--repeat`` tries), over the
-  serial run's wall time.
+  serial run's wall time; with the suite's ``summary_columns`` hook (resamples summed as one
+  matrix product) and without it (its ``summarize`` called on every resample).
 
 - the main job (``--suites`` at the quick profile with ``egi/oracle``; the deep profile too
   unless ``--quick``) serially and with ``-n 2``: wall and CPU seconds (median of ``--repeat``),
@@ -109,6 +110,15 @@ class NoopSuite:
     def summarize(self, records):
         values = [r["values"]["score"] for r in records]
         return {"score": sum(values) / len(values) if values else None}
+
+    def summary_columns(self, records):
+        from pytest_egi.suite import SummaryColumns
+
+        def finish(sums):
+            return {"score": sums["score"] / sums["n"] if sums["n"] else None}
+
+        rows = [[r["values"]["score"], 1.0] for r in records]
+        return SummaryColumns.from_rows(("score", "n"), rows, finish)
 
 
 SUITE = NoopSuite()
@@ -322,9 +332,12 @@ def synthetic_records(n: int) -> list[dict]:
     ]
 
 
-def aggregate_s(folder: Path, n: int, resamples: int) -> float:
-    """Seconds ``pytest_egi.aggregate.aggregate`` takes over ``n`` synthetic records."""
+def aggregate_s(folder: Path, n: int, resamples: int, columns: bool = True) -> float:
+    """Seconds ``pytest_egi.aggregate.aggregate`` takes over ``n`` synthetic records; with
+    ``columns`` False, as if the throwaway suite had no ``summary_columns`` hook."""
     sys.path[:0] = [str(ROOT), str(folder)]
+    from costsuites.noop import NoopSuite
+
     from pytest_egi.aggregate import aggregate
     from pytest_egi.config import apply_floors, apply_weights, load_routing
 
@@ -332,9 +345,15 @@ def aggregate_s(folder: Path, n: int, resamples: int) -> float:
     weights, floors = apply_weights(routing, {}), apply_floors(routing, {})
     records = synthetic_records(n)
     aggregate(records[:10], routing, weights=weights, floors=floors, bootstrap_resamples=0)  # imports
-    start = time.perf_counter()
-    aggregate(records, routing, weights=weights, floors=floors, bootstrap_resamples=resamples)
-    return time.perf_counter() - start
+    hook = NoopSuite.summary_columns
+    if not columns:
+        del NoopSuite.summary_columns
+    try:
+        start = time.perf_counter()
+        aggregate(records, routing, weights=weights, floors=floors, bootstrap_resamples=resamples)
+        return time.perf_counter() - start
+    finally:
+        NoopSuite.summary_columns = hook
 
 
 def main() -> None:
@@ -370,7 +389,11 @@ def main() -> None:
         if (n_boot, 1) not in runs:
             runs.update(item_runs(folder, [n_boot], [1]))
         # the least disturbed of a few tries: this process competes with whatever else runs
-        boot = min(aggregate_s(folder, n_boot, 1000) - aggregate_s(folder, n_boot, 0) for _ in range(repeat))
+        boot = {
+            columns: min(aggregate_s(folder, n_boot, 1000, columns) - aggregate_s(folder, n_boot, 0, columns)
+                         for _ in range(repeat))
+            for columns in (True, False)
+        }  # fmt: skip
     print("harness cost per item (throwaway suite vs bare pytest, same items, same run)")
     head = ("items", "workers", "wall s egi/bare", "CPU s egi/bare", "CPU ms/item above bare",
             "controller RSS MB egi/bare", "worker RSS MB egi/bare")  # fmt: skip
@@ -392,8 +415,9 @@ def main() -> None:
     print("aggregation and bootstrap")
     print(f"aggregate of {n_agg} records, bootstrap off: {agg:.2f} s")
     wall = runs[(n_boot, 1)][0].wall
-    print(f"bootstrap (1000 resamples) of a {n_boot}-item run: {boot:.2f} s, "
-          f"{100 * boot / wall:.1f}% of the run's serial wall time ({wall:.2f} s)")  # fmt: skip
+    for columns, how in ((True, "with summary_columns"), (False, "summarize per resample")):
+        print(f"bootstrap (1000 resamples, {how}) of a {n_boot}-item run: {boot[columns]:.2f} s, "
+              f"{100 * boot[columns] / wall:.1f}% of the run's serial wall time ({wall:.2f} s)")  # fmt: skip
     print()
     print(f"main job: {args.suites} with egi/oracle (median of {repeat})")
     print("profile | workers | wall s | CPU s | controller RSS MB | largest worker RSS MB | wall over serial")

@@ -33,7 +33,8 @@ def test_bench_prints_every_table():
         assert any(line.startswith(f"quick | {state} | ") for line in lines)
     assert "aggregation and bootstrap" in lines
     assert any(line.startswith("aggregate of 10000 records, bootstrap off: ") for line in lines)
-    assert any(line.startswith("bootstrap (1000 resamples) of a 1-item run: ") for line in lines)
+    for how in ("with summary_columns", "summarize per resample"):
+        assert any(line.startswith(f"bootstrap (1000 resamples, {how}) of a 1-item run: ") for line in lines)
     assert "main job: suites/crmarena with egi/oracle (median of 1)" in lines
     assert (
         "profile | workers | wall s | CPU s | controller RSS MB | largest worker RSS MB | wall over serial"
