@@ -282,9 +282,13 @@ class EgiSession:
         report.user_properties = [p for p in report.user_properties if p[0] != "egi"]
         report.user_properties.append(("egi", record))
 
-    @pytest.hookimpl(trylast=True)
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Aggregate, judge the run, write the run directory, and set the exit status (DESIGN §5).
+
+        Runs first: under xdist every report has arrived when the session finishes, and the
+        workers' own shutdown (stopping their servers, ``teardown_nodes``) then overlaps none
+        of this work instead of coming before it.
 
         The journal is closed and the manifest's status set first (``interrupted`` when the
         session stopped before its end, else ``complete``), so a failure further on loses

@@ -33,6 +33,8 @@ import os
 import signal
 import time
 
+import pytest
+
 KILL_AT = os.environ.get("EGI_TEST_KILL_AT", "")  # SIGKILL at the start of the n-th item, or "end"
 SIGINT_IN = os.environ.get("EGI_TEST_SIGINT_IN", "")  # Ctrl-C to the process group in this item
 SIGINTS = int(os.environ.get("EGI_TEST_SIGINTS") or 1)
@@ -58,9 +60,11 @@ def pytest_runtest_call(item):
         raise RuntimeError("simulated outage")
 
 
+@pytest.hookimpl(wrapper=True)
 def pytest_sessionfinish(session):
     if KILL_AT == "end":  # after every item, before the session's report
         os.kill(os.getpid(), signal.SIGKILL)
+    return (yield)
 """
 
 
