@@ -723,6 +723,14 @@ class _XdistHooks:
         if gateway is not None:
             node.workerinput["egi_gateway"] = gateway.socket_path
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """On a worker, once xdist sent the report to the controller (and every plugin here
+        saw it): the record leaves it, since the worker's terminal keeps every report to the
+        end and memory must not grow with the number of items."""
+        if self.worker and any(p[0] == "egi" for p in report.user_properties):
+            report.user_properties[:] = [p for p in report.user_properties if p[0] != "egi"]
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """Gather the data warnings a worker found while loading tasks (``_check_data``)."""
