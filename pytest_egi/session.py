@@ -220,10 +220,10 @@ class EgiSession:
         write_manifest(self.settings.run_dir, self.manifest)
 
     def _collected(self) -> dict[str, Any] | None:
-        """xdist: what the workers collected, ``{"items": node ids or {node id: ...},
+        """xdist: what the workers collected, ``{"items": [node id, ...],
         "deselected": n}``: from the shared directory (``write_collected``), or from a remote
         worker's first setup report (``egi_collected``); None before any worker said."""
-        collected = read_collected(self.settings.shared_dir)
+        collected = read_collected(self.settings.shared_dir, records=False)
         return collected if collected is not None else self._remote_collected
 
     def _stop_if_nothing_works(self) -> None:
