@@ -156,3 +156,15 @@ def test_bm25s_is_imported_without_scipy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1])  # fmt: skip
     assert out.stdout.split() == ["numpy", "False"]
+
+
+def test_the_controller_reads_only_the_collected_node_ids(tmp_path):
+    from pytest_egi.records import COLLECTED_FILE, COLLECTED_IDS_FILE, read_collected, write_collected
+
+    items = {f"s/test_x.py::test_task[t{i}]": {"record": {"task_id": f"t{i}", "details": {}},
+                                                "raw": f"raw/s/t{i}.json"} for i in range(3)}  # fmt: skip
+    write_collected(tmp_path, items, 2)
+    assert read_collected(tmp_path, records=False) == {"items": list(items), "deselected": 2}
+    assert read_collected(tmp_path) == {"items": items, "deselected": 2}  # a crash: the base records
+    ids = (tmp_path / COLLECTED_IDS_FILE).stat().st_size
+    assert ids < (tmp_path / COLLECTED_FILE).stat().st_size
