@@ -723,6 +723,14 @@ class _XdistHooks:
         if gateway is not None:
             node.workerinput["egi_gateway"] = gateway.socket_path
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """On a worker, once xdist sent the report to the controller (and every plugin here
+        saw it): the record leaves it, since the worker's terminal keeps every report to the
+        end and memory must not grow with the number of items."""
+        if self.worker and any(p[0] == "egi" for p in report.user_properties):
+            report.user_properties[:] = [p for p in report.user_properties if p[0] != "egi"]
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """Gather the data warnings a worker found while loading tasks (``_check_data``)."""
@@ -781,6 +789,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if RECORD_KEY in item.stash:  # reported: memory must not grow with the number of items
         del item.stash[RECORD_KEY]
         item.user_properties[:] = [p for p in item.user_properties if p[0] != "egi"]
+    for key in (CLIENT_KEY, _RECORDER_KEY, CASE_KEY):  # the item's clients and recorder too
+        if key in item.stash:
+            del item.stash[key]
     return result
 
 
@@ -960,15 +971,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     for name in {suite.name, *(t.category for t in tasks)}:
         config.addinivalue_line("markers", f"{_marker_name(name)}: egi suite or category")
     params = []
+    # one mark object per name, shared by the items (not three new ones per item)
+    suite_marks = (pytest.mark.egi, getattr(pytest.mark, _marker_name(suite.name)))
+    marks_of = {c: (*suite_marks, getattr(pytest.mark, _marker_name(c))) for c in {t.category for t in tasks}}
     for task in tasks:
         for trial in range(1, settings.trials + 1):
             case = Case(suite, package, task, trial, settings.trials, options, profile.seed)
-            marks = [
-                pytest.mark.egi,
-                getattr(pytest.mark, _marker_name(suite.name)),
-                getattr(pytest.mark, _marker_name(task.category)),
-            ]
-            params.append(pytest.param(case, id=case.id, marks=marks))
+            params.append(pytest.param(case, id=case.id, marks=marks_of[task.category]))
     metafunc.parametrize("egi_case", params, indirect=True)
 
 

@@ -233,6 +233,9 @@ def load_records(run_dir: Path) -> list[dict[str, Any]]:
 
 COLLECTED_FILE = "egi-collected.json"
 """Written by each xdist worker into the session's shared directory after collection."""
+COLLECTED_IDS_FILE = "egi-collected-ids.json"
+"""Beside it: only the node ids and the deselected count (what the controller reads while the
+session runs; the base records are read only when a worker crashes)."""
 
 
 def write_collected(directory: Path, items: dict[str, dict[str, Any]], deselected: int) -> None:
@@ -250,13 +253,19 @@ def write_collected(directory: Path, items: dict[str, dict[str, Any]], deselecte
     """
     content = json.dumps({"items": items, "deselected": deselected})
     atomic_write_text(Path(directory) / COLLECTED_FILE, content)
+    ids = json.dumps({"items": list(items), "deselected": deselected})
+    atomic_write_text(Path(directory) / COLLECTED_IDS_FILE, ids)
 
 
-def read_collected(directory: Path | None) -> dict[str, Any] | None:
-    """What :func:`write_collected` wrote, or None when no worker has written it (yet)."""
+def read_collected(directory: Path | None, records: bool = True) -> dict[str, Any] | None:
+    """What :func:`write_collected` wrote, or None when no worker has written it (yet).
+
+    With ``records=False``, only ``{"items": [node id, ...], "deselected": n}``: a small file
+    (the base records of a run of many items are megabytes of JSON)."""
     if directory is None:
         return None
+    name = COLLECTED_FILE if records else COLLECTED_IDS_FILE
     try:
-        return json.loads((Path(directory) / COLLECTED_FILE).read_text(encoding="utf-8"))
+        return json.loads((Path(directory) / name).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None

@@ -197,10 +197,16 @@ class Journal:
     counts it).
     :meth:`append` writes one record as one JSON line and flushes it to the OS (fsync at most
     every :data:`FSYNC_INTERVAL_S`); :meth:`close` flushes and fsyncs.
+
+    Attributes:
+        path: the journal file.
+        start: the byte offset where this object's first line went (what the file held
+            before, a resumed run's lines, ends there); None before the first append.
     """
 
     def __init__(self, run_dir: Path) -> None:
         self.path = Path(run_dir) / JOURNAL_FILE
+        self.start: int | None = None
         self._fh: Any = None
         self._synced = 0.0
 
@@ -216,6 +222,8 @@ class Journal:
             else:  # a line cut short: cut it off
                 fh.truncate(start)
         fh.seek(0, os.SEEK_END)
+        if self.start is None:
+            self.start = fh.tell()
         return fh
 
     def append(self, record: dict[str, Any]) -> None:
@@ -247,29 +255,82 @@ def _is_json(data: bytes) -> bool:
     return True
 
 
-def read_journal(path: Path) -> list[dict[str, Any]]:
+def read_journal(path: Path, start: int | None = None, end: int | None = None) -> list[dict[str, Any]]:
     """The records of a journal, the last line per (suite, task, trial) winning, sorted.
 
     A last line cut short by a kill is ignored.
 
+    Args:
+        path: the journal file.
+        start, end: read only the bytes ``[start, end)`` (offsets at line starts, e.g.
+            :attr:`Journal.start`); None: from the beginning / to the end.
+
+    The records are built compactly (one session's worth at a time is in memory): the lines
+    are parsed in batches, so the records of a batch share their key strings, and the
+    values of the fields every record repeats (suite, model, status, ...) are shared too.
+
     Raises:
         RunLogError: a line other than the last is not valid JSON (names the file and line).
     """
-    lines = Path(path).read_bytes().split(b"\n")
+    with open(path, "rb") as fh:
+        fh.seek(start or 0)
+        data = fh.read() if end is None else fh.read(max(0, end - (start or 0)))
+    lines = data.split(b"\n")
+    del data
+    first_line = 1 + (_count_lines(path, start) if start else 0)
     by_key: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for n, raw in enumerate(lines, 1):
+    shared: dict[str, str] = {}
+    for at in range(0, len(lines), _BATCH_LINES):
+        batch = lines[at:at + _BATCH_LINES]
+        for record in _parse_batch(batch, at, len(lines), path, first_line):
+            for field in SHARED_FIELDS:
+                value = record.get(field)
+                if type(value) is str:
+                    record[field] = shared.setdefault(value, value)
+            by_key[record_sort_key(record)] = record
+    return [by_key[k] for k in sorted(by_key)]
+
+
+SHARED_FIELDS = ("suite", "suite_module", "suite_version", "category", "model", "judge",
+                 "status", "termination", "finish_reason", "error_kind", "expected", "got")
+"""Record fields whose string values repeat across records; :func:`read_journal` keeps one
+copy of each value."""
+_BATCH_LINES = 512
+
+
+def _parse_batch(
+    batch: list[bytes], at: int, total: int, path: Path, first_line: int
+) -> list[dict[str, Any]]:
+    """The records of journal lines ``batch`` (``at``: index of its first line among
+    ``total``), parsed in one call (their keys then share strings); line by line when one
+    is not valid JSON, to skip a cut last line or name the broken one."""
+    kept = [raw for raw in batch if raw.strip()]
+    if not kept:
+        return []
+    try:
+        return json.loads(b"[" + b",".join(kept) + b"]")
+    except ValueError:
+        pass
+    out = []
+    for i, raw in enumerate(batch):
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
+            out.append(json.loads(raw))
         except ValueError:
-            if n == len(lines):  # no newline after it: the write was cut short
+            if at + i == total - 1:  # no newline after it: the write was cut short
                 continue
             raise RunLogError(
-                f"{path}:{n}: not valid JSON; delete that line (its item runs again on resume)"
+                f"{path}:{first_line + at + i}: not valid JSON; delete that line (its item runs "
+                "again on resume)"
             ) from None
-        by_key[record_sort_key(record)] = record
-    return [by_key[k] for k in sorted(by_key)]
+    return out
+
+
+def _count_lines(path: Path, end: int) -> int:
+    """Newlines in the first ``end`` bytes of ``path`` (line numbers in messages)."""
+    with open(path, "rb") as fh:
+        return fh.read(end).count(b"\n")
 
 
 def run_records(run_dir: Path) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_egi.aggregate import Aggregate, aggregate_run
-from pytest_egi.records import atomic_write_text, read_collected
+from pytest_egi.records import atomic_write_text, read_collected, record_sort_key
 from pytest_egi.report.files import write_run
 from pytest_egi.report.terminal import summary_lines
 from pytest_egi.runlog import Journal, read_manifest
@@ -47,23 +47,38 @@ _KEEP_STATUS = (
 class EgiSession:
     """Collects egi records during the session and reports at its end.
 
+    Records are not kept in memory while the session runs: an item's record is held from its
+    first report until the item ends, then appended to the journal (``journal.jsonl``) and
+    dropped; at session end they are read back from the journal (plus, on ``--egi-resume``,
+    the run's earlier complete records from its folder). So the controller's memory does not
+    grow with the number of items finished.
+
     Attributes:
         settings: the run settings.
-        records: by (suite, task_id, trial); the last report of an item wins.
         other_failures: failed reports of non-egi tests in the same session.
         aggregate: set at session end when any record was collected.
+        resumed: how many complete records the resumed run already had (0 when not resuming).
+        recorded: how many records this session reported (an item reported twice counts once
+            per report of a new record; at most the item count).
     """
 
     def __init__(self, settings: RunSettings, config: pytest.Config,
                  resumed_records: list[dict[str, Any]] | None = None) -> None:
         self.settings = settings
         self.config = config
-        self.records: dict[tuple[str, str, int], dict[str, Any]] = {}
-        for rec in resumed_records or []:
-            self.records[(rec["suite"], rec["task_id"], int(rec["trial"]))] = rec
-        self.resumed = len(self.records)
+        # the resumed run's records are read again from its folder at session end
+        self.resumed = len(resumed_records or [])
+        self._resumed_source = _resumed_source(settings) if self.resumed else None
+        self.recorded = 0
         self.journal: Journal | None = None
         self._unjournaled: dict[str, tuple[str, str, int]] = {}
+        # records of items that reported but have not ended yet (dropped once journaled)
+        self._pending: dict[tuple[str, str, int], dict[str, Any]] = {}
+        # while nothing has worked yet: the non-skipped records so far, for the early stop
+        self._early: dict[tuple[str, str, int], dict[str, Any]] | None = (
+            {} if settings.max_error_rate < 1.0 else None
+        )
+        self._final: list[dict[str, Any]] | None = None
         self._reports: dict[str, list[pytest.TestReport]] = {}
         self._in_flight: dict[str, dict[str, Any]] = {}
         self._remote_collected: dict[str, Any] | None = None
@@ -104,8 +119,15 @@ class EgiSession:
         for name, value in report.user_properties:
             if name == "egi" and isinstance(value, dict):
                 key = (value["suite"], value["task_id"], int(value["trial"]))
-                self.records[key] = value
+                if key not in self._pending:
+                    self.recorded += 1
+                self._pending[key] = value
                 self._unjournaled[report.nodeid] = key
+                if self._early is not None:
+                    if value["status"] == "skipped":
+                        self._early.pop(key, None)
+                    else:
+                        self._early[key] = value
                 found = True
         if found:
             self._reports.setdefault(report.nodeid, []).append(report)
@@ -124,16 +146,17 @@ class EgiSession:
         in ``pytest_runtest_logreport`` (serial runs)."""
         self._in_flight.pop(nodeid, None)
         key = self._unjournaled.pop(nodeid, None)
-        if key is not None:
+        if key is not None and key in self._pending:
             if self.journal is None:
                 self._write_manifest("running")
                 self.journal = Journal(self.settings.run_dir)
-            self.journal.append(self.records[key])
+            self.journal.append(self._pending.pop(key))
         for report in self._reports.pop(nodeid, ()):
             # every plugin has seen the item's reports (junitxml wrote the record at teardown);
-            # pytest's terminal keeps them to the end, so the record (kept once, in
-            # self.records) leaves them: memory must not grow with copies of it
-            report.user_properties = [p for p in report.user_properties if p[0] != "egi"]
+            # pytest's terminal keeps them to the end, so the record (now in the journal)
+            # leaves them: memory must not grow with the number of items. In place: a serial
+            # item's reports share one list (the item's)
+            report.user_properties[:] = [p for p in report.user_properties if p[0] != "egi"]
         reason = self.config.stash.get(_SESSION_STOP_KEY, None)
         if reason and getattr(self, "session", None) is not None:
             self.session.shouldstop = reason
@@ -197,25 +220,26 @@ class EgiSession:
         write_manifest(self.settings.run_dir, self.manifest)
 
     def _collected(self) -> dict[str, Any] | None:
-        """xdist: what the workers collected, ``{"items": node ids or {node id: ...},
+        """xdist: what the workers collected, ``{"items": [node id, ...],
         "deselected": n}``: from the shared directory (``write_collected``), or from a remote
         worker's first setup report (``egi_collected``); None before any worker said."""
-        collected = read_collected(self.settings.shared_dir)
+        collected = read_collected(self.settings.shared_dir, records=False)
         return collected if collected is not None else self._remote_collected
 
     def _stop_if_nothing_works(self) -> None:
         """Stop early when nothing has worked yet and either the first EARLY_STOP_ERRORS
         finished items all errored (a dead endpoint), or one errored for a reason no later
         call can escape (a missing API key, an exhausted quota: ``SESSION_FATAL_KINDS``)."""
-        if self.stopped or self.something_worked or self.settings.max_error_rate >= 1.0:
+        if self.stopped or self.something_worked or self._early is None:
             return
         from pytest_egi.models.base import SESSION_FATAL_KINDS
 
-        statuses = [r["status"] for r in self.records.values() if r["status"] != "skipped"]
+        statuses = [r["status"] for r in self._early.values()]
         if any(s != "error" for s in statuses):
             self.something_worked = True
+            self._early = None  # never asked again: hold nothing per item
             return
-        last = next((r for r in reversed(list(self.records.values())) if r["status"] == "error"), None)
+        last = next((r for r in reversed(list(self._early.values())) if r["status"] == "error"), None)
         if last is None:
             return
         if last.get("error_kind") in SESSION_FATAL_KINDS:
@@ -231,6 +255,7 @@ class EgiSession:
             )
             self.early_stop = f"the first {len(statuses)} items all errored"
         self.stopped = True
+        self._early = None
         self.exit_reasons.append(reason)
         dsession = self.config.pluginmanager.getplugin("dsession")
         if dsession is not None:
@@ -301,10 +326,12 @@ class EgiSession:
         stop = self._stop_reason(session, int(exitstatus))
         if self.journal is not None or self.resumed:
             self._write_manifest("interrupted" if stop else "complete")
-        if not self.records or self.settings.routing is None:
+        if not (self.recorded or self.resumed) or self.settings.routing is None:
             return
         s = self.settings
-        records = list(self.records.values())
+        records = self._records()
+        if not records:
+            return
         self.aggregate = aggregate_run(records, s)
         collected = self._collected()
         if collected is not None:  # xdist: what the workers collected
@@ -318,7 +345,7 @@ class EgiSession:
         self.verdict = judge_run(
             error_rate=self.aggregate.error_rate,
             max_error_rate=s.max_error_rate,
-            items_ran=len(self.records),
+            items_ran=len(records),
             items_collected=self.items_collected,
             stop_reason=stop,
             selection=selection,
@@ -343,7 +370,27 @@ class EgiSession:
         self.written = write_run(
             s, records, self.aggregate, self.config, session_info=info, verdict=self.verdict
         )
+        self._final = records  # for the terminal summary, then dropped
         session.exitstatus = status
+
+    def _records(self) -> list[dict[str, Any]]:
+        """Every record of the run, read back at session end, one per (suite, task, trial),
+        sorted: the resumed run's complete records (``--egi-resume``), then this session's
+        journal lines (a later one for the same item wins), then the records of items that
+        reported but never ended (an interrupted item: not in the journal)."""
+        from pytest_egi.runlog import read_journal
+
+        by_key: dict[tuple[str, str, int], dict[str, Any]] = {}
+        if self.resumed:
+            journal_start = self.journal.start if self.journal is not None else None
+            for rec in _resumed_records(self.settings, self._resumed_source, journal_start):
+                by_key[record_sort_key(rec)] = rec
+        if self.journal is not None:
+            for rec in read_journal(self.journal.path, start=self.journal.start):
+                by_key[record_sort_key(rec)] = rec
+        for key, rec in self._pending.items():
+            by_key[key] = rec
+        return [by_key[k] for k in sorted(by_key)]
 
     def _stop_reason(self, session: pytest.Session, exitstatus: int) -> str | None:
         """Why the session stopped before its end, or None: our early stop, ``-x`` /
@@ -395,7 +442,8 @@ class EgiSession:
             return
         tr = terminalreporter
         tr.write_sep("=", "EGI summary", bold=True)
-        lines = summary_lines(self.settings, self.aggregate, list(self.records.values()), self.verdict)
+        lines = summary_lines(self.settings, self.aggregate, self._final or [], self.verdict)
+        self._final = None
         flagged = bool(self.verdict and self.verdict.flags)
         subset = bool(self.verdict and self.verdict.subset)
         tr.write_line(lines[0], red=flagged, yellow=not flagged and subset, bold=True)
@@ -411,6 +459,33 @@ class EgiSession:
             tr.write_line(f"egi: continue this run with: pytest ... --egi-resume {self.settings.run_dir}",
                           yellow=True, bold=True)
         tr.write_line(f"egi report: {self.written.get('run_dir')}")
+
+
+def _resumed_source(settings: RunSettings) -> str:
+    """Where the resumed run's records are (read again at session end): ``"journal"`` when
+    its folder has a journal before this session writes to it, else ``"records"``
+    (``records.jsonl``, a run written before journals existed)."""
+    from pytest_egi.runlog import JOURNAL_FILE
+
+    assert settings.resume_from is not None
+    return "journal" if (settings.resume_from / JOURNAL_FILE).is_file() else "records"
+
+
+def _resumed_records(settings: RunSettings, source: str | None,
+                     journal_start: int | None) -> list[dict[str, Any]]:
+    """The resumed run's records this session did not run again (``settings.resumed``), read
+    from its folder as they were before this session: the journal's lines before
+    ``journal_start`` (the offset this session's appends began at; None when it appended
+    nothing), or ``records.jsonl``."""
+    from pytest_egi.records import load_records
+    from pytest_egi.runlog import JOURNAL_FILE, read_journal
+
+    assert settings.resume_from is not None
+    if source == "journal":
+        records = read_journal(settings.resume_from / JOURNAL_FILE, end=journal_start)
+    else:  # records.jsonl is rewritten only after this is read
+        records = load_records(settings.resume_from)
+    return [r for r in records if record_sort_key(r) in settings.resumed]
 
 
 def _is_egi_item(item: pytest.Item) -> bool:

@@ -134,18 +134,22 @@ def _load(path: Path, text: str) -> tuple[bool, Any]:
 
 
 def _store(path: Path, text: str, value: Any, name: str) -> None:
-    """Write ``(text, value)`` to ``path`` atomically (temp file, then ``os.replace``)."""
-    try:
-        data = pickle.dumps((text, value), protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception as exc:
-        raise TypeError(
-            f"build_once({name!r}): the built {type(value).__qualname__} cannot be pickled to "
-            f"share it across pytest-xdist workers: {type(exc).__name__}: {exc}"
-        ) from exc
+    """Write ``(text, value)`` to ``path`` atomically (temp file, then ``os.replace``).
+
+    The pickle is written to the file as it is made (no copy of it in memory: a world can be
+    tens of MB)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            try:
+                pickle.dump((text, value), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            except OSError:
+                raise
+            except Exception as exc:
+                raise TypeError(
+                    f"build_once({name!r}): the built {type(value).__qualname__} cannot be pickled "
+                    f"to share it across pytest-xdist workers: {type(exc).__name__}: {exc}"
+                ) from exc
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

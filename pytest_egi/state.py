@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # annotations only: importing this module must stay light (no
 __all__ = ["CASE_KEY", "CLIENT_KEY", "Case", "RECORD_KEY", "RunSettings", "SESSION_KEY", "SETTINGS_KEY"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Case:
     """One pytest item's parameter: a task, its trial, and where it came from.
 

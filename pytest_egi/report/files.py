@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
+import os
 import platform
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from pytest_egi.aggregate import Aggregate
@@ -179,15 +184,19 @@ def _results_csv(records: list[dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
-def _write_suite_files(root: Any, records: list[dict[str, Any]]) -> None:
+def _write_suite_files(
+    root: Any,
+    records: list[dict[str, Any]],
+    prepare: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+) -> None:
     """Each suite's optional extra files (``Suite.extra_files``) under ``<run>/<suite>/``.
 
-    Only scored (passed/failed) records are passed; a suite without the hook, or one that
-    cannot be imported, writes nothing. A relative path that leaves the suite's folder is
-    refused (ValueError).
+    Only scored (passed/failed) records are passed, each through ``prepare`` when given
+    (``write_run``: as records.jsonl holds them, without their timing); a suite without the
+    hook, or one that cannot be imported, writes nothing. A relative path that leaves the
+    suite's folder is refused (ValueError).
     """
     from collections import defaultdict
-    from pathlib import Path
 
     from pytest_egi.suite import load_suite
 
@@ -206,7 +215,7 @@ def _write_suite_files(root: Any, records: list[dict[str, Any]]) -> None:
         if hook is None:
             continue
         base = Path(root) / name
-        for rel, obj in sorted(hook(recs).items()):
+        for rel, obj in sorted(hook([prepare(r) for r in recs] if prepare else recs).items()):
             target = (base / rel).resolve()
             if not target.is_relative_to(base.resolve()):
                 raise ValueError(f"suite {name}: extra file path {rel!r} leaves the run folder")
@@ -222,25 +231,41 @@ def write_run(
     session_info: dict[str, Any] | None = None,
     verdict: Verdict | None = None,
 ) -> dict[str, str]:
-    """Write every run file atomically; returns ``{"run_dir": ..., "egi_json": ...}`` paths."""
-    from pytest_egi.report.html import render_html
+    """Write every run file atomically; returns ``{"run_dir": ..., "egi_json": ...}`` paths.
+
+    records.jsonl, timings.jsonl and report.html are written a piece at a time: besides the
+    records, no copy of them and no whole file's text is held (a run of many items)."""
+    from pytest_egi.report.html import render_html_parts
 
     rd = RunDir(settings.run_dir)
     ordered = sorted(records, key=record_sort_key)
-    pairs = [split_timing(r) for r in ordered]
-    stable = [p[0] for p in pairs]
-    timings = [p[1] for p in pairs]
-    atomic_write_text(
-        rd.records_jsonl,
-        "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in stable),
-    )
-    atomic_write_text(
-        rd.timings_jsonl,
-        "".join(json.dumps(t, sort_keys=True) + "\n" for t in timings),
-    )
+    with _atomic_file(rd.records_jsonl) as out, _atomic_file(rd.timings_jsonl) as times:
+        for r in ordered:
+            stable, timing = split_timing(r)
+            out.write(json.dumps(stable, sort_keys=True, ensure_ascii=False) + "\n")
+            times.write(json.dumps(timing, sort_keys=True) + "\n")
     egi = build_egi_json(settings, ordered, agg, session_info, verdict)
     atomic_write_text(rd.egi_json, dump_json(egi))
-    atomic_write_text(rd.results_csv, _results_csv(stable))
-    atomic_write_text(rd.report_html, render_html(egi, stable))
-    _write_suite_files(rd.root, stable)
+    # the CSV's and the page's fields are none that split_timing takes out
+    atomic_write_text(rd.results_csv, _results_csv(ordered))
+    with _atomic_file(rd.report_html) as page:
+        for part in render_html_parts(egi, ordered):
+            page.write(part)
+    _write_suite_files(rd.root, ordered, lambda r: split_timing(r)[0])
     return {"run_dir": str(rd.root), "egi_json": str(rd.egi_json)}
+
+
+@contextlib.contextmanager
+def _atomic_file(path: Path) -> Iterator[Any]:
+    """A text file (UTF-8) written in pieces, then put in place atomically like
+    :func:`~pytest_egi.records.atomic_write_text` (a temp file beside it, renamed on success,
+    removed on failure)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            yield fh
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

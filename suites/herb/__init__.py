@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
 from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, suite_options
-from suites.herb.data import World, get_world, world_spec
+from suites.herb.data import World, company_names, get_world, release_worlds, world_spec
 from suites.herb.env import get_env
 from suites.herb.generator import MAX_PRODUCTS
 from suites.herb.policy import HerbPolicy
@@ -106,6 +106,8 @@ class HerbSuite:
         opts = _options(options)
         for spec_json in sorted({json.dumps(t.data["world"], sort_keys=True) for t in tasks}):
             get_env(json.loads(spec_json), opts)
+            company_names(json.loads(spec_json))  # the one thing of the world scoring reads
+        release_worlds()  # the run needs the environments, not the worlds they were built from
 
     def load_tasks(self, profile: SuiteProfile, options: Any) -> list[Task]:
         """All questions of the world, or the profile's share of them.
@@ -166,7 +168,7 @@ class HerbSuite:
         if task.category == "company" and not (
             isinstance(trajectory.get("final_answer"), dict) and trajectory["final_answer"].get("entities")
         ):
-            companies = get_world(task.data["world"]).company_names
+            companies = company_names(task.data["world"])
         return score_task(task.data, trajectory.get("final_answer"), companies=companies,
                           judge=judge, no_answer=no_answer_reason(trajectory))  # fmt: skip
 

@@ -26,7 +26,9 @@ __all__ = [
     "ProductFile",
     "World",
     "dump_world",
+    "company_names",
     "get_world",
+    "release_worlds",
     "load_corpus",
     "suite_version",
     "world_spec",
@@ -430,6 +432,24 @@ def _build_world(spec: dict[str, Any]) -> World:
 def _cached_world(key: str) -> World:
     spec = json.loads(key)
     return build_once("herb-world", {"spec": spec, "version": suite_version()}, lambda: _build_world(spec))
+
+
+def release_worlds() -> None:
+    """Let go of the worlds :func:`get_world` cached in this process (a later call builds
+    again, or reads the session's shared build). ``HerbSuite.prepare`` calls it once the
+    environments are built: a run needs only them (and the company names,
+    :func:`company_names`), not the world's artifacts."""
+    _cached_world.cache_clear()
+
+
+@functools.lru_cache(maxsize=8)
+def _company_names(key: str) -> tuple[str, ...]:
+    return tuple(_cached_world(key).company_names)
+
+
+def company_names(spec: dict[str, Any]) -> list[str]:
+    """``World.company_names`` of the world for ``spec``, cached apart from the world."""
+    return list(_company_names(json.dumps(spec, sort_keys=True)))
 
 
 def get_world(spec: dict[str, Any]) -> World:

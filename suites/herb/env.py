@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_egi.agents.tools import Tool, ToolError, Toolkit
 from pytest_egi.shared import build_once
+from suites._common.bm25 import import_bm25s
 from suites.herb.data import World, get_world, suite_version
 
 if TYPE_CHECKING:  # numpy is imported where it is used: collecting the suite needs none of it
@@ -185,10 +186,11 @@ class HerbEnv:
 
     def __init__(self, world: World, *, retriever: str = "bm25", dense_encoder: str | None = None,
                  index_links: bool = False) -> None:  # fmt: skip
-        import bm25s
+        bm25s = import_bm25s()
         from bm25s.tokenization import Tokenizer
 
-        self.world = world
+        # the world itself is not kept: the index, the texts and the look-up tables are all
+        # a trial needs (and what a pickled env carries to the other xdist workers)
         self.units = _render_units(world, index_links)
         self.ids = [u[0] for u in self.units]
         self.texts = [u[2] for u in self.units]
@@ -204,10 +206,9 @@ class HerbEnv:
             self._dense = (encoder, np.asarray(encoder.encode(self.texts), dtype=np.float32))
         elif retriever != "bm25":
             raise ValueError(f"herb.retriever must be 'bm25' or 'hybrid', got {retriever!r}")
-        self._lookups()
+        self._lookups(world)
 
-    def _lookups(self) -> None:
-        w = self.world
+    def _lookups(self, w: World) -> None:
         self.name2id: dict[str, list[str]] = defaultdict(list)
         self.role2id: dict[str, list[str]] = defaultdict(list)
         self.id2name = {e["employee_id"]: e["name"] for e in w.employees.values()}
@@ -483,6 +484,7 @@ def _cached_env(world_key: str, retriever: str, dense: str | None, index_links: 
 
     if dense is not None:  # a plug-in encoder may not pickle (or may hold a model): not shared
         return build()
+    import_bm25s()  # before a shared build is unpickled (which imports bm25s)
     key = {"world": json.loads(world_key), "retriever": retriever, "index_links": index_links,
            "version": suite_version()}  # fmt: skip
     return build_once("herb-env", key, build)

@@ -50,7 +50,9 @@ class SearchIndex:
     """
 
     def __init__(self, corpus: Corpus) -> None:
-        import bm25s
+        from suites._common.bm25 import import_bm25s
+
+        bm25s = import_bm25s()
         from bm25s.tokenization import Tokenized, Tokenizer
 
         self.corpus = corpus

@@ -1,0 +1,170 @@
+"""What the controller holds per item while a session runs: records stream to the journal and
+are read back at session end, so nothing of ours grows with the number of items finished."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_egi.runlog import JOURNAL_FILE, Journal, read_journal
+
+# Loaded with ``-p memprobe`` in the session under test. After every item (once the
+# controller journaled it), it notes what the controller holds: records pending (reported,
+# not ended), whether it still keeps records for the early stop, and, in a serial run, what
+# the items keep in their stash. At the start of session end (before the aggregation reads
+# the records back), it counts the reports pytest keeps that still carry a record.
+PROBE = """
+import json
+import os
+
+import pytest
+
+from pytest_egi.state import CASE_KEY, CLIENT_KEY, RECORD_KEY, SESSION_KEY
+
+_config = None
+_seen = {"pending_max": 0, "early_kept": [], "finished": 0}
+
+
+def pytest_configure(config):
+    global _config
+    _config = config
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logfinish(nodeid, location):
+    session = _config.stash.get(SESSION_KEY, None)
+    if session is None:
+        return
+    _seen["finished"] += 1
+    _seen["pending_max"] = max(_seen["pending_max"], len(session._pending))
+    _seen["early_kept"].append(0 if session._early is None else len(session._early))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    egi = _config.stash.get(SESSION_KEY, None)
+    if egi is None:
+        return
+    tr = _config.pluginmanager.getplugin("terminalreporter")
+    reports = [r for rs in tr.stats.values() for r in rs if hasattr(r, "user_properties")]
+    stashed = [key for item in session.items for key in (CASE_KEY, CLIENT_KEY, RECORD_KEY)
+               if key in item.stash]
+    import gc
+
+    gc.collect()
+    records_alive = sum(
+        1 for obj in gc.get_objects()
+        if type(obj) is dict and "task_id" in obj and "raw_path" in obj and "status" in obj
+    )
+    _seen.update(
+        records_alive=records_alive,
+        reports=len(reports),
+        reports_with_record=sum(any(p[0] == "egi" for p in r.user_properties) for r in reports),
+        recorded=egi.recorded,
+        pending_at_end=len(egi._pending),
+        stashed_after_items=len(stashed),
+    )
+    with open(os.environ["MEMPROBE_OUT"], "w") as fh:
+        json.dump(_seen, fh)
+"""
+
+
+def _run(toy_project: pytest.Pytester, tmp_path: Path, *args: str) -> dict:
+    """Run the toy suite's 10 deep items with the probe; what it saw."""
+    toy_project.makepyfile(memprobe=PROBE)
+    out = tmp_path / "memprobe.json"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MEMPROBE_OUT", str(out))
+        # this checkout's pytest_egi first (an installed copy may be another checkout's)
+        mp.setenv("PYTHONPATH", f"{toy_project.path}:{Path(__file__).resolve().parents[1]}", prepend=":")
+        result = toy_project.runpytest_subprocess(
+            "toysuites", "--egi-model", "egi/oracle", "--egi-mode", "deep", "--egi-bootstrap", "0",
+            "-p", "memprobe", *args,
+        )
+    result.assert_outcomes(passed=10)
+    return json.loads(out.read_text())
+
+
+def test_serial_controller_holds_no_record_of_a_finished_item(toy_project, tmp_path):
+    seen = _run(toy_project, tmp_path)
+    assert seen["finished"] == 10
+    assert seen["recorded"] == 10
+    assert seen["pending_max"] == 0  # each record leaves memory when its item ends
+    assert seen["pending_at_end"] == 0
+    assert seen["records_alive"] == 0  # no record object at all in the process before session end
+    # the first item worked: nothing is kept for the early stop from then on
+    assert seen["early_kept"] == [0] * 10
+    assert seen["reports"] == 30 and seen["reports_with_record"] == 0  # pytest keeps 3 per item
+    assert seen["stashed_after_items"] == 0  # no case, client or record left on the items
+    [run_dir] = [p for p in (toy_project.path / "reports").iterdir() if p.is_dir()]
+    records = (run_dir / "records.jsonl").read_text().splitlines()
+    assert len(records) == 10  # read back from the journal at session end
+    assert len(read_journal(run_dir / JOURNAL_FILE)) == 10
+
+
+def test_xdist_controller_holds_no_record_of_a_finished_item(toy_project, tmp_path):
+    seen = _run(toy_project, tmp_path, "-n", "2")
+    assert seen["finished"] == 10 and seen["recorded"] == 10
+    # at most the items in flight (one per worker) have a record in memory
+    assert seen["pending_max"] <= 2 and seen["pending_at_end"] == 0
+    assert seen["records_alive"] == 0
+    assert seen["reports"] == 30 and seen["reports_with_record"] == 0
+
+
+def test_read_journal_reads_a_byte_range_and_shares_repeated_strings(tmp_path):
+    base = {"suite": "toy", "suite_module": "toysuites.toy", "model": "egi/oracle", "status": "passed",
+            "category": "alpha", "trial": 1, "values": {"acc": 1.0}}  # fmt: skip
+    journal = Journal(tmp_path)
+    journal.append(dict(base, task_id="old"))
+    journal.close()
+    size = (tmp_path / JOURNAL_FILE).stat().st_size
+    again = Journal(tmp_path)  # a resumed session appends after what was there
+    for i in range(3):
+        again.append(dict(base, task_id=f"t{i}"))
+    again.close()
+    assert again.start == size
+    assert [r["task_id"] for r in read_journal(again.path, start=again.start)] == ["t0", "t1", "t2"]
+    assert [r["task_id"] for r in read_journal(again.path, end=again.start)] == ["old"]
+    records = read_journal(again.path)
+    assert [r["task_id"] for r in records] == ["old", "t0", "t1", "t2"]
+    a, b = records[1], records[2]
+    # one string object per key and per repeated value, not one per record
+    assert all(ka is kb for ka, kb in zip(sorted(a), sorted(b), strict=True))
+    assert a["suite"] is b["suite"] and a["model"] is b["model"] and a["status"] is b["status"]
+
+
+def test_read_journal_names_a_broken_line_after_the_start_offset(tmp_path):
+    path = tmp_path / JOURNAL_FILE
+    good = json.dumps({"suite": "s", "task_id": "a", "trial": 1})
+    path.write_text(f"{good}\n{good}\nnot json\n{good}\n")
+    start = len(good) + 1
+    with pytest.raises(ValueError, match=rf"{JOURNAL_FILE}:3: not valid JSON; delete that line"):
+        read_journal(path, start=start)
+
+
+def test_bm25s_is_imported_without_scipy():
+    code = (
+        "import sys\n"
+        "from suites._common.bm25 import import_bm25s\n"
+        "bm25s = import_bm25s()\n"
+        "print(bm25s.BM25().csc_backend, 'scipy.sparse' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+    assert out.stdout.split() == ["numpy", "False"]
+
+
+def test_the_controller_reads_only_the_collected_node_ids(tmp_path):
+    from pytest_egi.records import COLLECTED_FILE, COLLECTED_IDS_FILE, read_collected, write_collected
+
+    items = {f"s/test_x.py::test_task[t{i}]": {"record": {"task_id": f"t{i}", "details": {}},
+                                                "raw": f"raw/s/t{i}.json"} for i in range(3)}  # fmt: skip
+    write_collected(tmp_path, items, 2)
+    assert read_collected(tmp_path, records=False) == {"items": list(items), "deselected": 2}
+    assert read_collected(tmp_path) == {"items": items, "deselected": 2}  # a crash: the base records
+    ids = (tmp_path / COLLECTED_IDS_FILE).stat().st_size
+    assert ids < (tmp_path / COLLECTED_FILE).stat().st_size
