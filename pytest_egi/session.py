@@ -91,7 +91,10 @@ class EgiSession:
         self.written: dict[str, str] = {}
         self.exit_reasons: list[str] = []
         self.stopped = False
-        self.something_worked = False
+        # a resumed run's records are all results (passed or failed): something worked
+        self.something_worked = bool(self.resumed)
+        if self.resumed:
+            self._early = None
         self.early_stop: str | None = None
         self.crashes: list[str] = []
         self.items_collected: int | None = None
