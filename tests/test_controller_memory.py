@@ -44,8 +44,13 @@ def pytest_runtest_logfinish(nodeid, location):
     _seen["early_kept"].append(0 if session._early is None else len(session._early))
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(wrapper=True)
 def pytest_sessionfinish(session):
+    _look(session)  # before the session's end reads the records back from the journal
+    return (yield)
+
+
+def _look(session):
     egi = _config.stash.get(SESSION_KEY, None)
     if egi is None:
         return
