@@ -122,6 +122,56 @@ class SummaryColumns:
         values = np.array(rows, dtype=np.float64).reshape(len(rows), len(names))
         return cls(tuple(names), values, finish)
 
+    @classmethod
+    def per_category(
+        cls,
+        records: Sequence[dict[str, Any]],
+        categories: Sequence[str],
+        columns: Sequence[str],
+        row: Callable[[dict[str, Any]], Sequence[float] | None],
+        finish_category: Callable[[str, Mapping[str, float]], dict[str, float | None]],
+    ) -> SummaryColumns | None:
+        """Columns of a ``summarize`` that is one formula per category (the shape of
+        :func:`values_by_category`).
+
+        Args:
+            records: the scored records.
+            categories: the suite's categories; records of any other category get a row of
+                zeros (``summarize`` leaves them out too).
+            columns: one category's column names; the first must count its records (1 per
+                record), so a category with no record is left out of ``finish``.
+            row: a record's ``values`` -> its ``len(columns)`` floats, or None when they
+                cannot be expressed as sums (the hook then returns None).
+            finish_category: ``(category, sums)`` -> that category's sub-metrics, with every
+                column name prefixed ``<category>.``.
+
+        Returns:
+            Columns named ``<category>.<column>``, or None when ``row`` gave None.
+        """
+        names = [f"{c}.{col}" for c in categories for col in columns]
+        width = len(columns)
+        at = {c: i * width for i, c in enumerate(categories)}
+        rows = []
+        for rec in records:
+            cells = [0.0] * len(names)
+            start = at.get(rec.get("category"))  # type: ignore[arg-type]
+            if start is not None:
+                part = row(rec.get("values") or {})
+                if part is None:
+                    return None
+                cells[start : start + width] = part
+            rows.append(cells)
+        count = columns[0]
+
+        def finish(sums: Mapping[str, float]) -> dict[str, float | None]:
+            out: dict[str, float | None] = {}
+            for c in categories:
+                if sums[f"{c}.{count}"]:
+                    out.update(finish_category(c, sums))
+            return out
+
+        return cls.from_rows(names, rows, finish)
+
 
 @runtime_checkable
 class Suite(Protocol):

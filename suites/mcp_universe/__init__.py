@@ -321,28 +321,7 @@ class McpUniverseSuite:
         """:meth:`summarize` from column sums (:class:`~pytest_egi.suite.SummaryColumns`):
         per domain, :data:`DOMAIN_COLUMNS`; ``finish`` gives every key :meth:`summarize`
         returns, for the domains with a task. None when :meth:`summarize` would raise."""
-        names = [f"{d}.{c}" for d in DOMAINS for c in DOMAIN_COLUMNS]
-        width = len(DOMAIN_COLUMNS)
-        at = {d: i * width for i, d in enumerate(DOMAINS)}
-        rows = []
-        for rec in records:
-            row = [0.0] * len(names)
-            if rec.get("category") in at:
-                part = domain_row(rec.get("values") or {})
-                if part is None:
-                    return None
-                start = at[rec["category"]]
-                row[start : start + width] = part
-            rows.append(row)
-
-        def finish(sums: Mapping[str, float]) -> dict[str, float | None]:
-            out: dict[str, float | None] = {}
-            for d in DOMAINS:
-                if sums[f"{d}.n"]:
-                    out.update(finish_domain(d, sums))
-            return out
-
-        return SummaryColumns.from_rows(names, rows, finish)
+        return SummaryColumns.per_category(records, DOMAINS, DOMAIN_COLUMNS, domain_row, finish_domain)
 
     def extra_files(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         """``<domain>_results.json``: per task, upstream's report line (Passed / Not Passed,

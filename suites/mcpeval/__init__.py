@@ -13,7 +13,6 @@ an original-format JSONL file with ``--egi-opt mcpeval.tasks=PATH``. See README.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -199,28 +198,7 @@ class McpevalSuite:
         per domain, :data:`~suites.mcpeval.scorer.DOMAIN_COLUMNS` (tasks, each value's sum
         and count); ``finish`` gives every key :meth:`summarize` returns, for the domains
         with a task. None when a record's values would make :meth:`summarize` raise."""
-        names = [f"{d}.{c}" for d in DOMAINS for c in DOMAIN_COLUMNS]
-        width = len(DOMAIN_COLUMNS)
-        at = {d: i * width for i, d in enumerate(DOMAINS)}
-        rows = []
-        for rec in records:
-            row = [0.0] * len(names)
-            if rec.get("category") in at:
-                part = domain_row(rec.get("values") or {})
-                if part is None:
-                    return None
-                start = at[rec["category"]]
-                row[start : start + width] = part
-            rows.append(row)
-
-        def finish(sums: Mapping[str, float]) -> dict[str, float | None]:
-            out: dict[str, float | None] = {}
-            for d in DOMAINS:
-                if sums[f"{d}.n"]:
-                    out.update(finish_domain(d, sums))
-            return out
-
-        return SummaryColumns.from_rows(names, rows, finish)
+        return SummaryColumns.per_category(records, DOMAINS, DOMAIN_COLUMNS, domain_row, finish_domain)
 
     def extra_files(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         """Upstream's per-domain files: ``<domain>_task_metrics.json`` and
