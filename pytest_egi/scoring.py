@@ -358,8 +358,9 @@ SummaryColumnsHook = Callable[[list[dict[str, Any]]], Any]
 """A suite's ``summary_columns`` method (records -> :class:`pytest_egi.suite.SummaryColumns`
 or None)."""
 
-_CHUNK_CELLS = 1 << 20
-"""Most cells (resamples x tasks) of one suite's task-count matrix at a time (8 MB)."""
+_CHUNK_CELLS = 1 << 18
+"""Most cells (resamples x tasks) of one suite's task-count matrix at a time (2 MB: the draws,
+their counts and the counts as floats are a few copies of it at the peak)."""
 
 
 @dataclass
