@@ -270,7 +270,9 @@ def read_journal(path: Path, start: int | None = None, end: int | None = None) -
     values of the fields every record repeats (suite, model, status, ...) are shared too.
 
     Raises:
-        RunLogError: a line other than the last is not valid JSON (names the file and line).
+        RunLogError: a line other than the last is not valid JSON, or is JSON but not a
+            record (no ``suite``, ``task_id``, ``trial`` or ``status``); names the file and
+            line.
     """
     with open(path, "rb") as fh:
         fh.seek(start or 0)
@@ -282,7 +284,10 @@ def read_journal(path: Path, start: int | None = None, end: int | None = None) -
     shared: dict[str, str] = {}
     for at in range(0, len(lines), _BATCH_LINES):
         batch = lines[at:at + _BATCH_LINES]
-        for record in _parse_batch(batch, at, len(lines), path, first_line):
+        records = _parse_batch(batch, at, len(lines), path, first_line)
+        if not all(_record_problem(r) is None for r in records):
+            _raise_for_bad_record(batch, at, path, first_line)
+        for record in records:
             for field in SHARED_FIELDS:
                 value = record.get(field)
                 if type(value) is str:
@@ -325,6 +330,39 @@ def _parse_batch(
                 "again on resume)"
             ) from None
     return out
+
+
+_KEY_FIELDS = (("suite", str), ("task_id", str), ("trial", int), ("status", str))
+
+
+def _record_problem(record: Any) -> str | None:
+    """Why a parsed journal line is not a record (None when it is one)."""
+    if not isinstance(record, dict):
+        return "not a record (a JSON object)"
+    for name, kind in _KEY_FIELDS:
+        if not isinstance(record.get(name), kind) or isinstance(record.get(name), bool):
+            return f"not a record (no {kind.__name__} {name!r})"
+    return None
+
+
+def _raise_for_bad_record(batch: list[bytes], at: int, path: Path, first_line: int) -> None:
+    """Raise for the first line of ``batch`` that parses but is not a record.
+
+    Raises:
+        RunLogError: names the file, the line and the fix.
+    """
+    for i, raw in enumerate(batch):
+        if not raw.strip():
+            continue
+        try:
+            problem = _record_problem(json.loads(raw))
+        except ValueError:
+            continue  # a cut last line: already skipped
+        if problem is not None:
+            raise RunLogError(
+                f"{path}:{first_line + at + i}: {problem}; delete that line (its item runs "
+                "again on resume)"
+            )
 
 
 def _count_lines(path: Path, end: int) -> int:

@@ -197,6 +197,21 @@ def test_read_journal_names_a_bad_last_line_that_has_its_newline(tmp_path):
         read_journal(path)
 
 
+@pytest.mark.parametrize(("line", "problem"), [
+    (b"{}", "not a record (no str 'suite')"),
+    (b"[1, 2]", "not a record (a JSON object)"),
+    (b'{"suite": "toy", "trial": 1, "status": "passed"}', "not a record (no str 'task_id')"),
+    (b'{"suite": "toy", "task_id": "a-1", "trial": "1", "status": "passed"}',
+     "not a record (no int 'trial')"),
+])
+def test_read_journal_names_a_line_that_is_json_but_not_a_record(tmp_path, line, problem):
+    path = tmp_path / JOURNAL_FILE
+    path.write_bytes(_line(_rec("a-0")) + line + b"\n" + _line(_rec("a-2")))
+    with pytest.raises(RunLogError) as exc:
+        read_journal(path)
+    assert str(exc.value) == f"{path}:2: {problem}; delete that line (its item runs again on resume)"
+
+
 def test_complete_records_are_results_with_their_trajectory_on_disk(tmp_path):
     (tmp_path / "raw" / "toy").mkdir(parents=True)
     (tmp_path / "raw" / "toy" / "a-0.json").write_text("{}")
