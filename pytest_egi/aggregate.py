@@ -116,6 +116,7 @@ def aggregate(
     floors: dict[str, float],
     bootstrap_resamples: int = 1000,
     seed: int = 42,
+    notices: list[dict[str, str]] | None = None,
 ) -> Aggregate:
     """Summarise records per suite, route into buckets, compute EGI, gate, CIs and pass^k.
 
@@ -126,6 +127,8 @@ def aggregate(
         floors: bucket floors on 0-100.
         bootstrap_resamples: resamples for CIs; 0 disables them.
         seed: seed of the bootstrap.
+        notices: where the bootstrap reports a suite's wrong ``summary_columns`` (it then uses
+            ``summarize``); None raises instead (see :func:`~pytest_egi.scoring.bootstrap_egi`).
 
     Returns:
         The aggregate; only ``passed``/``failed`` records are scored (errors and skips are
@@ -191,6 +194,7 @@ def aggregate(
                 for n in scored_by_suite
                 if callable(getattr(objects[n], "summary_columns", None))
             },
+            notices=notices,
         )
     counts = Counter(r["status"] for r in records)
     ran = sum(v for k, v in counts.items() if k != "skipped")
@@ -200,12 +204,20 @@ def aggregate(
 
 def aggregate_run(records: list[dict[str, Any]], settings: Any) -> Aggregate:
     """:func:`aggregate` with a run's routing, weights, floors, bootstrap resamples and seed
-    (a :class:`pytest_egi.state.RunSettings`): the session's, a rescore's and a merge's."""
-    return aggregate(
+    (a :class:`pytest_egi.state.RunSettings`): the session's, a rescore's and a merge's. A
+    suite's wrong ``summary_columns`` becomes one of ``settings.data_warnings`` (its intervals
+    then come from ``summarize``), so the run's report is still written."""
+    notices: list[dict[str, str]] = []
+    result = aggregate(
         records,
         settings.routing,
         weights=settings.weights,
         floors=settings.floors,
         bootstrap_resamples=settings.bootstrap,
         seed=settings.run_seed,
+        notices=notices,
     )
+    for notice in notices:  # shown as data warnings: terminal, egi.json, report.html
+        if notice not in settings.data_warnings:
+            settings.data_warnings.append(notice)
+    return result

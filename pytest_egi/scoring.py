@@ -482,6 +482,7 @@ def bootstrap_egi(
     seed: int = 0,
     level: float = 0.95,
     summary_columns: Mapping[str, SummaryColumnsHook] | None = None,
+    notices: list[dict[str, str]] | None = None,
 ) -> dict[str, tuple[float, float] | None]:
     """Percentile-bootstrap confidence intervals for EGI and each bucket.
 
@@ -510,15 +511,18 @@ def bootstrap_egi(
         seed: seed of the draws.
         level: the interval's coverage (0.95: the 2.5th to 97.5th percentile).
         summary_columns: suite -> its ``summary_columns`` hook, for the suites that have one.
+        notices: when given, a suite whose ``summary_columns`` is wrong (the errors below) is
+            summarised with ``summarize`` instead, and ``{"suite": ..., "warning": ...}`` saying
+            so is appended here (a data warning: the run's report is not lost to a suite's bug).
 
     Returns:
         ``{"EGI": (lo, hi), "M1": (lo, hi), ...}`` on 0-100; None where the statistic was
         undefined in more than half of the resamples (e.g. an empty bucket).
 
     Raises:
-        ValueError: a suite's ``summary_columns`` has not one row per record, or its
-            ``finish`` disagrees with its ``summarize`` on all the records (the message names
-            the suite).
+        ValueError: without ``notices``, a suite's ``summary_columns`` has not one row per
+            record, or its ``finish`` disagrees with its ``summarize`` on all the records (the
+            message names the suite).
     """
     import operator
 
@@ -540,7 +544,15 @@ def bootstrap_egi(
     for suite, hook in (summary_columns or {}).items():
         if suite in tasks_of:
             recs = records_by_suite[suite]
-            got = _suite_columns(suite, hook, recs, tasks_of[suite], summarize[suite], routing)
+            try:
+                got = _suite_columns(suite, hook, recs, tasks_of[suite], summarize[suite], routing)
+            except ValueError as exc:
+                if notices is None:
+                    raise
+                notices.append({"suite": suite, "warning": (
+                    f"{exc}; the confidence intervals used summarize on every resample instead "
+                    "(fix the suite's summary_columns)")})  # fmt: skip
+                got = None
             if got is not None:
                 fast[suite] = got
     slow = [s for s in tasks_of if s not in fast]

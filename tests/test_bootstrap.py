@@ -287,6 +287,22 @@ def test_a_finish_disagreeing_with_summarize_raises_naming_the_suite():
     )
 
 
+def test_with_notices_a_wrong_hook_is_reported_and_summarize_used_instead():
+    def off(recs):
+        cols = _columns(recs)
+        return SummaryColumns(cols.names, cols.values, lambda sums: {**cols.finish(sums), "acc": 0.5})
+
+    kwargs = dict(weights=WEIGHTS, floors=FLOORS, resamples=40, seed=3)
+    notices: list[dict[str, str]] = []
+    got = bootstrap_egi(HAND_MADE, SUMMARIZE, _routing(), summary_columns={"a": off}, notices=notices,
+                        **kwargs)  # fmt: skip
+    assert got == bootstrap_egi(HAND_MADE, SUMMARIZE, _routing(), **kwargs)
+    assert notices == [{"suite": "a", "warning": (
+        "a: summary_columns' finish gives acc = 0.5 on all the records but summarize gives 0.6; "
+        "they must agree (to 1e-9); the confidence intervals used summarize on every resample "
+        "instead (fix the suite's summary_columns)")}]  # fmt: skip
+
+
 def _summarize_per_task(records):
     """The toy ``_summarize``'s ``acc``, but as a mean over task ids of each task's mean (as
     a suite that groups trials by task id computes it)."""
