@@ -205,14 +205,10 @@ def compute_egi(
     for b in BUCKETS:
         spec = routing.buckets[b]  # type: ignore[index]
         contribs = contributions.get(b, [])
-        total_w = sum(c.weight for c in contribs)
-        value = _round(math.fsum(c.value * c.weight for c in contribs) / total_w) if contribs else None
+        value = _bucket_value([(c.value, c.weight) for c in contribs])
         buckets[b] = BucketResult(b, spec.name, weights[b], value, floors.get(b), contribs)
-    covered = [b for b in BUCKETS if buckets[b].value is not None]
+    egi, covered = _egi_value({b: br.value for b, br in buckets.items()}, weights)
     covered_weight = sum(weights[b] for b in covered)
-    egi: float | None = None
-    if covered and covered_weight > 0:
-        egi = _round(math.fsum(weights[b] * buckets[b].value for b in covered) / covered_weight)  # type: ignore[operator]
     breached = [
         b
         for b, f in floors.items()
@@ -230,6 +226,26 @@ def compute_egi(
     )
 
 
+def _bucket_value(parts: list[tuple[float, float]]) -> float | None:
+    """A bucket's value on 0-100: the weighted mean of its present routes' ``(value on
+    0-100, route weight)``, renormalised within the bucket; None when none is present."""
+    if not parts:
+        return None
+    return _round(math.fsum(v * w for v, w in parts) / sum(w for _, w in parts))
+
+
+def _egi_value(
+    values: Mapping[str, float | None], weights: Mapping[str, float]
+) -> tuple[float | None, list[str]]:
+    """EGI on 0-100 from the bucket values (weighted sum over the covered buckets, over their
+    weight) and the covered buckets in M1..M6 order; EGI is None when none is covered."""
+    covered = [b for b in BUCKETS if values.get(b) is not None]
+    covered_weight = sum(weights[b] for b in covered)
+    if not covered or covered_weight <= 0:
+        return None, covered
+    return _round(math.fsum(weights[b] * values[b] for b in covered) / covered_weight), covered  # type: ignore[operator]
+
+
 def _routes_by_bucket(routing: RoutingConfig) -> list[tuple[str, list[Route]]]:
     """Each bucket of M1..M6 with its routes, in file order (the plan of :func:`_egi_figures`)."""
     return [(b, [r for r in routing.routes if r.bucket == b]) for b in BUCKETS]
@@ -238,29 +254,20 @@ def _routes_by_bucket(routing: RoutingConfig) -> list[tuple[str, list[Route]]]:
 def _egi_figures(
     sub_metrics: SubMetrics, plan: list[tuple[str, list[Route]]], weights: Mapping[str, float]
 ) -> tuple[float | None, dict[str, float | None]]:
-    """:func:`compute_egi`'s EGI and bucket values only (the same arithmetic, so the same
-    floats), without its contributions, missing reasons and gate: the bootstrap's per-resample
-    figures. ``plan`` is :func:`_routes_by_bucket` of the routing."""
+    """:func:`compute_egi`'s EGI and bucket values only (the same :func:`_bucket_value` and
+    :func:`_egi_value`, so the same floats), without its contributions, missing reasons and
+    gate: the bootstrap's per-resample figures. ``plan`` is :func:`_routes_by_bucket` of the
+    routing."""
     values: dict[str, float | None] = {}
     for b, routes in plan:
-        parts: list[float] = []
-        route_weights: list[float] = []
+        parts: list[tuple[float, float]] = []
         for route in routes:
             native = sub_metrics.get(route.suite)
-            if native is None:
-                continue
-            value = transform(route, native)
-            if value is None:
-                continue
-            parts.append(value * route.weight)
-            route_weights.append(route.weight)
-        values[b] = _round(math.fsum(parts) / sum(route_weights)) if parts else None
-    covered = [b for b in BUCKETS if values[b] is not None]
-    covered_weight = sum(weights[b] for b in covered)
-    egi: float | None = None
-    if covered and covered_weight > 0:
-        egi = _round(math.fsum(weights[b] * values[b] for b in covered) / covered_weight)  # type: ignore[operator]
-    return egi, values
+            value = transform(route, native) if native is not None else None
+            if value is not None:
+                parts.append((value, route.weight))
+        values[b] = _bucket_value(parts)
+    return _egi_value(values, weights)[0], values
 
 
 class _RandrangeStream:
