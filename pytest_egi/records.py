@@ -26,20 +26,23 @@ builtins only, so it survives pytest-xdist). Its fields:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import secrets
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 __all__ = [
     "JsonRecord",
     "RECORD_SCHEMA",
     "RunDir",
+    "atomic_file",
     "atomic_write_text",
     "dump_json",
     "dump_json_line",
@@ -97,12 +100,21 @@ def dump_json_line(data: Any) -> str:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temp file in the same folder + rename).
+    """Write ``text`` to ``path`` atomically (:func:`atomic_file`)."""
+    with atomic_file(path) as fh:
+        fh.write(text)
 
-    A reader never sees a half-written file, and a crash leaves the old file intact. The temp
-    file's name holds the process and thread ids (``.<name>.<pid>-<thread>.tmp``), so writers
-    in other processes or threads never share one; folders already made by this process are
-    not made again (one ``mkdir`` per folder, not per file).
+
+@contextlib.contextmanager
+def atomic_file(path: Path) -> Iterator[TextIO]:
+    """A UTF-8 text file written in pieces, then put at ``path`` atomically (temp file in the
+    same folder + rename).
+
+    A reader never sees a half-written file, and a failure leaves the old file intact (the
+    temp file is removed). The temp file's name holds the process and thread ids
+    (``.<name>.<pid>-<thread>.tmp``), so writers in other processes or threads never share
+    one; folders already made by this process are not made again (one ``mkdir`` per folder,
+    not per file).
     """
     tmp = path.parent / f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp"
     if path.parent not in _MADE_DIRS:
@@ -115,7 +127,7 @@ def atomic_write_text(path: Path, text: str) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115
         with fh:
-            fh.write(text)
+            yield fh
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
-import os
 import platform
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pytest_egi.aggregate import Aggregate
 from pytest_egi.doctor import installed_version
 from pytest_egi.models.usage import summarize_usage
-from pytest_egi.records import RunDir, atomic_write_text, dump_json, record_sort_key, split_timing
+from pytest_egi.records import (
+    RunDir,
+    atomic_file,
+    atomic_write_text,
+    dump_json,
+    record_sort_key,
+    split_timing,
+)
 from pytest_egi.report.terminal import egi_headline
 from pytest_egi.verdict import Verdict, judge_run
 
@@ -239,7 +243,7 @@ def write_run(
 
     rd = RunDir(settings.run_dir)
     ordered = sorted(records, key=record_sort_key)
-    with _atomic_file(rd.records_jsonl) as out, _atomic_file(rd.timings_jsonl) as times:
+    with atomic_file(rd.records_jsonl) as out, atomic_file(rd.timings_jsonl) as times:
         for r in ordered:
             stable, timing = split_timing(r)
             out.write(json.dumps(stable, sort_keys=True, ensure_ascii=False) + "\n")
@@ -248,24 +252,9 @@ def write_run(
     atomic_write_text(rd.egi_json, dump_json(egi))
     # the CSV's and the page's fields are none that split_timing takes out
     atomic_write_text(rd.results_csv, _results_csv(ordered))
-    with _atomic_file(rd.report_html) as page:
+    with atomic_file(rd.report_html) as page:
         for part in render_html_parts(egi, ordered):
             page.write(part)
     _write_suite_files(rd.root, ordered, lambda r: split_timing(r)[0])
     return {"run_dir": str(rd.root), "egi_json": str(rd.egi_json)}
 
-
-@contextlib.contextmanager
-def _atomic_file(path: Path) -> Iterator[Any]:
-    """A text file (UTF-8) written in pieces, then put in place atomically like
-    :func:`~pytest_egi.records.atomic_write_text` (a temp file beside it, renamed on success,
-    removed on failure)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            yield fh
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
