@@ -371,9 +371,16 @@ def _count_lines(path: Path, end: int) -> int:
         return fh.read(end).count(b"\n")
 
 
-def run_records(run_dir: Path) -> list[dict[str, Any]]:
+def run_records(run_dir: Path, journal_end: int | None = None) -> list[dict[str, Any]]:
     """Every record of a run directory: its journal, or ``records.jsonl`` (+ timings) for a
     run written before journals existed. Empty when it has neither.
+
+    Args:
+        run_dir: the run directory.
+        journal_end: the run as it was before a resumed session appended to its journal:
+            only the journal's bytes before this offset (that session's
+            :attr:`Journal.start`). 0: the journal began with that session, so the run's
+            earlier records are in ``records.jsonl``. None: the whole journal.
 
     Raises:
         RunLogError: a damaged journal line (see :func:`read_journal`).
@@ -382,8 +389,8 @@ def run_records(run_dir: Path) -> list[dict[str, Any]]:
     from pytest_egi.records import RunDir, load_records
 
     journal = Path(run_dir) / JOURNAL_FILE
-    if journal.is_file():
-        return read_journal(journal)
+    if journal.is_file() and journal_end != 0:
+        return read_journal(journal, end=journal_end)
     if RunDir(Path(run_dir)).records_jsonl.is_file():
         return load_records(Path(run_dir))
     return []

@@ -68,7 +68,6 @@ class EgiSession:
         self.config = config
         # the resumed run's records are read again from its folder at session end
         self.resumed = len(resumed_records or [])
-        self._resumed_source = _resumed_source(settings) if self.resumed else None
         self.recorded = 0
         self.journal: Journal | None = None
         self._unjournaled: dict[str, tuple[str, str, int]] = {}
@@ -157,8 +156,7 @@ class EgiSession:
         for report in self._reports.pop(nodeid, ()):
             # every plugin has seen the item's reports (junitxml wrote the record at teardown);
             # pytest's terminal keeps them to the end, so the record (now in the journal)
-            # leaves them: memory must not grow with the number of items. In place: a serial
-            # item's reports share one list (the item's)
+            # leaves them: memory must not grow with the number of items
             report.user_properties[:] = [p for p in report.user_properties if p[0] != "egi"]
         reason = self.config.stash.get(_SESSION_STOP_KEY, None)
         if reason and getattr(self, "session", None) is not None:
@@ -381,13 +379,18 @@ class EgiSession:
         sorted: the resumed run's complete records (``--egi-resume``), then this session's
         journal lines (a later one for the same item wins), then the records of items that
         reported but never ended (an interrupted item: not in the journal)."""
-        from pytest_egi.runlog import read_journal
+        from pytest_egi.runlog import read_journal, run_records
 
         by_key: dict[tuple[str, str, int], dict[str, Any]] = {}
         if self.resumed:
-            journal_start = self.journal.start if self.journal is not None else None
-            for rec in _resumed_records(self.settings, self._resumed_source, journal_start):
-                by_key[record_sort_key(rec)] = rec
+            assert self.settings.resume_from is not None
+            # the run as it was before this session appended (records.jsonl is rewritten
+            # only after this is read)
+            before = self.journal.start if self.journal is not None else None
+            for rec in run_records(self.settings.resume_from, journal_end=before):
+                key = record_sort_key(rec)
+                if key in self.settings.resumed:  # the items this session did not run again
+                    by_key[key] = rec
         if self.journal is not None:
             for rec in read_journal(self.journal.path, start=self.journal.start):
                 by_key[record_sort_key(rec)] = rec
@@ -462,33 +465,6 @@ class EgiSession:
             tr.write_line(f"egi: continue this run with: pytest ... --egi-resume {self.settings.run_dir}",
                           yellow=True, bold=True)
         tr.write_line(f"egi report: {self.written.get('run_dir')}")
-
-
-def _resumed_source(settings: RunSettings) -> str:
-    """Where the resumed run's records are (read again at session end): ``"journal"`` when
-    its folder has a journal before this session writes to it, else ``"records"``
-    (``records.jsonl``, a run written before journals existed)."""
-    from pytest_egi.runlog import JOURNAL_FILE
-
-    assert settings.resume_from is not None
-    return "journal" if (settings.resume_from / JOURNAL_FILE).is_file() else "records"
-
-
-def _resumed_records(settings: RunSettings, source: str | None,
-                     journal_start: int | None) -> list[dict[str, Any]]:
-    """The resumed run's records this session did not run again (``settings.resumed``), read
-    from its folder as they were before this session: the journal's lines before
-    ``journal_start`` (the offset this session's appends began at; None when it appended
-    nothing), or ``records.jsonl``."""
-    from pytest_egi.records import load_records
-    from pytest_egi.runlog import JOURNAL_FILE, read_journal
-
-    assert settings.resume_from is not None
-    if source == "journal":
-        records = read_journal(settings.resume_from / JOURNAL_FILE, end=journal_start)
-    else:  # records.jsonl is rewritten only after this is read
-        records = load_records(settings.resume_from)
-    return [r for r in records if record_sort_key(r) in settings.resumed]
 
 
 def _is_egi_item(item: pytest.Item) -> bool:

@@ -17,6 +17,7 @@ from pytest_egi.runlog import (
     parse_shard,
     read_journal,
     read_manifest,
+    run_records,
     shard_indices,
     write_manifest,
 )
@@ -269,3 +270,23 @@ def test_a_manifest_round_trips_and_a_missing_or_foreign_one_is_named(tmp_path):
         read_manifest(tmp_path)
     assert str(exc.value) == (
         f"--egi-resume {tmp_path}: {tmp_path / 'run.json'} is not a pytest-egi run manifest (no 'model')")
+
+
+def test_run_records_before_a_resumed_session_appended(tmp_path):
+    """``journal_end``: the run as it was before a resumed session's first append (its
+    Journal.start); 0 (the journal began with that session) reads records.jsonl instead."""
+    old = [_rec("a-0"), _rec("a-1", "failed")]
+    (tmp_path / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in old))
+    journal = Journal(tmp_path)  # a run written before journals: this session starts one
+    journal.append(_rec("a-2"))
+    journal.close()
+    assert journal.start == 0
+    assert run_records(tmp_path, journal_end=0) == old
+    assert run_records(tmp_path) == [_rec("a-2")]  # the whole journal
+
+    later = Journal(tmp_path)  # a run with a journal, resumed again
+    later.append(_rec("a-3"))
+    later.close()
+    assert later.start == len(_line(_rec("a-2")))
+    assert run_records(tmp_path, journal_end=later.start) == [_rec("a-2")]
+    assert [r["task_id"] for r in run_records(tmp_path)] == ["a-2", "a-3"]
