@@ -128,7 +128,7 @@ class SummaryColumns:
         records: Sequence[dict[str, Any]],
         categories: Sequence[str],
         columns: Sequence[str],
-        row: Callable[[dict[str, Any]], Sequence[float] | None],
+        rows: Callable[[str, list[dict[str, Any]]], Sequence[Sequence[float]] | None],
         finish_category: Callable[[str, Mapping[str, float]], dict[str, float | None]],
     ) -> SummaryColumns | None:
         """Columns of a ``summarize`` that is one formula per category (the shape of
@@ -140,27 +140,28 @@ class SummaryColumns:
                 zeros (``summarize`` leaves them out too).
             columns: one category's column names; the first must count its records (1 per
                 record), so a category with no record is left out of ``finish``.
-            row: a record's ``values`` -> its ``len(columns)`` floats, or None when they
-                cannot be expressed as sums (the hook then returns None).
+            rows: ``(category, its records in order)`` -> one row of ``len(columns)`` floats
+                per record (per-task quantities on a task's first record), or None when they
+                cannot be expressed as sums (the hook then returns None); for a row per
+                record's ``values``, :meth:`each_record`.
             finish_category: ``(category, sums)`` -> that category's sub-metrics, with every
                 column name prefixed ``<category>.``.
 
         Returns:
-            Columns named ``<category>.<column>``, or None when ``row`` gave None.
+            Columns named ``<category>.<column>``, or None when ``rows`` gave None.
         """
+        import numpy as np
+
         names = [f"{c}.{col}" for c in categories for col in columns]
         width = len(columns)
-        at = {c: i * width for i, c in enumerate(categories)}
-        rows = []
-        for rec in records:
-            cells = [0.0] * len(names)
-            start = at.get(rec.get("category"))  # type: ignore[arg-type]
-            if start is not None:
-                part = row(rec.get("values") or {})
+        values = np.zeros((len(records), len(names)))
+        for j, c in enumerate(categories):
+            at = [i for i, rec in enumerate(records) if rec.get("category") == c]
+            if at:
+                part = rows(c, [records[i] for i in at])
                 if part is None:
                     return None
-                cells[start : start + width] = part
-            rows.append(cells)
+                values[at, j * width : (j + 1) * width] = part
         count = columns[0]
 
         def finish(sums: Mapping[str, float]) -> dict[str, float | None]:
@@ -170,7 +171,20 @@ class SummaryColumns:
                     out.update(finish_category(c, sums))
             return out
 
-        return cls.from_rows(names, rows, finish)
+        return cls(tuple(names), values, finish)
+
+    @staticmethod
+    def each_record(
+        row: Callable[[dict[str, Any]], Sequence[float] | None],
+    ) -> Callable[[str, list[dict[str, Any]]], list[Sequence[float]] | None]:
+        """The ``rows`` of :meth:`per_category` from one row per record's ``values`` (None
+        from ``row`` for any record: None for all)."""
+
+        def rows(_category: str, records: list[dict[str, Any]]) -> list[Sequence[float]] | None:
+            out = [row(rec.get("values") or {}) for rec in records]
+            return None if any(r is None for r in out) else out  # type: ignore[return-value]
+
+        return rows
 
 
 @runtime_checkable

@@ -16,7 +16,6 @@ calls). Differences from upstream: see README.md here.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -232,24 +231,9 @@ class BenchforceSuite:
         per environment, :data:`~suites.benchforce.scorer.ENV_COLUMNS`; ``finish`` gives every
         key :meth:`summarize` returns but the medians (``tokens_median``, ``turns_median``,
         ``tool_calls_median``: diagnostics), for the environments with a trial."""
-        import numpy as np
-
-        names = [f"{e}.{c}" for e in ENVIRONMENTS for c in ENV_COLUMNS]
-        width = len(ENV_COLUMNS)
-        values = np.zeros((len(records), len(names)))
-        for k, env in enumerate(ENVIRONMENTS):
-            at = [i for i, rec in enumerate(records) if rec.get("category") == env]
-            if at:
-                values[at, k * width : (k + 1) * width] = env_rows([records[i] for i in at])
-
-        def finish(sums: Mapping[str, float]) -> dict[str, float | None]:
-            out: dict[str, float | None] = {}
-            for env in ENVIRONMENTS:
-                if sums[f"{env}.trials"]:
-                    out.update(finish_env(env, sums))
-            return out
-
-        return SummaryColumns(tuple(names), values, finish)
+        return SummaryColumns.per_category(  # type: ignore[return-value]  # env_rows never gives None
+            records, ENVIRONMENTS, ENV_COLUMNS, lambda _env, recs: env_rows(recs), finish_env
+        )
 
 
 SUITE = BenchforceSuite()

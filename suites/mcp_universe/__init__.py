@@ -321,7 +321,9 @@ class McpUniverseSuite:
         """:meth:`summarize` from column sums (:class:`~pytest_egi.suite.SummaryColumns`):
         per domain, :data:`DOMAIN_COLUMNS`; ``finish`` gives every key :meth:`summarize`
         returns, for the domains with a task. None when :meth:`summarize` would raise."""
-        return SummaryColumns.per_category(records, DOMAINS, DOMAIN_COLUMNS, domain_row, finish_domain)
+        return SummaryColumns.per_category(
+            records, DOMAINS, DOMAIN_COLUMNS, SummaryColumns.each_record(domain_row), finish_domain
+        )
 
     def extra_files(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         """``<domain>_results.json``: per task, upstream's report line (Passed / Not Passed,

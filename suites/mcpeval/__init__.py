@@ -198,7 +198,9 @@ class McpevalSuite:
         per domain, :data:`~suites.mcpeval.scorer.DOMAIN_COLUMNS` (tasks, each value's sum
         and count); ``finish`` gives every key :meth:`summarize` returns, for the domains
         with a task. None when a record's values would make :meth:`summarize` raise."""
-        return SummaryColumns.per_category(records, DOMAINS, DOMAIN_COLUMNS, domain_row, finish_domain)
+        return SummaryColumns.per_category(
+            records, DOMAINS, DOMAIN_COLUMNS, SummaryColumns.each_record(domain_row), finish_domain
+        )
 
     def extra_files(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         """Upstream's per-domain files: ``<domain>_task_metrics.json`` and

@@ -26,7 +26,6 @@ items are skipped with the reason and a data warning names the environments.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -229,26 +228,15 @@ class UserbenchSuite:
         key :meth:`summarize` returns, for the environments with a trial, but ``pass_hat_k``
         and ``pass_hat_k_k`` (diagnostics) of an environment whose k depends on the tasks
         drawn (:func:`~suites.userbench.scorer.env_rows`)."""
-        import numpy as np
+        ks: dict[str, int | None] = {}  # per environment, the k of its pass^k (env_rows)
 
-        names = [f"{e}.{c}" for e in ENVIRONMENTS for c in ENV_COLUMNS]
-        width = len(ENV_COLUMNS)
-        values = np.zeros((len(records), len(names)))
-        ks: dict[str, int | None] = {}
-        for j, env in enumerate(ENVIRONMENTS):
-            at = [i for i, rec in enumerate(records) if rec.get("category") == env]
-            if at:
-                rows, ks[env] = env_rows([records[i] for i in at])
-                values[at, j * width : (j + 1) * width] = rows
-
-        def finish(sums: Mapping[str, float]) -> dict[str, float | None]:
-            out: dict[str, float | None] = {}
-            for env in ENVIRONMENTS:
-                if sums[f"{env}.n"]:
-                    out.update(finish_env(env, sums, ks.get(env)))
+        def rows(env: str, recs: list[dict[str, Any]]) -> list[list[float]]:
+            out, ks[env] = env_rows(recs)
             return out
 
-        return SummaryColumns(tuple(names), values, finish)
+        return SummaryColumns.per_category(  # type: ignore[return-value]  # rows never gives None
+            records, ENVIRONMENTS, ENV_COLUMNS, rows, lambda env, sums: finish_env(env, sums, ks.get(env))
+        )
 
 
 def skip_if_not_runnable(task: Task) -> None:
