@@ -25,12 +25,12 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pytest_egi.records import atomic_write_text, dump_json, record_sort_key
+from pytest_egi.records import atomic_write_text, compact_record, dump_json, record_sort_key
 
 __all__ = [
     "COMPARED_KEYS",
@@ -265,26 +265,23 @@ def read_journal(path: Path, start: int | None = None, end: int | None = None) -
         start, end: read only the bytes ``[start, end)`` (offsets at line starts, e.g.
             :attr:`Journal.start`); None: from the beginning / to the end.
 
-    The records are built compactly (one session's worth at a time is in memory): the lines
-    are parsed in batches, so the records of a batch share their key strings, and the
-    values of the fields every record repeats (suite, model, status, ...) are shared too.
+    The records are built compactly (one session's worth at a time is in memory): the file
+    is read and parsed a batch of lines at a time (never the whole file's bytes at once), so
+    the records of a batch share their key strings; the values of the fields every record
+    repeats (suite, model, status, ...) are shared too, and each record is a
+    :func:`compact_record`.
 
     Raises:
         RunLogError: a line other than the last is not valid JSON, or is JSON but not a
             record (no ``suite``, ``task_id``, ``trial`` or ``status``); names the file and
             line.
     """
-    with open(path, "rb") as fh:
-        fh.seek(start or 0)
-        data = fh.read() if end is None else fh.read(max(0, end - (start or 0)))
-    lines = data.split(b"\n")
-    del data
     first_line = 1 + (_count_lines(path, start) if start else 0)
     by_key: dict[tuple[str, str, int], dict[str, Any]] = {}
     shared: dict[str, str] = {}
-    for at in range(0, len(lines), _BATCH_LINES):
-        batch = lines[at:at + _BATCH_LINES]
-        records = _parse_batch(batch, at, len(lines), path, first_line)
+    at = 0
+    for batch in _line_batches(path, start, end):
+        records = _parse_batch(batch, at, path, first_line)
         if not all(_record_problem(r) is None for r in records):
             _raise_for_bad_record(batch, at, path, first_line)
         for record in records:
@@ -292,7 +289,8 @@ def read_journal(path: Path, start: int | None = None, end: int | None = None) -
                 value = record.get(field)
                 if type(value) is str:
                     record[field] = shared.setdefault(value, value)
-            by_key[record_sort_key(record)] = record
+            by_key[record_sort_key(record)] = compact_record(record)
+        at += len(batch)
     return [by_key[k] for k in sorted(by_key)]
 
 
@@ -303,12 +301,33 @@ copy of each value."""
 _BATCH_LINES = 512
 
 
-def _parse_batch(
-    batch: list[bytes], at: int, total: int, path: Path, first_line: int
-) -> list[dict[str, Any]]:
-    """The records of journal lines ``batch`` (``at``: index of its first line among
-    ``total``), parsed in one call (their keys then share strings); line by line when one
-    is not valid JSON, to skip a cut last line or name the broken one."""
+def _line_batches(path: Path, start: int | None, end: int | None) -> Iterator[list[bytes]]:
+    """The lines of ``path``'s bytes ``[start, end)``, ``_BATCH_LINES`` at a time, each with
+    its newline (a last line without one was cut short by a kill)."""
+    with open(path, "rb") as fh:
+        fh.seek(start or 0)
+        left = None if end is None else max(0, end - (start or 0))
+        while left is None or left > 0:
+            batch = []
+            while len(batch) < _BATCH_LINES:
+                line = fh.readline() if left is None else fh.readline(left)
+                if not line:
+                    break
+                if left is not None:
+                    left -= len(line)
+                batch.append(line)
+            if not batch:
+                return
+            yield batch
+            if not batch[-1].endswith(b"\n"):
+                return
+
+
+def _parse_batch(batch: list[bytes], at: int, path: Path, first_line: int) -> list[dict[str, Any]]:
+    """The records of journal lines ``batch`` (``at``: index of its first line in the
+    file's range), parsed in one call (their keys then share strings); line by line when
+    one is not valid JSON, to skip a cut last line (no newline after it) or name the
+    broken one."""
     kept = [raw for raw in batch if raw.strip()]
     if not kept:
         return []
@@ -323,7 +342,7 @@ def _parse_batch(
         try:
             out.append(json.loads(raw))
         except ValueError:
-            if at + i == total - 1:  # no newline after it: the write was cut short
+            if not raw.endswith(b"\n"):  # the last line, its write cut short
                 continue
             raise RunLogError(
                 f"{path}:{first_line + at + i}: not valid JSON; delete that line (its item runs "

@@ -365,8 +365,8 @@ SummaryColumnsHook = Callable[[list[dict[str, Any]]], Any]
 """A suite's ``summary_columns`` method (records -> :class:`pytest_egi.suite.SummaryColumns`
 or None)."""
 
-_CHUNK_CELLS = 1 << 18
-"""Most cells (resamples x tasks) of one suite's task-count matrix at a time (2 MB: the draws,
+_CHUNK_CELLS = 1 << 16
+"""Most cells (resamples x tasks) of one suite's task-count matrix at a time (0.5 MB: the draws,
 their counts and the counts as floats are a few copies of it at the peak)."""
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from collections import Counter
 
 import pytest
@@ -211,6 +212,36 @@ def test_read_journal_names_a_line_that_is_json_but_not_a_record(tmp_path, line,
     with pytest.raises(RunLogError) as exc:
         read_journal(path)
     assert str(exc.value) == f"{path}:2: {problem}; delete that line (its item runs again on resume)"
+
+
+def test_read_journal_reads_a_range_of_many_batches_and_names_a_bad_line_far_in(tmp_path):
+    path = tmp_path / JOURNAL_FILE
+    lines = [_line(_rec(f"t-{i:04d}")) for i in range(1300)]  # more than two batches of lines
+    path.write_bytes(b"".join(lines))
+    start = sum(len(x) for x in lines[:100])
+    end = start + sum(len(x) for x in lines[100:1200])
+    records = read_journal(path, start=start, end=end)
+    assert [r["task_id"] for r in records] == [f"t-{i:04d}" for i in range(100, 1200)]
+    lines[1100] = b"not json\n"
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(RunLogError) as exc:
+        read_journal(path, start=start)
+    assert str(exc.value) == f"{path}:1101: not valid JSON; delete that line (its item runs again on resume)"
+
+
+def test_records_read_back_are_plain_dicts_equal_to_the_lines_in_less_memory(tmp_path):
+    path = tmp_path / JOURNAL_FILE
+    wide = {f"field_{i:02d}": i for i in range(20)}
+    path.write_bytes(_line(_rec("a-0", **wide)) + _line(_rec("a-1", **wide)))
+    first, second = read_journal(path)
+    assert type(first) is dict
+    assert json.dumps(first, sort_keys=True) == json.dumps(_rec("a-0", **wide), sort_keys=True)
+    parsed = json.loads(_line(_rec("a-0", **wide)))
+    assert sys.getsizeof(first) < sys.getsizeof(parsed) / 2  # the keys are stored once per layout
+    first["field_00"] = "changed"
+    first["added"] = True
+    assert second["field_00"] == 0 and "added" not in second
+    assert first == {**parsed, "field_00": "changed", "added": True}
 
 
 def test_complete_records_are_results_with_their_trajectory_on_disk(tmp_path):
