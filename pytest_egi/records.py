@@ -92,6 +92,15 @@ def dump_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
+def write_json(path: Path, data: Any) -> None:
+    """Write :func:`dump_json`'s text of ``data`` to ``path`` atomically, a piece at a time
+    (the encoder's pieces go to the file: no whole text, nor the list of its pieces, is
+    held; ``run.json`` lists every node id of a run's plan)."""
+    with atomic_file(Path(path)) as out:
+        json.dump(data, out, sort_keys=True, indent=2, ensure_ascii=False, default=str)
+        out.write("\n")
+
+
 def dump_json_line(data: Any) -> str:
     """Compact canonical JSON on one line (sorted keys, UTF-8, trailing newline): trajectory
     files, written once per item, where json's C encoder (no indent) costs a fraction of

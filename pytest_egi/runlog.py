@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pytest_egi.records import atomic_write_text, compact_record, dump_json, record_sort_key
+from pytest_egi.records import compact_record, record_sort_key, write_json
 
 __all__ = [
     "COMPARED_KEYS",
@@ -134,7 +134,7 @@ def now_text() -> str:
 
 def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
     """Write ``run.json`` atomically (the folder is created when missing)."""
-    atomic_write_text(Path(run_dir) / MANIFEST_FILE, dump_json({"schema": MANIFEST_SCHEMA, **manifest}))
+    write_json(Path(run_dir) / MANIFEST_FILE, {"schema": MANIFEST_SCHEMA, **manifest})
 
 
 def read_manifest(run_dir: Path, flag: str = "--egi-resume") -> dict[str, Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import io
 import json
 import platform
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from pytest_egi.records import (
     dump_json,
     record_sort_key,
     split_timing,
+    write_json,
 )
 from pytest_egi.report.terminal import egi_headline
 from pytest_egi.verdict import Verdict, judge_run
@@ -177,15 +177,16 @@ CSV_FIELDS = (
 )
 
 
-def _results_csv(records: list[dict[str, Any]]) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+def _write_results_csv(path: Path, records: list[dict[str, Any]]) -> None:
+    """``results.csv``: one row per record (:data:`CSV_FIELDS`, then every value key in
+    sorted order), written a row at a time."""
     value_keys = sorted({k for r in records for k in (r.get("values") or {})})
-    writer.writerow([*CSV_FIELDS, *value_keys])
-    for r in records:
-        values = r.get("values") or {}
-        writer.writerow([r.get(f) for f in CSV_FIELDS] + [values.get(k) for k in value_keys])
-    return buf.getvalue()
+    with atomic_file(path) as out:
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow([*CSV_FIELDS, *value_keys])
+        for r in records:
+            values = r.get("values") or {}
+            writer.writerow([r.get(f) for f in CSV_FIELDS] + [values.get(k) for k in value_keys])
 
 
 def _write_suite_files(
@@ -249,9 +250,9 @@ def write_run(
             out.write(json.dumps(stable, sort_keys=True, ensure_ascii=False) + "\n")
             times.write(json.dumps(timing, sort_keys=True) + "\n")
     egi = build_egi_json(settings, ordered, agg, session_info, verdict)
-    atomic_write_text(rd.egi_json, dump_json(egi))
+    write_json(rd.egi_json, egi)
     # the CSV's and the page's fields are none that split_timing takes out
-    atomic_write_text(rd.results_csv, _results_csv(ordered))
+    _write_results_csv(rd.results_csv, ordered)
     with atomic_file(rd.report_html) as page:
         for part in render_html_parts(egi, ordered):
             page.write(part)
