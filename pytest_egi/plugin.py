@@ -501,6 +501,7 @@ def _resolve_run_dir(config: pytest.Config, settings: RunSettings) -> list[dict[
 
     opt = config.option
     if not opt.egi_resume:
+        _refuse_unnamed_shard(opt)
         _refuse_mixed_layout(settings)
         _lock_run_dir(config, settings.run_dir)  # a session still writing it is named first
         if (settings.run_dir / MANIFEST_FILE).exists():
@@ -555,6 +556,25 @@ def _resolve_run_dir(config: pytest.Config, settings: RunSettings) -> list[dict[
     settings.resume_from = run_dir
     settings.resumed = {(r["suite"], r["task_id"], int(r["trial"])): r.get("suite_version") for r in records}
     return records
+
+
+def _refuse_unnamed_shard(opt: Any) -> None:
+    """``--egi-shard K/N`` needs ``--egi-run-id``: the shards of one run are merged from one
+    run folder (``reports/ID/shard-K-of-N``), and ``egi-bench report --merge`` refuses shards
+    of different runs, so a shard in a folder of its own (a fresh random run id) could never
+    be merged with the others. A resumed shard keeps its run's id (``--egi-resume``).
+
+    Raises:
+        pytest.UsageError: ``--egi-shard`` without ``--egi-run-id`` (names both and the fix).
+    """
+    if opt.egi_shard and not opt.egi_run_id:
+        k, n = opt.egi_shard
+        raise pytest.UsageError(
+            f"--egi-shard {k}/{n} needs --egi-run-id: without it this shard would write into a "
+            f"run folder of its own, which egi-bench report --merge cannot join with the other "
+            f"shards; pass --egi-run-id NAME so the {n} shards share one run folder "
+            f"(reports/NAME/shard-K-of-{n})"
+        )
 
 
 def _refuse_mixed_layout(settings: RunSettings) -> None:

@@ -260,6 +260,10 @@ def stopped(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 DIFFERS = ". Resume with the run's options, or start a new run without --egi-resume"
+UNNAMED_SHARD = (
+    "--egi-shard 2/3 needs --egi-run-id: without it this shard would write into a run folder of its "
+    "own, which egi-bench report --merge cannot join with the other shards; pass --egi-run-id NAME so "
+    "the 3 shards share one run folder (reports/NAME/shard-K-of-3)")
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -292,6 +296,8 @@ DIFFERS = ". Resume with the run's options, or start a new run without --egi-res
      "--egi-run-id X: {project}/reports/X already holds a run; continue it with --egi-resume "
      "{project}/reports/X, or pick another --egi-run-id"),
     (("--egi-shard", "0/3"), "--egi-shard: expected K/N with 1 <= K <= N (e.g. 2/3), got '0/3'"),
+    (("--egi-shard", "2/3"), UNNAMED_SHARD),  # its random run folder could never be merged
+    (("--egi-shard", "2/3", "-n", "2"), UNNAMED_SHARD),
 ])
 def test_a_resume_unlike_the_run_is_refused_and_changes_nothing(stopped, args, message):
     before = _files(stopped / "reports")
