@@ -193,7 +193,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         type=_parse_shard,
         help="Run shard K of N: a deterministic 1/N of the selected items, balanced by suite "
-        "and category; merge the shards with egi-bench report --merge",
+        "and category, into reports/ID/shard-K-of-N (needs --egi-run-id ID); merge the shards "
+        "with egi-bench report --merge reports/ID",
     )
     group.addoption(
         "--egi-resume",
