@@ -459,7 +459,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_egi.interrupt import TwoStepInterrupt
 
         session_plugin = config.stash.get(SESSION_KEY, None)
-        interrupt = TwoStepInterrupt(INTERRUPT_REASON, getattr(session_plugin, "interrupt", None))
+        interrupt = TwoStepInterrupt(getattr(session_plugin, "interrupt", None))
         interrupt.install()
         config.stash[_INTERRUPT_KEY] = interrupt
     if config.pluginmanager.hasplugin("xdist"):
@@ -617,7 +617,8 @@ def _lock_run_dir(config: pytest.Config, run_dir: Path) -> None:
 _RUN_LOCK_KEY = pytest.StashKey[Any]()
 
 INTERRUPT_REASON = "interrupted by Ctrl-C"
-"""The stop reason of a session stopped by a first Ctrl-C (``pytest_egi.interrupt``)."""
+"""The stop reason of a session stopped by a first Ctrl-C (``pytest_egi.interrupt.REASONS``;
+a first SIGTERM's is ``interrupted by SIGTERM``)."""
 _INTERRUPT_KEY = pytest.StashKey[Any]()
 _SHARED_PREVIOUS_KEY = pytest.StashKey[Any]()
 
@@ -786,7 +787,7 @@ _WORKSTEAL_KEY = pytest.StashKey[bool]()
 
 
 def _stop_reason_now(config: pytest.Config) -> str | None:
-    """Why this process must start no further item: a first Ctrl-C it received, or (on an
+    """Why this process must start no further item: a first Ctrl-C or SIGTERM it received, or (on an
     xdist worker) a stop the controller requested (``pytest_egi.shared.request_stop``)."""
     from pytest_egi.interrupt import interrupt_reason
 

@@ -162,16 +162,17 @@ class EgiSession:
         if reason and getattr(self, "session", None) is not None:
             self.session.shouldstop = reason
 
-    def interrupt(self) -> None:
-        """The first Ctrl-C (``pytest_egi.interrupt``): finish the items in flight, start no
-        other, then end the session as interrupted (exit status 2). Runs in a signal handler."""
-        from pytest_egi.plugin import INTERRUPT_REASON
-
-        self.interrupted = INTERRUPT_REASON
+    def interrupt(self, reason: str = "interrupted by Ctrl-C") -> None:
+        """The first Ctrl-C or SIGTERM (``pytest_egi.interrupt``; ``reason`` is its stop reason,
+        ``interrupted by Ctrl-C`` or ``interrupted by SIGTERM``): finish the items in flight,
+        start no other, then end the session as interrupted (exit status 2, ``run.json``
+        ``interrupted`` with the reason). Runs in a signal handler."""
+        self.interrupted = reason
+        sigterm = reason.endswith("SIGTERM")
         message = (
-            f"egi: Ctrl-C: finishing the items in flight, then stopping; every finished item is "
-            f"kept in {self.settings.run_dir} (--egi-resume continues it). Press Ctrl-C again to "
-            "stop at once."
+            f"egi: {'SIGTERM' if sigterm else 'Ctrl-C'}: finishing the items in flight, then stopping; "
+            f"every finished item is kept in {self.settings.run_dir} (--egi-resume continues it). "
+            + ("Send SIGTERM again to stop at once." if sigterm else "Press Ctrl-C again to stop at once.")
         )
         capman = self.config.pluginmanager.getplugin("capturemanager")
         terminal = self.config.pluginmanager.getplugin("terminalreporter")
@@ -184,7 +185,7 @@ class EgiSession:
                 sys.stderr.write(f"\n{message}\n")
         except Exception:  # noqa: BLE001 - a message must never stop the stop
             pass
-        self._stop_scheduling(INTERRUPT_REASON)
+        self._stop_scheduling(reason)
 
     def _stop_scheduling(self, reason: str) -> None:
         """Stop the session after the items in flight: serial, pytest's ``shouldstop``; under
@@ -199,8 +200,10 @@ class EgiSession:
         elif getattr(self, "session", None) is not None:
             self.session.shouldstop = reason
 
-    def _write_manifest(self, status: str) -> None:
-        """Write ``run.json`` (``pytest_egi.runlog``) with the run's status and plan."""
+    def _write_manifest(self, status: str, stop_reason: str | None = None) -> None:
+        """Write ``run.json`` (``pytest_egi.runlog``) with the run's status and plan, and
+        with ``interrupted`` the reason the session stopped before its end (``stop_reason``:
+        ``interrupted by Ctrl-C``, ``interrupted by SIGTERM``, ``-x``'s, an early stop's)."""
         from pytest_egi.runlog import manifest_for, now_text, write_manifest
 
         if self.manifest is None:
@@ -218,6 +221,9 @@ class EgiSession:
             known = self.manifest.get("plan") or []
             self.manifest["plan"] = sorted(set(known) | set(self.plan))
         self.manifest.update(status=status, updated=now_text())
+        self.manifest.pop("stop_reason", None)
+        if stop_reason:
+            self.manifest["stop_reason"] = stop_reason
         write_manifest(self.settings.run_dir, self.manifest)
 
     def _collected(self) -> dict[str, Any] | None:
@@ -326,7 +332,7 @@ class EgiSession:
             return
         stop = self._stop_reason(session, int(exitstatus))
         if self.journal is not None or self.resumed:
-            self._write_manifest("interrupted" if stop else "complete")
+            self._write_manifest("interrupted" if stop else "complete", stop)
         if not (self.recorded or self.resumed) or self.settings.routing is None:
             return
         s = self.settings

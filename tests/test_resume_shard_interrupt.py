@@ -38,6 +38,9 @@ import pytest
 KILL_AT = os.environ.get("EGI_TEST_KILL_AT", "")  # SIGKILL at the start of the n-th item, or "end"
 SIGINT_IN = os.environ.get("EGI_TEST_SIGINT_IN", "")  # Ctrl-C to the process group in this item
 SIGINTS = int(os.environ.get("EGI_TEST_SIGINTS") or 1)
+SIGTERM_IN = os.environ.get("EGI_TEST_SIGTERM_IN", "")  # SIGTERM in this item, to SIGTERM_TO:
+SIGTERM_TO = os.environ.get("EGI_TEST_SIGTERM_TO", "")  # "self", "parent" (the controller) or "group"
+SIGTERMS = int(os.environ.get("EGI_TEST_SIGTERMS") or 1)
 FAIL = [t for t in os.environ.get("EGI_TEST_FAIL", "").split(",") if t]  # these items raise
 SLOW = float(os.environ.get("EGI_TEST_SLOW") or 0)  # seconds each item sleeps
 _started = 0
@@ -55,6 +58,13 @@ def pytest_runtest_call(item):
     if SIGINT_IN and item.nodeid.endswith(f"[{SIGINT_IN}]"):
         for _ in range(SIGINTS):
             os.killpg(os.getpgid(0), signal.SIGINT)
+            time.sleep(0.3)
+    if SIGTERM_IN and item.nodeid.endswith(f"[{SIGTERM_IN}]"):
+        for _ in range(SIGTERMS):
+            if SIGTERM_TO == "group":
+                os.killpg(os.getpgid(0), signal.SIGTERM)
+            else:
+                os.kill(os.getppid() if SIGTERM_TO == "parent" else os.getpid(), signal.SIGTERM)
             time.sleep(0.3)
     if any(item.nodeid.endswith(f"[{task}]") for task in FAIL):
         raise RuntimeError("simulated outage")
@@ -352,13 +362,15 @@ def test_ctrl_c_finishes_the_items_in_flight_and_the_run_resumes(tmp_path, refer
     assert (egi["session"]["items_ran"], egi["session"]["stop_reason"]) == (ran, "interrupted by Ctrl-C")
     headline = f"EGI INTERRUPTED: {ran} of 10 items ran (interrupted by Ctrl-C) — the figure over the items"
     assert egi["egi"]["headline"].startswith(headline)
-    assert _json(run / "run.json")["status"] == "interrupted"
+    manifest = _json(run / "run.json")
+    assert (manifest["status"], manifest["stop_reason"]) == ("interrupted", "interrupted by Ctrl-C")
 
     resumed = _pytest(project, "--egi-resume", "reports/C")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     _assert_same_run(run, reference)
     assert _json(run / "egi.json")["session"]["resumed_items"] == ran
-    assert _json(run / "run.json")["status"] == "complete"
+    manifest = _json(run / "run.json")
+    assert (manifest["status"], "stop_reason" in manifest) == ("complete", False)
 
 
 @pytest.mark.parametrize("workers", [(), ("-n", "2")])
@@ -383,6 +395,66 @@ def test_a_second_ctrl_c_stops_at_once_and_loses_nothing_finished(tmp_path, refe
     assert egi["egi"]["headline"].startswith(headline)
     assert _json(run / "run.json")["status"] == "interrupted"
     resumed = _pytest(project, "--egi-resume", "reports/C")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    _assert_same_run(run, reference)
+
+
+SIGTERM_LINE = "egi: SIGTERM: finishing the items in flight, then stopping; every finished item is kept in"
+
+
+@pytest.mark.parametrize(("to", "workers"), [
+    ("self", ()),
+    ("parent", ("-n", "2")),  # the controller alone (kill PID, docker stop, a pod's deletion)
+    ("group", ("-n", "2")),  # the controller and every worker (kill -TERM -PGID, systemd)
+])
+def test_sigterm_finishes_the_items_in_flight_like_ctrl_c_and_the_run_resumes(tmp_path, reference, to,
+                                                                              workers):
+    project = _project(tmp_path / "p")
+    proc = _pytest(project, "--egi-run-id", "T", *workers, sigterm_in="alpha-2", sigterm_to=to, slow="0.2")
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 2, output  # as an interrupted session; not 143, killed by the signal
+    assert "Traceback" not in output
+    run = project / "reports" / "T"
+    line = f"{SIGTERM_LINE} {run} (--egi-resume continues it). Send SIGTERM again to stop at once."
+    assert line in proc.stdout.splitlines()
+    journal = _journal(run)
+    ran = len(journal)
+    assert "alpha-2" in _tasks(journal)  # the item in flight finished and is kept
+    if workers:
+        assert 3 <= ran < 10
+    else:
+        assert _tasks(journal) == ["alpha-0", "alpha-1", "alpha-2"]
+    assert all(r["status"] in ("passed", "failed") for r in journal)
+    manifest = _json(run / "run.json")
+    assert (manifest["status"], manifest["stop_reason"]) == ("interrupted", "interrupted by SIGTERM")
+    egi = _json(run / "egi.json")
+    assert egi["session"]["interrupted"] is True
+    assert (egi["session"]["items_ran"], egi["session"]["stop_reason"]) == (ran, "interrupted by SIGTERM")
+    headline = f"EGI INTERRUPTED: {ran} of 10 items ran (interrupted by SIGTERM)"
+    assert egi["egi"]["headline"].startswith(headline)
+
+    resumed = _pytest(project, "--egi-resume", "reports/T")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    _assert_same_run(run, reference)
+    assert _json(run / "run.json")["status"] == "complete"
+
+
+@pytest.mark.parametrize(("to", "workers"), [("self", ()), ("group", ("-n", "2"))])
+def test_a_second_sigterm_stops_at_once_and_the_run_says_interrupted(tmp_path, reference, to, workers):
+    project = _project(tmp_path / "p")
+    proc = _pytest(project, "--egi-run-id", "T", *workers, sigterm_in="alpha-2", sigterm_to=to, sigterms="2")
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 2, output
+    assert "KeyboardInterrupt: a second SIGTERM: stopped at once" in proc.stdout
+    run = project / "reports" / "T"
+    journal = _journal(run)
+    assert "alpha-2" not in _tasks(journal)  # it was cut short: no record at all
+    assert all(r["status"] in ("passed", "failed") for r in journal)
+    if not workers:
+        assert _tasks(journal) == ["alpha-0", "alpha-1"]
+    manifest = _json(run / "run.json")
+    assert (manifest["status"], manifest["stop_reason"]) == ("interrupted", "interrupted by SIGTERM")
+    resumed = _pytest(project, "--egi-resume", "reports/T")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     _assert_same_run(run, reference)
 
