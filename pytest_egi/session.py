@@ -213,6 +213,8 @@ class EgiSession:
                 self.manifest["started"] = old.get("started") or self.manifest["started"]
                 self.manifest["resumed"] = [*old.get("resumed", []), now_text()]
                 self.manifest["plan"] = old.get("plan")
+                if old.get("merged_from"):  # a merged run, resumed: its provenance stays
+                    self.manifest["merged_from"] = old["merged_from"]
         if self.plan is None:  # xdist: what the workers collected, once they have
             collected = self._collected()
             if collected is not None:
@@ -365,6 +367,7 @@ class EgiSession:
             "interrupted": bool(self.interrupted),
             "resumed_from": str(s.resume_from) if s.resume_from else None,
             "resumed_items": self.resumed,
+            "merged_from": (self.manifest or {}).get("merged_from"),
             "shard": list(s.shard) if s.shard else None,
             "exit_status": status,
             "reasons": list(self.exit_reasons) + list(self.crashes),

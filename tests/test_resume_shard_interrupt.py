@@ -536,6 +536,7 @@ def test_merged_shards_equal_a_single_run(tmp_path, sharded, reference, merge):
     egi = _json(run / "egi.json")
     assert egi["session"]["merged_from"] == [str(_shard(tmp_path, k)) for k in (1, 2, 3)]
     single = _json(reference / "egi.json")["session"]
+    assert single.pop("merged_from") is None
     assert {k: v for k, v in egi["session"].items() if k != "merged_from"} == single
     assert (egi["session"]["items_collected"], egi["session"]["items_ran"]) == (10, 10)
     assert egi["egi"]["subset"] == [] and not egi["egi"]["headline"].startswith("EGI (subset")
@@ -549,6 +550,21 @@ def test_merged_shards_equal_a_single_run(tmp_path, sharded, reference, merge):
     status, _, _ = merge(*(_shard(again, k) for k in (3, 1, 2)))
     assert status == 0
     assert (again / "S" / "records.jsonl").read_bytes() == (reference / "records.jsonl").read_bytes()
+
+
+def test_a_merged_run_resumed_keeps_where_it_was_merged_from(tmp_path, sharded, reference, merge):
+    project = _project(tmp_path / "p")
+    run = _copy_shards(sharded, project / "reports")
+    assert merge(run)[0] == 0
+    shards = [str(_shard(project / "reports", k)) for k in (1, 2, 3)]
+    resumed = _pytest(project, "--egi-resume", "reports/S")  # every item complete: nothing runs
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    _assert_same_run(run, reference)
+    manifest = _json(run / "run.json")
+    assert (manifest["merged_from"], len(manifest["resumed"]), manifest["status"]) == (shards, 1, "complete")
+    session = _json(run / "egi.json")["session"]
+    assert (session["merged_from"], session["resumed_from"], session["resumed_items"]) == (
+        shards, str(run), 10)
 
 
 def test_a_missing_shard_is_named_with_the_command_that_makes_it(tmp_path, sharded, merge):
