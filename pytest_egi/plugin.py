@@ -616,9 +616,6 @@ def _lock_run_dir(config: pytest.Config, run_dir: Path) -> None:
 
 _RUN_LOCK_KEY = pytest.StashKey[Any]()
 
-INTERRUPT_REASON = "interrupted by Ctrl-C"
-"""The stop reason of a session stopped by a first Ctrl-C (``pytest_egi.interrupt.REASONS``;
-a first SIGTERM's is ``interrupted by SIGTERM``)."""
 _INTERRUPT_KEY = pytest.StashKey[Any]()
 _SHARED_PREVIOUS_KEY = pytest.StashKey[Any]()
 

@@ -8,12 +8,14 @@ computed once, in ``pytest_sessionfinish``, from records sorted by (suite, task,
 
 from __future__ import annotations
 
+import signal
 import sys
 from typing import Any
 
 import pytest
 
 from pytest_egi.aggregate import Aggregate, aggregate_run
+from pytest_egi.interrupt import REASONS
 from pytest_egi.records import atomic_write_text, read_collected, record_sort_key
 from pytest_egi.report.files import write_run
 from pytest_egi.report.terminal import summary_lines
@@ -162,13 +164,13 @@ class EgiSession:
         if reason and getattr(self, "session", None) is not None:
             self.session.shouldstop = reason
 
-    def interrupt(self, reason: str = "interrupted by Ctrl-C") -> None:
+    def interrupt(self, reason: str = REASONS[signal.SIGINT]) -> None:
         """The first Ctrl-C or SIGTERM (``pytest_egi.interrupt``; ``reason`` is its stop reason,
         ``interrupted by Ctrl-C`` or ``interrupted by SIGTERM``): finish the items in flight,
         start no other, then end the session as interrupted (exit status 2, ``run.json``
         ``interrupted`` with the reason). Runs in a signal handler."""
         self.interrupted = reason
-        sigterm = reason.endswith("SIGTERM")
+        sigterm = reason == REASONS[signal.SIGTERM]
         message = (
             f"egi: {'SIGTERM' if sigterm else 'Ctrl-C'}: finishing the items in flight, then stopping; "
             f"every finished item is kept in {self.settings.run_dir} (--egi-resume continues it). "
