@@ -193,7 +193,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         type=_parse_shard,
         help="Run shard K of N: a deterministic 1/N of the selected items, balanced by suite "
-        "and category; merge the shards with egi-bench report --merge",
+        "and category, into reports/ID/shard-K-of-N (needs --egi-run-id ID); merge the shards "
+        "with egi-bench report --merge reports/ID",
     )
     group.addoption(
         "--egi-resume",
@@ -458,7 +459,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_egi.interrupt import TwoStepInterrupt
 
         session_plugin = config.stash.get(SESSION_KEY, None)
-        interrupt = TwoStepInterrupt(INTERRUPT_REASON, getattr(session_plugin, "interrupt", None))
+        interrupt = TwoStepInterrupt(getattr(session_plugin, "interrupt", None))
         interrupt.install()
         config.stash[_INTERRUPT_KEY] = interrupt
     if config.pluginmanager.hasplugin("xdist"):
@@ -501,6 +502,7 @@ def _resolve_run_dir(config: pytest.Config, settings: RunSettings) -> list[dict[
 
     opt = config.option
     if not opt.egi_resume:
+        _refuse_unnamed_shard(opt)
         _refuse_mixed_layout(settings)
         _lock_run_dir(config, settings.run_dir)  # a session still writing it is named first
         if (settings.run_dir / MANIFEST_FILE).exists():
@@ -557,6 +559,25 @@ def _resolve_run_dir(config: pytest.Config, settings: RunSettings) -> list[dict[
     return records
 
 
+def _refuse_unnamed_shard(opt: Any) -> None:
+    """``--egi-shard K/N`` needs ``--egi-run-id``: the shards of one run are merged from one
+    run folder (``reports/ID/shard-K-of-N``), and ``egi-bench report --merge`` refuses shards
+    of different runs, so a shard in a folder of its own (a fresh random run id) could never
+    be merged with the others. A resumed shard keeps its run's id (``--egi-resume``).
+
+    Raises:
+        pytest.UsageError: ``--egi-shard`` without ``--egi-run-id`` (names both and the fix).
+    """
+    if opt.egi_shard and not opt.egi_run_id:
+        k, n = opt.egi_shard
+        raise pytest.UsageError(
+            f"--egi-shard {k}/{n} needs --egi-run-id: without it this shard would write into a "
+            f"run folder of its own, which egi-bench report --merge cannot join with the other "
+            f"shards; pass --egi-run-id NAME so the {n} shards share one run folder "
+            f"(reports/NAME/shard-K-of-{n})"
+        )
+
+
 def _refuse_mixed_layout(settings: RunSettings) -> None:
     """A run folder holds either one run or the shards of one run, never both."""
     from pytest_egi.runlog import JOURNAL_FILE, MANIFEST_FILE
@@ -595,8 +616,6 @@ def _lock_run_dir(config: pytest.Config, run_dir: Path) -> None:
 
 _RUN_LOCK_KEY = pytest.StashKey[Any]()
 
-INTERRUPT_REASON = "interrupted by Ctrl-C"
-"""The stop reason of a session stopped by a first Ctrl-C (``pytest_egi.interrupt``)."""
 _INTERRUPT_KEY = pytest.StashKey[Any]()
 _SHARED_PREVIOUS_KEY = pytest.StashKey[Any]()
 
@@ -765,7 +784,7 @@ _WORKSTEAL_KEY = pytest.StashKey[bool]()
 
 
 def _stop_reason_now(config: pytest.Config) -> str | None:
-    """Why this process must start no further item: a first Ctrl-C it received, or (on an
+    """Why this process must start no further item: a first Ctrl-C or SIGTERM it received, or (on an
     xdist worker) a stop the controller requested (``pytest_egi.shared.request_stop``)."""
     from pytest_egi.interrupt import interrupt_reason
 

@@ -72,7 +72,9 @@ def trajectory_fields(trajectory: Mapping[str, Any] | None, *, errored: bool = F
 
     Returns:
         ``termination`` (str | None: the episode's termination), ``finish_reason`` (str | None:
-        the provider's finish_reason of the last model call), ``turns`` (int | None) and
+        the provider's finish_reason of the last model call), ``turns`` (int | None: the
+        trajectory's calls to the model under test, each call that asks for a tool included;
+        a benchmark's own count of dialogue turns is one of its values) and
         ``no_answer`` (bool | None: the scored trial ended without an answer, by the shared
         rule :func:`~pytest_egi.agents.loops.no_answer_reason`).
     """

@@ -8,12 +8,14 @@ computed once, in ``pytest_sessionfinish``, from records sorted by (suite, task,
 
 from __future__ import annotations
 
+import signal
 import sys
 from typing import Any
 
 import pytest
 
 from pytest_egi.aggregate import Aggregate, aggregate_run
+from pytest_egi.interrupt import REASONS
 from pytest_egi.records import atomic_write_text, read_collected, record_sort_key
 from pytest_egi.report.files import write_run
 from pytest_egi.report.terminal import summary_lines
@@ -162,16 +164,17 @@ class EgiSession:
         if reason and getattr(self, "session", None) is not None:
             self.session.shouldstop = reason
 
-    def interrupt(self) -> None:
-        """The first Ctrl-C (``pytest_egi.interrupt``): finish the items in flight, start no
-        other, then end the session as interrupted (exit status 2). Runs in a signal handler."""
-        from pytest_egi.plugin import INTERRUPT_REASON
-
-        self.interrupted = INTERRUPT_REASON
+    def interrupt(self, reason: str = REASONS[signal.SIGINT]) -> None:
+        """The first Ctrl-C or SIGTERM (``pytest_egi.interrupt``; ``reason`` is its stop reason,
+        ``interrupted by Ctrl-C`` or ``interrupted by SIGTERM``): finish the items in flight,
+        start no other, then end the session as interrupted (exit status 2, ``run.json``
+        ``interrupted`` with the reason). Runs in a signal handler."""
+        self.interrupted = reason
+        sigterm = reason == REASONS[signal.SIGTERM]
         message = (
-            f"egi: Ctrl-C: finishing the items in flight, then stopping; every finished item is "
-            f"kept in {self.settings.run_dir} (--egi-resume continues it). Press Ctrl-C again to "
-            "stop at once."
+            f"egi: {'SIGTERM' if sigterm else 'Ctrl-C'}: finishing the items in flight, then stopping; "
+            f"every finished item is kept in {self.settings.run_dir} (--egi-resume continues it). "
+            + ("Send SIGTERM again to stop at once." if sigterm else "Press Ctrl-C again to stop at once.")
         )
         capman = self.config.pluginmanager.getplugin("capturemanager")
         terminal = self.config.pluginmanager.getplugin("terminalreporter")
@@ -184,7 +187,7 @@ class EgiSession:
                 sys.stderr.write(f"\n{message}\n")
         except Exception:  # noqa: BLE001 - a message must never stop the stop
             pass
-        self._stop_scheduling(INTERRUPT_REASON)
+        self._stop_scheduling(reason)
 
     def _stop_scheduling(self, reason: str) -> None:
         """Stop the session after the items in flight: serial, pytest's ``shouldstop``; under
@@ -199,8 +202,10 @@ class EgiSession:
         elif getattr(self, "session", None) is not None:
             self.session.shouldstop = reason
 
-    def _write_manifest(self, status: str) -> None:
-        """Write ``run.json`` (``pytest_egi.runlog``) with the run's status and plan."""
+    def _write_manifest(self, status: str, stop_reason: str | None = None) -> None:
+        """Write ``run.json`` (``pytest_egi.runlog``) with the run's status and plan, and
+        with ``interrupted`` the reason the session stopped before its end (``stop_reason``:
+        ``interrupted by Ctrl-C``, ``interrupted by SIGTERM``, ``-x``'s, an early stop's)."""
         from pytest_egi.runlog import manifest_for, now_text, write_manifest
 
         if self.manifest is None:
@@ -210,6 +215,8 @@ class EgiSession:
                 self.manifest["started"] = old.get("started") or self.manifest["started"]
                 self.manifest["resumed"] = [*old.get("resumed", []), now_text()]
                 self.manifest["plan"] = old.get("plan")
+                if old.get("merged_from"):  # a merged run, resumed: its provenance stays
+                    self.manifest["merged_from"] = old["merged_from"]
         if self.plan is None:  # xdist: what the workers collected, once they have
             collected = self._collected()
             if collected is not None:
@@ -218,6 +225,9 @@ class EgiSession:
             known = self.manifest.get("plan") or []
             self.manifest["plan"] = sorted(set(known) | set(self.plan))
         self.manifest.update(status=status, updated=now_text())
+        self.manifest.pop("stop_reason", None)
+        if stop_reason:
+            self.manifest["stop_reason"] = stop_reason
         write_manifest(self.settings.run_dir, self.manifest)
 
     def _collected(self) -> dict[str, Any] | None:
@@ -326,7 +336,7 @@ class EgiSession:
             return
         stop = self._stop_reason(session, int(exitstatus))
         if self.journal is not None or self.resumed:
-            self._write_manifest("interrupted" if stop else "complete")
+            self._write_manifest("interrupted" if stop else "complete", stop)
         if not (self.recorded or self.resumed) or self.settings.routing is None:
             return
         s = self.settings
@@ -359,6 +369,7 @@ class EgiSession:
             "interrupted": bool(self.interrupted),
             "resumed_from": str(s.resume_from) if s.resume_from else None,
             "resumed_items": self.resumed,
+            "merged_from": (self.manifest or {}).get("merged_from"),
             "shard": list(s.shard) if s.shard else None,
             "exit_status": status,
             "reasons": list(self.exit_reasons) + list(self.crashes),

@@ -35,7 +35,7 @@ def test_oracle_reaches_ceiling_and_exit_0(toy_project):
     assert egi["session"] == {
         "exit_status": 0, "reasons": [], "crashes": [], "items_collected": 6, "items_ran": 6,
         "items_deselected": 0, "stop_reason": None, "interrupted": False, "resumed_from": None,
-        "resumed_items": 0, "shard": None,
+        "resumed_items": 0, "merged_from": None, "shard": None,
     }
     assert egi["gate"] == {"release_ready": False, "breached": [], "unmeasured": ["M2", "M5"]}
     reasons = {m["route"]: m["reason"] for m in egi["missing"]}

@@ -38,6 +38,9 @@ import pytest
 KILL_AT = os.environ.get("EGI_TEST_KILL_AT", "")  # SIGKILL at the start of the n-th item, or "end"
 SIGINT_IN = os.environ.get("EGI_TEST_SIGINT_IN", "")  # Ctrl-C to the process group in this item
 SIGINTS = int(os.environ.get("EGI_TEST_SIGINTS") or 1)
+SIGTERM_IN = os.environ.get("EGI_TEST_SIGTERM_IN", "")  # SIGTERM in this item, to SIGTERM_TO:
+SIGTERM_TO = os.environ.get("EGI_TEST_SIGTERM_TO", "")  # "self", "parent" (the controller) or "group"
+SIGTERMS = int(os.environ.get("EGI_TEST_SIGTERMS") or 1)
 FAIL = [t for t in os.environ.get("EGI_TEST_FAIL", "").split(",") if t]  # these items raise
 SLOW = float(os.environ.get("EGI_TEST_SLOW") or 0)  # seconds each item sleeps
 _started = 0
@@ -55,6 +58,13 @@ def pytest_runtest_call(item):
     if SIGINT_IN and item.nodeid.endswith(f"[{SIGINT_IN}]"):
         for _ in range(SIGINTS):
             os.killpg(os.getpgid(0), signal.SIGINT)
+            time.sleep(0.3)
+    if SIGTERM_IN and item.nodeid.endswith(f"[{SIGTERM_IN}]"):
+        for _ in range(SIGTERMS):
+            if SIGTERM_TO == "group":
+                os.killpg(os.getpgid(0), signal.SIGTERM)
+            else:
+                os.kill(os.getppid() if SIGTERM_TO == "parent" else os.getpid(), signal.SIGTERM)
             time.sleep(0.3)
     if any(item.nodeid.endswith(f"[{task}]") for task in FAIL):
         raise RuntimeError("simulated outage")
@@ -260,6 +270,10 @@ def stopped(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 DIFFERS = ". Resume with the run's options, or start a new run without --egi-resume"
+UNNAMED_SHARD = (
+    "--egi-shard 2/3 needs --egi-run-id: without it this shard would write into a run folder of its "
+    "own, which egi-bench report --merge cannot join with the other shards; pass --egi-run-id NAME so "
+    "the 3 shards share one run folder (reports/NAME/shard-K-of-3)")
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -292,6 +306,8 @@ DIFFERS = ". Resume with the run's options, or start a new run without --egi-res
      "--egi-run-id X: {project}/reports/X already holds a run; continue it with --egi-resume "
      "{project}/reports/X, or pick another --egi-run-id"),
     (("--egi-shard", "0/3"), "--egi-shard: expected K/N with 1 <= K <= N (e.g. 2/3), got '0/3'"),
+    (("--egi-shard", "2/3"), UNNAMED_SHARD),  # its random run folder could never be merged
+    (("--egi-shard", "2/3", "-n", "2"), UNNAMED_SHARD),
 ])
 def test_a_resume_unlike_the_run_is_refused_and_changes_nothing(stopped, args, message):
     before = _files(stopped / "reports")
@@ -346,13 +362,15 @@ def test_ctrl_c_finishes_the_items_in_flight_and_the_run_resumes(tmp_path, refer
     assert (egi["session"]["items_ran"], egi["session"]["stop_reason"]) == (ran, "interrupted by Ctrl-C")
     headline = f"EGI INTERRUPTED: {ran} of 10 items ran (interrupted by Ctrl-C) — the figure over the items"
     assert egi["egi"]["headline"].startswith(headline)
-    assert _json(run / "run.json")["status"] == "interrupted"
+    manifest = _json(run / "run.json")
+    assert (manifest["status"], manifest["stop_reason"]) == ("interrupted", "interrupted by Ctrl-C")
 
     resumed = _pytest(project, "--egi-resume", "reports/C")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     _assert_same_run(run, reference)
     assert _json(run / "egi.json")["session"]["resumed_items"] == ran
-    assert _json(run / "run.json")["status"] == "complete"
+    manifest = _json(run / "run.json")
+    assert (manifest["status"], "stop_reason" in manifest) == ("complete", False)
 
 
 @pytest.mark.parametrize("workers", [(), ("-n", "2")])
@@ -377,6 +395,66 @@ def test_a_second_ctrl_c_stops_at_once_and_loses_nothing_finished(tmp_path, refe
     assert egi["egi"]["headline"].startswith(headline)
     assert _json(run / "run.json")["status"] == "interrupted"
     resumed = _pytest(project, "--egi-resume", "reports/C")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    _assert_same_run(run, reference)
+
+
+SIGTERM_LINE = "egi: SIGTERM: finishing the items in flight, then stopping; every finished item is kept in"
+
+
+@pytest.mark.parametrize(("to", "workers"), [
+    ("self", ()),
+    ("parent", ("-n", "2")),  # the controller alone (kill PID, docker stop, a pod's deletion)
+    ("group", ("-n", "2")),  # the controller and every worker (kill -TERM -PGID, systemd)
+])
+def test_sigterm_finishes_the_items_in_flight_like_ctrl_c_and_the_run_resumes(tmp_path, reference, to,
+                                                                              workers):
+    project = _project(tmp_path / "p")
+    proc = _pytest(project, "--egi-run-id", "T", *workers, sigterm_in="alpha-2", sigterm_to=to, slow="0.2")
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 2, output  # as an interrupted session; not 143, killed by the signal
+    assert "Traceback" not in output
+    run = project / "reports" / "T"
+    line = f"{SIGTERM_LINE} {run} (--egi-resume continues it). Send SIGTERM again to stop at once."
+    assert line in proc.stdout.splitlines()
+    journal = _journal(run)
+    ran = len(journal)
+    assert "alpha-2" in _tasks(journal)  # the item in flight finished and is kept
+    if workers:
+        assert 3 <= ran < 10
+    else:
+        assert _tasks(journal) == ["alpha-0", "alpha-1", "alpha-2"]
+    assert all(r["status"] in ("passed", "failed") for r in journal)
+    manifest = _json(run / "run.json")
+    assert (manifest["status"], manifest["stop_reason"]) == ("interrupted", "interrupted by SIGTERM")
+    egi = _json(run / "egi.json")
+    assert egi["session"]["interrupted"] is True
+    assert (egi["session"]["items_ran"], egi["session"]["stop_reason"]) == (ran, "interrupted by SIGTERM")
+    headline = f"EGI INTERRUPTED: {ran} of 10 items ran (interrupted by SIGTERM)"
+    assert egi["egi"]["headline"].startswith(headline)
+
+    resumed = _pytest(project, "--egi-resume", "reports/T")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    _assert_same_run(run, reference)
+    assert _json(run / "run.json")["status"] == "complete"
+
+
+@pytest.mark.parametrize(("to", "workers"), [("self", ()), ("group", ("-n", "2"))])
+def test_a_second_sigterm_stops_at_once_and_the_run_says_interrupted(tmp_path, reference, to, workers):
+    project = _project(tmp_path / "p")
+    proc = _pytest(project, "--egi-run-id", "T", *workers, sigterm_in="alpha-2", sigterm_to=to, sigterms="2")
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 2, output
+    assert "KeyboardInterrupt: a second SIGTERM: stopped at once" in proc.stdout
+    run = project / "reports" / "T"
+    journal = _journal(run)
+    assert "alpha-2" not in _tasks(journal)  # it was cut short: no record at all
+    assert all(r["status"] in ("passed", "failed") for r in journal)
+    if not workers:
+        assert _tasks(journal) == ["alpha-0", "alpha-1"]
+    manifest = _json(run / "run.json")
+    assert (manifest["status"], manifest["stop_reason"]) == ("interrupted", "interrupted by SIGTERM")
+    resumed = _pytest(project, "--egi-resume", "reports/T")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     _assert_same_run(run, reference)
 
@@ -458,6 +536,7 @@ def test_merged_shards_equal_a_single_run(tmp_path, sharded, reference, merge):
     egi = _json(run / "egi.json")
     assert egi["session"]["merged_from"] == [str(_shard(tmp_path, k)) for k in (1, 2, 3)]
     single = _json(reference / "egi.json")["session"]
+    assert single.pop("merged_from") is None
     assert {k: v for k, v in egi["session"].items() if k != "merged_from"} == single
     assert (egi["session"]["items_collected"], egi["session"]["items_ran"]) == (10, 10)
     assert egi["egi"]["subset"] == [] and not egi["egi"]["headline"].startswith("EGI (subset")
@@ -471,6 +550,21 @@ def test_merged_shards_equal_a_single_run(tmp_path, sharded, reference, merge):
     status, _, _ = merge(*(_shard(again, k) for k in (3, 1, 2)))
     assert status == 0
     assert (again / "S" / "records.jsonl").read_bytes() == (reference / "records.jsonl").read_bytes()
+
+
+def test_a_merged_run_resumed_keeps_where_it_was_merged_from(tmp_path, sharded, reference, merge):
+    project = _project(tmp_path / "p")
+    run = _copy_shards(sharded, project / "reports")
+    assert merge(run)[0] == 0
+    shards = [str(_shard(project / "reports", k)) for k in (1, 2, 3)]
+    resumed = _pytest(project, "--egi-resume", "reports/S")  # every item complete: nothing runs
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    _assert_same_run(run, reference)
+    manifest = _json(run / "run.json")
+    assert (manifest["merged_from"], len(manifest["resumed"]), manifest["status"]) == (shards, 1, "complete")
+    session = _json(run / "egi.json")["session"]
+    assert (session["merged_from"], session["resumed_from"], session["resumed_items"]) == (
+        shards, str(run), 10)
 
 
 def test_a_missing_shard_is_named_with_the_command_that_makes_it(tmp_path, sharded, merge):

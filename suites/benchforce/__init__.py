@@ -9,7 +9,7 @@ actions, no forbidden action ran, and every expected output was said
 (:mod:`suites.benchforce.scorer`). Categories are the environments. Native sub-metrics per
 environment: ``<env>.accuracy_all`` (M1), ``<env>.finished_rate`` (M2),
 ``<env>.accuracy_finished`` (M5, ``gap`` against ``accuracy_all``), and reported diagnostics
-(upstream's stateless accuracy, each criterion's rate, endings, agent tokens / turns / tool
+(upstream's stateless accuracy, each criterion's rate, endings, agent tokens / replies / tool
 calls). Differences from upstream: see README.md here.
 """
 
@@ -90,7 +90,7 @@ class BenchforceSuite:
     """The Benchforce suite object (see :class:`pytest_egi.suite.Suite`)."""
 
     name = "benchforce"
-    version = "1"
+    version = "2"
     categories = ENVIRONMENTS
     options_model = BenchforceOptions
     profile_keys = frozenset({"max_turns"})
@@ -229,7 +229,7 @@ class BenchforceSuite:
     def summary_columns(self, records: list[dict[str, Any]]) -> SummaryColumns:
         """:meth:`summarize` from column sums (:class:`~pytest_egi.suite.SummaryColumns`):
         per environment, :data:`~suites.benchforce.scorer.ENV_COLUMNS`; ``finish`` gives every
-        key :meth:`summarize` returns but the medians (``tokens_median``, ``turns_median``,
+        key :meth:`summarize` returns but the medians (``tokens_median``, ``replies_median``,
         ``tool_calls_median``: diagnostics), for the environments with a trial."""
         return SummaryColumns.per_category(  # type: ignore[return-value]  # env_rows never gives None
             records, ENVIRONMENTS, ENV_COLUMNS, lambda _env, recs: env_rows(recs), finish_env

@@ -67,8 +67,8 @@ DIAGNOSTIC_KEYS = (
     "timeout_rate",
     "tokens_mean",
     "tokens_median",
-    "turns_mean",
-    "turns_median",
+    "replies_mean",
+    "replies_median",
     "tool_calls_mean",
     "tool_calls_median",
     "invalid_tool_calls_mean",
@@ -202,7 +202,9 @@ def score_trial(env: Environment, data: dict[str, Any], trajectory: dict[str, An
     ``values`` (per trial, all 0/1 except the counts): ``passed``, ``finished``,
     ``user_ended``, ``gave_up``, ``max_turns``, ``timeout``, ``state_match``,
     ``no_forbidden``, ``outputs_said``, ``stateless``, and the agent-side ``tokens`` (prompt +
-    completion tokens the model under test reported), ``turns`` (its text replies),
+    completion tokens the model under test reported), ``replies`` (its text replies to the
+    caller: upstream's efficiency ``turns``, the exchanges completed, A7.4; not the record's
+    ``turns``, which counts every model call, a call that asks for a tool included),
     ``tool_calls`` and ``invalid_tool_calls``.
     """
     info = (trajectory.get("info") or {}).get("benchforce") or {}
@@ -240,7 +242,7 @@ def score_trial(env: Environment, data: dict[str, Any], trajectory: dict[str, An
         "outputs_said": float(not missing),
         "stateless": float(stateless),
         "tokens": float((usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)),
-        "turns": float(len(replies)),
+        "replies": float(len(replies)),
         "tool_calls": float(len(calls)),
         "invalid_tool_calls": float(sum(1 for c in calls if c.get("error"))),
     }
@@ -288,7 +290,7 @@ def _mean(xs: list[float]) -> float:
 
 def summarize_env(env: str, records: list[dict[str, Any]]) -> dict[str, float | None]:
     """One environment's sub-metrics from its scored records (module docstring). Rates 0–1;
-    ``tokens``/``turns``/``tool_calls`` are per-trial means and medians of the agent side."""
+    ``tokens``/``replies``/``tool_calls`` are per-trial means and medians of the agent side."""
     by_entry: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for rec in records:
         by_entry[str(rec.get("task_id"))].append(rec.get("values") or {})
@@ -318,7 +320,7 @@ def summarize_env(env: str, records: list[dict[str, Any]]) -> dict[str, float | 
         "timeout_rate": _mean(col("timeout")),
         "invalid_tool_calls_mean": _mean(col("invalid_tool_calls")),
     }
-    for key in ("tokens", "turns", "tool_calls"):
+    for key in ("tokens", "replies", "tool_calls"):
         out[f"{key}_mean"] = _mean(col(key))
         out[f"{key}_median"] = float(statistics.median(col(key)))
     return {f"{env}.{k}": out[k] for k in SUMMARY_KEYS}
@@ -335,7 +337,7 @@ _RATE_OF = {
     "timeout_rate": "timeout",
     "invalid_tool_calls_mean": "invalid_tool_calls",
     "tokens_mean": "tokens",
-    "turns_mean": "turns",
+    "replies_mean": "replies",
     "tool_calls_mean": "tool_calls",
 }
 """Per-trial means of :func:`summarize_env` and the value each averages."""

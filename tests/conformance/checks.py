@@ -1,4 +1,4 @@
-"""The contract every suite follows (DESIGN §9.2), as checker functions.
+"""The contract every suite follows (a suite is done only when it holds), as checker functions.
 
 Each checker takes what one or more runs of a suite produced and returns a list of problems,
 one sentence each naming the suite, the policy and the sub-metric; an empty list means the

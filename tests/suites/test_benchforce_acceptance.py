@@ -52,6 +52,15 @@ def test_quick_oracle_passes_every_entry_and_leaves_no_server(pytester, server_m
     assert subs["hospital.accuracy_finished"] == 1.0
     records = _records(pytester)
     assert len(records) == ENTRIES and {r["status"] for r in records.values()} == {"passed"}
+    # the record's turns count every model call; values.replies the agent's replies to the
+    # caller (upstream's turns): entry_0 asks, confirms, calls schedule_appointment, reports
+    first = records["hospital.entry_0"]
+    assert (first["turns"], first["values"]["replies"], first["values"]["tool_calls"]) == (4, 3.0, 1.0)
+    assert all("turns" not in r["values"] for r in records.values())
+    # the oracle makes one call per model call: the calls that asked for a tool are the difference
+    assert [r["task_id"] for r in records.values()
+            if r["turns"] != r["values"]["replies"] + r["values"]["tool_calls"]] == []
+    assert subs["hospital.replies_mean"] == sum(r["values"]["replies"] for r in records.values()) / ENTRIES
     assert _servers(server_mark) == []
 
 

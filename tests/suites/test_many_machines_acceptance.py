@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -59,6 +60,27 @@ def baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run_dir = reports / "single"
     assert len((run_dir / "records.jsonl").read_text().splitlines()) == 424
     return run_dir
+
+
+def _readme_run_folder() -> list[str]:
+    """The run folder's files as the README lists them (its "holds, after a session" list):
+    each backticked path there that starts with a name, ``<x>`` standing for any name."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("holds, after a session:", 1)[1].split("While a session holds", 1)[0]
+    name = re.compile(r"[a-z][\w<>/.-]*\.(json|jsonl|csv|html)")
+    return [t for t in re.findall(r"`([^`\s]+)`", block) if name.fullmatch(t)]
+
+
+def test_the_readme_lists_exactly_the_files_of_a_run_folder(baseline: Path) -> None:
+    """The main job's run folder (the suites' own folders included) is what the README says."""
+    listed = _readme_run_folder()
+    assert "mcpeval/<domain>_task_metrics.json" in listed and "run.json" in listed
+    patterns = {t: re.compile("[^/]+".join(map(re.escape, re.split(r"<[^>]+>", t)))) for t in listed}
+    files = sorted(str(p.relative_to(baseline)) for p in baseline.rglob("*") if p.is_file())
+    unlisted = [f for f in files if sum(bool(rx.fullmatch(f)) for rx in patterns.values()) != 1]
+    assert unlisted == []
+    assert [t for t, rx in patterns.items() if not any(rx.fullmatch(f) for f in files)] == []
+    assert sorted({f.split("/")[0] for f in files if "/" in f}) == ["mcp_universe", "mcpeval", "raw"]
 
 
 def test_three_shards_merged_equal_one_run(baseline: Path, tmp_path: Path, capsys) -> None:
