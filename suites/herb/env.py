@@ -501,7 +501,8 @@ def make_submission(answer: Any, entities: Any = None, answerable: Any = True) -
 def _cached_env(world_key: str, retriever: str, dense: str | None, index_links: bool) -> HerbEnv:
     def build() -> HerbEnv:  # the world is let go of before indexing (see HerbSuite.prepare)
         return HerbEnv.from_world(lambda: get_world(json.loads(world_key)), release_worlds,
-                                  retriever=retriever, dense_encoder=dense, index_links=index_links)  # fmt: skip
+                                  retriever=retriever, dense_encoder=dense,
+                                  index_links=index_links)  # fmt: skip
 
     if dense is not None:  # a plug-in encoder may not pickle (or may hold a model): not shared
         return build()
