@@ -13,7 +13,9 @@ memory per worker is the sum of all worlds, and the same start-up work is done t
 - A worker left with fewer than two queued items steals from the worker with the longest queue
   (at most half of it, never its running and next item, as ``worksteal``), choosing, from
   that queue's end: whole suites the victim has not started (moving them costs no extra world);
-  else items of suites the thief has already started; else the last items.
+  else items of suites the thief has already started; else the last items, of a suite the
+  thief does not hold only when their expected time is more than twice the time a worker's
+  first item of that suite took beyond its mean (its world's build): else the thief stops.
 
 The controller collects nothing, so a worker writes what it collected (``egi-groups.json``:
 each item's suite, by collection index) into the session's shared directory at the end of its
@@ -101,6 +103,8 @@ class SuiteAffineScheduling(WorkStealingScheduling):
         self.groups: list[Any] = []
         self.node2groups: dict[Any, set[Any]] = {}
         self.node2started: dict[Any, set[Any]] = {}
+        self._first: dict[Any, list[float]] = {}  # group -> durations of a worker's first item of it
+        self._rest: dict[Any, list[float]] = {}  # group -> [sum, count] of the other items' durations
 
     def add_node(self, node: Any) -> None:
         super().add_node(node)
@@ -160,8 +164,37 @@ class SuiteAffineScheduling(WorkStealingScheduling):
             self._send(node, indices)
 
     def mark_test_complete(self, node: Any, item_index: int, duration: float | None = None) -> None:
-        self.node2started[node].add(self.groups[item_index])
+        group = self.groups[item_index]
+        if duration is not None:  # a worker's first item of a group includes its prepare
+            if group in self.node2started[node]:
+                self._rest.setdefault(group, [0.0, 0])[0] += duration
+                self._rest[group][1] += 1
+            else:
+                self._first.setdefault(group, []).append(duration)
+        self.node2started[node].add(group)
         super().mark_test_complete(node, item_index, duration)
+
+    def worth_splitting(self, group: Any, count: int) -> bool:
+        """Whether a worker that does not hold ``group`` should take ``count`` of its items:
+        when their expected time (the group's mean item duration, else that of every group)
+        is more than twice its start (how much longer a worker's first item of it took than
+        that mean: the world built first; for a group not yet started anywhere, the longest
+        start seen). True while no item's duration is known."""
+        known = [r for r in self._rest.values() if r[1]]
+        if not known:
+            return True
+        overall = sum(r[0] for r in known) / sum(r[1] for r in known)
+
+        def mean(g: Any) -> float:
+            rest = self._rest.get(g)
+            return rest[0] / rest[1] if rest and rest[1] else overall
+
+        def start(g: Any) -> float:
+            first = self._first[g]
+            return max(0.0, sum(first) / len(first) - mean(g))
+
+        cost = start(group) if group in self._first else max(map(start, self._first), default=0.0)
+        return count * mean(group) > 2 * cost
 
     def check_schedule(self) -> None:
         """Send returned or stolen items to idle workers; else have an idle worker steal."""
@@ -187,7 +220,12 @@ class SuiteAffineScheduling(WorkStealingScheduling):
             for node in idle:  # nothing left to take: they run their last item now
                 node.shutdown()
             return
-        victim.send_steal(self.steal_choice(victim, idle[0], num))
+        chosen = self.steal_choice(victim, idle[0], num)
+        if not chosen:  # nothing worth moving: the idle workers run their last item now
+            for node in idle:
+                node.shutdown()
+            return
+        victim.send_steal(chosen)
         self.steal_requested_from_node = victim
 
     def steal_choice(self, victim: Any, thief: Any, num: int) -> list[int]:
@@ -196,7 +234,8 @@ class SuiteAffineScheduling(WorkStealingScheduling):
 
         Whole groups the victim has not started, taken from the queue's end while they fit in
         ``num``; if none fits, the last ``num`` items, those of groups the thief already holds
-        first. The victim's running and next item (the first ``MIN_PENDING``) always stay.
+        first, of another group only when :meth:`worth_splitting` (else nothing: an empty
+        list). The victim's running and next item (the first ``MIN_PENDING``) always stay.
         """
         queue = self.node2pending[victim]
         stealable = queue[MIN_PENDING:]
@@ -211,7 +250,10 @@ class SuiteAffineScheduling(WorkStealingScheduling):
         if whole:
             return [i for i in stealable if i in whole]
         held = self.node2groups[thief]
-        ranked = sorted(range(len(stealable)), key=lambda k: (self.groups[stealable[k]] not in held, -k))
+        allowed = {g for g, members in by_group.items()
+                   if g in held or self.worth_splitting(g, min(num, len(members)))}  # fmt: skip
+        ranked = sorted((k for k in range(len(stealable)) if self.groups[stealable[k]] in allowed),
+                        key=lambda k: (self.groups[stealable[k]] not in held, -k))  # fmt: skip
         picked = set(ranked[:num])
         return [index for k, index in enumerate(stealable) if k in picked]
 

@@ -95,6 +95,19 @@ def test_a_thief_takes_items_of_a_suite_it_holds_first():
     assert sched.steal_choice(gw0, gw1, 3) == [6, 7, 4]
 
 
+def test_a_thief_does_not_split_a_suite_whose_start_outweighs_its_items():
+    """gw0 runs a (8 items): its first item took 5 s (the world's build), the next 0.1 s each.
+    gw1, idle after b, could take 3 a-items (0.3 s of work for a 5 s start): it does not, and
+    is told to finish. Had a's start been 0.2 s, it would take them."""
+    for first, expected in ((5.0, []), (0.2, [[5, 6, 7]])):
+        sched, (gw0, gw1) = _scheduler({"a": 8, "b": 2})
+        sched.mark_test_complete(gw0, 0, first)
+        sched.mark_test_complete(gw0, 1, 0.1)
+        sched.mark_test_complete(gw1, 8, 0.1)  # gw1: one item left, idle
+        assert gw0.steals == expected
+        assert gw1.shutting_down is (not expected)
+
+
 def test_nothing_left_to_steal_shuts_the_idle_worker_down():
     """gw1 is down to its last item while gw0 has only its running and next item: nothing may
     be stolen, so gw1 is told to finish (xdist's ``shutdown``)."""
