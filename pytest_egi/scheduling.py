@@ -7,9 +7,11 @@ memory per worker is the sum of all worlds, and the same start-up work is done t
 
 :class:`SuiteAffineScheduling` (a ``worksteal`` variant) hands out whole suites instead:
 
-- The initial queues: suites largest first (item count), each to the worker with the fewest
-  items so far (longest-processing-time first); a worker's queue is its suites one after the
-  other, in that order.
+- The initial queues: suites longest first, each to the worker with the least work so far
+  (longest-processing-time first); a worker's queue is its suites one after the other, in
+  that order. A suite's work is its item count times its mean item time, as learned from the
+  last ``-n`` run of the same model (:data:`DURATIONS_FILE` in the task cache folder; a suite
+  not seen yet counts the mean of those seen; with none seen, the item counts alone decide).
 - A worker left with fewer than two queued items steals from the worker with the longest queue
   (at most half of it, never its running and next item, as ``worksteal``), choosing, from
   that queue's end: whole suites the victim has not started (moving them costs no extra world);
@@ -36,7 +38,45 @@ from typing import Any
 import pytest
 from xdist.scheduler.worksteal import MIN_PENDING, WorkStealingScheduling
 
-__all__ = ["GROUPS_FILE", "SchedulerHooks", "SuiteAffineScheduling", "read_groups", "write_groups"]
+__all__ = ["DURATIONS_FILE", "GROUPS_FILE", "SchedulerHooks", "SuiteAffineScheduling", "read_durations",
+           "read_groups", "write_durations", "write_groups"]
+
+
+def read_durations(folder: Path | None, model: str) -> dict[str, float]:
+    """Mean seconds per item of each group ``model`` ran in its last ``-n`` run, from
+    :data:`DURATIONS_FILE` in ``folder``; empty when there is none (or it is unreadable: it
+    only guides the placement)."""
+    if folder is None:
+        return {}
+    try:
+        data = json.loads((Path(folder) / DURATIONS_FILE).read_text(encoding="utf-8"))
+        return {g: float(total) / int(n) for g, (total, n) in data[model].items() if int(n) > 0}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def write_durations(folder: Path, model: str, totals: dict[str, tuple[float, int]]) -> None:
+    """Record this run's ``{group: (seconds, items)}`` for ``model`` in :data:`DURATIONS_FILE`
+    (a group this run did not run keeps its earlier figures; other models' are kept)."""
+    from pytest_egi.records import atomic_write_text
+
+    path = Path(folder) / DURATIONS_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            data = {}
+    except (OSError, ValueError):
+        data = {}
+    entry = data.get(model) if isinstance(data.get(model), dict) else {}
+    entry.update({g: [round(total, 6), n] for g, (total, n) in sorted(totals.items())})
+    data[model] = entry
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(data, sort_keys=True, indent=1) + "\n")
+
+DURATIONS_FILE = "egi-durations.json"
+"""In the task cache folder: ``{model: {group: [seconds, items]}}``, each group's total item
+time (setup + call + teardown, as xdist reports it, so a worker's first item of a suite
+includes its ``prepare``) and item count in the last ``-n`` run of that model that ran it."""
 
 GROUPS_FILE = "egi-groups.json"
 """In the session's shared directory: ``{"ids": [first, last node id], "count": n,
@@ -91,15 +131,19 @@ class SuiteAffineScheduling(WorkStealingScheduling):
         log: xdist's log producer.
         groups: ``collection -> group per item`` (node ids in, one hashable per item out);
             default :func:`read_groups` on the session's shared directory.
+        expected: group -> mean seconds per item (:func:`read_durations`) for the initial
+            placement; None or empty: item counts alone.
 
     See the module docstring for the rules. ``node2groups`` maps each worker to the groups of
     the items it has started or been given (the worlds it holds, or will).
     """
 
     def __init__(self, config: pytest.Config, log: Any = None,
-                 groups: Callable[[Sequence[str]], Sequence[Any]] | None = None) -> None:  # fmt: skip
+                 groups: Callable[[Sequence[str]], Sequence[Any]] | None = None,
+                 expected: dict[Any, float] | None = None) -> None:  # fmt: skip
         super().__init__(config, log)
         self._groups_of = groups
+        self._expected = dict(expected or {})
         self.groups: list[Any] = []
         self.node2groups: dict[Any, set[Any]] = {}
         self.node2started: dict[Any, set[Any]] = {}
@@ -124,8 +168,18 @@ class SuiteAffineScheduling(WorkStealingScheduling):
         settings = self.config.stash.get(SETTINGS_KEY, None)
         return read_groups(getattr(settings, "shared_dir", None), collection)
 
+    def totals(self) -> dict[Any, tuple[float, int]]:
+        """Each group's total item seconds and item count so far (the items whose duration
+        xdist reported)."""
+        out: dict[Any, tuple[float, int]] = {}
+        for group in set(self._first) | set(self._rest):
+            first = self._first.get(group, [])
+            rest = self._rest.get(group, [0.0, 0])
+            out[group] = (sum(first) + rest[0], len(first) + rest[1])
+        return out
+
     def schedule(self) -> None:
-        """Hand each worker whole groups, largest first, to the least loaded worker."""
+        """Hand each worker whole groups, longest first, to the least loaded worker."""
         assert self.collection_is_completed
         if self.collection is not None:  # a node added later (a crashed one replaced)
             self.check_schedule()
@@ -140,12 +194,15 @@ class SuiteAffineScheduling(WorkStealingScheduling):
         members: dict[Any, list[int]] = {}
         for index, group in enumerate(self.groups):
             members.setdefault(group, []).append(index)
+        known = [self._expected[g] for g in members if g in self._expected]
+        fallback = sum(known) / len(known) if known else 1.0
+        work = {g: len(ix) * self._expected.get(g, fallback) for g, ix in members.items()}
         nodes = [node for node in self.node2pending if not node.shutting_down]
-        load = dict.fromkeys(nodes, 0)
+        load = dict.fromkeys(nodes, 0.0)
         queues: dict[Any, list[int]] = {node: [] for node in nodes}
-        for _group, indices in sorted(members.items(), key=lambda kv: (-len(kv[1]), kv[1][0])):
+        for group, indices in sorted(members.items(), key=lambda kv: (-work[kv[0]], kv[1][0])):
             node = min(nodes, key=lambda n: load[n])  # the first of the least loaded
-            load[node] += len(indices)
+            load[node] += work[group]
             queues[node].extend(indices)
         for node, queue in queues.items():
             if queue:
@@ -271,10 +328,37 @@ class SchedulerHooks:
     def __init__(self, use: Callable[[], bool], suite_of: Callable[[pytest.Item], str | None]) -> None:
         self._use = use
         self._suite_of = suite_of
+        self._scheduler: SuiteAffineScheduling | None = None
+
+    @staticmethod
+    def _durations_key(config: pytest.Config) -> tuple[Path | None, str | None]:
+        from pytest_egi.plugin import SETTINGS_KEY
+        from pytest_egi.taskcache import task_cache_dir
+
+        settings = config.stash.get(SETTINGS_KEY, None)
+        return task_cache_dir(config), getattr(settings, "model", None)
 
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        return SuiteAffineScheduling(config, log) if self._use() else None
+        if not self._use():
+            return None
+        folder, model = self._durations_key(config)
+        expected = read_durations(folder, model) if model else {}
+        self._scheduler = SuiteAffineScheduling(config, log, expected=expected)
+        return self._scheduler
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """On the controller: keep this run's item times per suite for the next run's
+        placement (:func:`write_durations`)."""
+        if self._scheduler is None:
+            return
+        folder, model = self._durations_key(session.config)
+        totals = {g: t for g, t in self._scheduler.totals().items() if isinstance(g, str) and t[1]}
+        if folder is not None and model and totals:
+            try:
+                write_durations(folder, model, totals)
+            except OSError:
+                pass  # a read-only cache folder: the next run places by item counts
 
     @pytest.hookimpl(tryfirst=True)  # before xdist tells the controller collection is over
     def pytest_collection_finish(self, session: pytest.Session) -> None:

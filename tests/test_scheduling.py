@@ -3,11 +3,19 @@ workers as the load allows, so a worker builds only the worlds of its own suites
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import pytest
 
-from pytest_egi.scheduling import SuiteAffineScheduling, read_groups, write_groups
+from pytest_egi.scheduling import (
+    DURATIONS_FILE,
+    SuiteAffineScheduling,
+    read_durations,
+    read_groups,
+    write_durations,
+    write_groups,
+)
 from tests.test_worker_prepare import _prepared, _with_prepare
 
 
@@ -38,11 +46,12 @@ def _config(workers: int) -> SimpleNamespace:
                            stash={})  # fmt: skip
 
 
-def _scheduler(counts: dict[str, int], workers: int = 2):
+def _scheduler(counts: dict[str, int], workers: int = 2, expected: dict[str, float] | None = None):
     """A scheduler over suites of ``counts`` items each (collection order as given), its nodes
     added and their collections in, initial queues sent."""
     collection = [f"suites/{s}/test_{s}.py::test_task[{s}-{k}]" for s, n in counts.items() for k in range(n)]
-    sched = SuiteAffineScheduling(_config(workers), groups=lambda ids: [i.split("/")[1] for i in ids])
+    sched = SuiteAffineScheduling(_config(workers), groups=lambda ids: [i.split("/")[1] for i in ids],
+                                  expected=expected)
     nodes = [FakeNode(f"gw{i}") for i in range(workers)]
     for node in nodes:
         sched.add_node(node)
@@ -59,6 +68,38 @@ def test_initial_queues_are_whole_suites_largest_first_to_the_least_loaded():
     assert gw1.sent == [[6, 7, 8, 9, 10, 11, 12]]
     assert gw0.steals == gw1.steals == []
     assert sched.node2groups == {gw0: {"a"}, gw1: {"b", "c"}}
+
+
+def test_learned_item_times_place_the_longest_suite_first():
+    """Work = items x mean seconds: b 4 x 3.0 = 12 to gw0; a 6 x 1.0 = 6 to gw1; c 3 x 1.0 = 3
+    to gw1 (6 < 12)."""
+    sched, (gw0, gw1) = _scheduler({"a": 6, "b": 4, "c": 3}, expected={"a": 1.0, "b": 3.0, "c": 1.0})
+    assert gw0.sent == [[6, 7, 8, 9]]
+    assert gw1.sent == [[0, 1, 2, 3, 4, 5, 10, 11, 12]]
+
+
+def test_a_suite_not_seen_yet_counts_the_mean_item_time_of_those_seen():
+    """c unknown: (0.1 + 3.0) / 2 = 1.55 s per item, 4.65 in all; b 12 to gw0, c 4.65 to gw1,
+    a 0.6 to gw1."""
+    sched, (gw0, gw1) = _scheduler({"a": 6, "b": 4, "c": 3}, expected={"a": 0.1, "b": 3.0})
+    assert gw0.sent == [[6, 7, 8, 9]]
+    assert gw1.sent == [[10, 11, 12, 0, 1, 2, 3, 4, 5]]
+
+
+def test_item_times_are_kept_per_model_for_the_next_run(tmp_path):
+    sched, (gw0, gw1) = _scheduler({"a": 2, "b": 2})
+    for node, index, seconds in ((gw0, 0, 5.0), (gw0, 1, 1.0), (gw1, 2, 0.5), (gw1, 3, 0.5)):
+        sched.mark_test_complete(node, index, seconds)
+    assert sched.totals() == {"a": (6.0, 2), "b": (1.0, 2)}
+    write_durations(tmp_path, "egi/oracle", {"a": (6.0, 2)})
+    write_durations(tmp_path, "gpt-4o-mini", {"a": (40.0, 2)})
+    write_durations(tmp_path, "egi/oracle", {"b": (1.0, 2)})  # a run of b alone keeps a's
+    assert read_durations(tmp_path, "egi/oracle") == {"a": 3.0, "b": 0.5}
+    assert read_durations(tmp_path, "gpt-4o-mini") == {"a": 20.0}
+    assert read_durations(tmp_path, "egi/null") == {}
+    (tmp_path / DURATIONS_FILE).write_text("{not json")
+    assert read_durations(tmp_path, "egi/oracle") == {}
+    assert read_durations(None, "egi/oracle") == {}
 
 
 def test_an_idle_worker_steals_a_whole_suite_the_other_has_not_started():
@@ -183,3 +224,16 @@ def test_each_worker_prepares_one_suite_at_n_2(toy_project, dist):
         tasks = sorted(line.split(" ", 1)[1] for line in lines)
         assert tasks == ["alpha-0 alpha-1 beta-0 beta-1", "alpha-0 beta-0"], lines
         assert len(set(pids)) == 2, lines
+
+
+def test_an_n_2_run_records_each_suites_item_time_in_the_task_cache(toy_project, tmp_path):
+    _two_suites(toy_project)
+    cache = tmp_path / "cache"
+    result = toy_project.runpytest_subprocess(
+        "toysuites", "--egi-model", "egi/oracle", "--egi-bootstrap", "0", "--egi-cache", str(cache),
+        "-n", "2")
+    result.assert_outcomes(passed=6)
+    data = json.loads((cache / "tasks" / DURATIONS_FILE).read_text())
+    assert sorted(data) == ["egi/oracle"]
+    assert {g: n for g, (_s, n) in data["egi/oracle"].items()} == {"suite:toy": 4, "suite:toy2": 2}
+    assert all(seconds > 0 for seconds, _n in data["egi/oracle"].values())
