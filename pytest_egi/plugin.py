@@ -464,6 +464,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_INTERRUPT_KEY] = interrupt
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(config), "egi-xdist")
+        from pytest_egi.scheduling import SchedulerHooks
+
+        chosen = lambda: config.stash.get(_WORKSTEAL_KEY, False)  # noqa: E731  (-n without --dist)
+        config.pluginmanager.register(SchedulerHooks(chosen, _suite_name), "egi-scheduling")
     if getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_JunitXmlJson(), "egi-junitxml")
     # one-time builds (load_tasks, suite worlds) are shared through the controller's
@@ -1241,6 +1245,12 @@ def _prepare_suite(settings: RunSettings, group: list[Case]) -> None:
         group[0].suite.prepare(tasks, group[0].options)
     except (ValueError, OSError) as exc:
         raise _data_error(group[0].suite.name, settings, exc) from None
+
+
+def _suite_name(item: pytest.Item) -> str | None:
+    """The name of the item's suite, or None for an item that is not an EGI task."""
+    case = _case_of(item)
+    return None if case is None else case.suite.name
 
 
 def _prepare_before_item(item: pytest.Item) -> None:

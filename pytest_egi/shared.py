@@ -156,7 +156,7 @@ def _store(path: Path, text: str, value: Any, name: str) -> None:
         raise
 
 
-def build_once(name: str, key: object, build: Callable[[], T]) -> T:
+def build_once(name: str, key: object, build: Callable[[], T], *, isolate: bool = False) -> T:
     """Return ``build()``, built by one process per session and shared with the others.
 
     With a shared directory (:func:`configure`; the plugin sets it on every xdist worker),
@@ -175,6 +175,12 @@ def build_once(name: str, key: object, build: Callable[[], T]) -> T:
         key: everything the result depends on within the session (suite name and version,
             seed, options, ...); see :func:`canonical_key` for what it may hold.
         build: makes the value; its result must be picklable when sharing is on.
+        isolate: when sharing is on and this process is the one to build, build in a forked
+            child process (POSIX), which stores the pickle and exits; this process then reads
+            it like the others. What ``build()`` allocates on the way (a world an index is made
+            from, the indexer's temporaries) then never counts in this process's memory, which
+            holds only the result. A child that fails (an exception, a crash) leaves no file:
+            this process then builds itself, so ``build()``'s exception is raised here.
 
     Raises:
         TypeError: ``key`` cannot be canonicalised (the message names the offending value),
@@ -206,6 +212,10 @@ def build_once(name: str, key: object, build: Callable[[], T]) -> T:
         found, value = _load(path, text)  # built while we waited for the lock
         if found:
             return value
+        if isolate and _build_in_child(path, text, build, name):
+            found, value = _load(path, text)
+            if found:
+                return value
         value = build()
         try:
             _store(path, text, value, name)
@@ -214,6 +224,28 @@ def build_once(name: str, key: object, build: Callable[[], T]) -> T:
         return value
     finally:
         lock.release()
+
+
+def _build_in_child(path: Path, text: str, build: Callable[[], Any], name: str) -> bool:
+    """Run ``build()`` in a forked child that stores its result at ``path``; True when the
+    child exited cleanly (False where ``os.fork`` is missing, or the child failed).
+
+    The child runs only ``build()`` and the pickling, and leaves by ``os._exit`` (no atexit
+    handler, no buffered output of this process flushed twice)."""
+    if not hasattr(os, "fork"):
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: fork of a threaded process
+        pid = os.fork()
+    if pid == 0:  # the child
+        code = 1
+        try:
+            _store(path, text, build(), name)
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
 
 
 def _warn_unshared(name: str, exc: OSError) -> None:

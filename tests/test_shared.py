@@ -270,3 +270,30 @@ def test_serial_session_shares_nothing(toy_project, monkeypatch):
     # shared directory, even when this test process is itself an xdist worker with a directory
     # of its own
     assert _load_log(log) == [(os.getpid(), "None")] * 2
+
+
+def test_isolated_build_runs_in_a_child_and_this_process_reads_its_file(shared_dir: Path):
+    """``isolate=True``: ``build()`` runs in another process (its pid is not ours), which
+    stores the file; we read it. A second call reads the same file."""
+    value = build_once("iso", {"k": 1}, lambda: {"pid": os.getpid(), "data": list(range(5))}, isolate=True)
+    assert value["pid"] != os.getpid() and value["data"] == [0, 1, 2, 3, 4]
+    assert len(list(shared_dir.glob("iso-*.pkl"))) == 1
+    assert build_once("iso", {"k": 1}, lambda: {"pid": os.getpid()}, isolate=True) == value
+
+
+def test_isolated_build_that_fails_in_the_child_raises_here(shared_dir: Path):
+    """The child fails and stores nothing: this process builds and raises the error itself."""
+    calls: list[int] = []
+
+    def build() -> int:
+        calls.append(os.getpid())  # the child's append is lost with the child
+        raise ValueError("tasks.json: field 'gold' is missing")
+
+    with pytest.raises(ValueError, match="field 'gold' is missing"):
+        build_once("iso-bad", {"k": 1}, build, isolate=True)
+    assert calls == [os.getpid()]
+    assert list(shared_dir.glob("iso-bad-*.pkl")) == []
+
+
+def test_isolated_build_without_sharing_builds_here(no_shared_dir):
+    assert build_once("iso", {"k": 1}, lambda: os.getpid(), isolate=True) == os.getpid()

@@ -444,7 +444,9 @@ def release_worlds() -> None:
 
 @functools.lru_cache(maxsize=8)
 def _company_names(key: str) -> tuple[str, ...]:
-    return tuple(_cached_world(key).company_names)
+    # under xdist, read from a world in a child process (this one need not hold the world)
+    return build_once("herb-company-names", {"spec": json.loads(key), "version": suite_version()},
+                      lambda: tuple(_cached_world(key).company_names), isolate=True)  # fmt: skip
 
 
 def company_names(spec: dict[str, Any]) -> list[str]:

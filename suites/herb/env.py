@@ -25,12 +25,13 @@ import json
 import re
 import zlib
 from collections import defaultdict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_egi.agents.tools import Tool, ToolError, Toolkit
 from pytest_egi.shared import build_once
 from suites._common.bm25 import import_bm25s
-from suites.herb.data import World, get_world, suite_version
+from suites.herb.data import World, get_world, release_worlds, suite_version
 
 if TYPE_CHECKING:  # numpy is imported where it is used: collecting the suite needs none of it
     import numpy as np
@@ -186,18 +187,39 @@ class HerbEnv:
 
     def __init__(self, world: World, *, retriever: str = "bm25", dense_encoder: str | None = None,
                  index_links: bool = False) -> None:  # fmt: skip
-        bm25s = import_bm25s()
-        from bm25s.tokenization import Tokenizer
+        self._tables(world, index_links)
+        self._index(retriever, dense_encoder)
 
+    @classmethod
+    def from_world(cls, load: Callable[[], World], release: Callable[[], None], *, retriever: str = "bm25",
+                   dense_encoder: str | None = None, index_links: bool = False) -> HerbEnv:  # fmt: skip
+        """Build the environment of the world ``load()`` returns, calling ``release()`` (which
+        lets go of every other reference to that world) before the index is built: the
+        world's artifacts (tens of MB) and the tokenizer's lists are never in memory together.
+        """
+        env = cls.__new__(cls)
+        env._tables(load(), index_links)
+        release()
+        env._index(retriever, dense_encoder)
+        return env
+
+    def _tables(self, world: World, index_links: bool) -> None:
         # the world itself is not kept: the index, the texts and the look-up tables are all
         # a trial needs (and what a pickled env carries to the other xdist workers)
         self.units = _render_units(world, index_links)
         self.ids = [u[0] for u in self.units]
         self.texts = [u[2] for u in self.units]
+        self._lookups(world)
+
+    def _index(self, retriever: str, dense_encoder: str | None) -> None:
+        bm25s = import_bm25s()
+        from bm25s.tokenization import Tokenizer
+
         self._tokenizer = Tokenizer(stopwords="en", lower=True)
         ids = self._tokenizer.tokenize(self.texts, return_as="ids", show_progress=False)
         self._bm25 = bm25s.BM25()
         self._bm25.index(ids, show_progress=False)
+        del ids
         self._dense: tuple[DenseEncoder, np.ndarray] | None = None
         if retriever == "hybrid":
             import numpy as np
@@ -206,7 +228,6 @@ class HerbEnv:
             self._dense = (encoder, np.asarray(encoder.encode(self.texts), dtype=np.float32))
         elif retriever != "bm25":
             raise ValueError(f"herb.retriever must be 'bm25' or 'hybrid', got {retriever!r}")
-        self._lookups(world)
 
     def _lookups(self, w: World) -> None:
         self.name2id: dict[str, list[str]] = defaultdict(list)
@@ -478,16 +499,17 @@ def make_submission(answer: Any, entities: Any = None, answerable: Any = True) -
 
 @functools.lru_cache(maxsize=8)
 def _cached_env(world_key: str, retriever: str, dense: str | None, index_links: bool) -> HerbEnv:
-    def build() -> HerbEnv:
-        return HerbEnv(get_world(json.loads(world_key)), retriever=retriever, dense_encoder=dense,
-                       index_links=index_links)  # fmt: skip
+    def build() -> HerbEnv:  # the world is let go of before indexing (see HerbSuite.prepare)
+        return HerbEnv.from_world(lambda: get_world(json.loads(world_key)), release_worlds,
+                                  retriever=retriever, dense_encoder=dense,
+                                  index_links=index_links)  # fmt: skip
 
     if dense is not None:  # a plug-in encoder may not pickle (or may hold a model): not shared
         return build()
     import_bm25s()  # before a shared build is unpickled (which imports bm25s)
     key = {"world": json.loads(world_key), "retriever": retriever, "index_links": index_links,
            "version": suite_version()}  # fmt: skip
-    return build_once("herb-env", key, build)
+    return build_once("herb-env", key, build, isolate=True)  # the world stays in the builder
 
 
 def get_env(spec: dict[str, Any], options: Any) -> HerbEnv:

@@ -101,8 +101,38 @@ Result = tuple[bool, str]
 
 @lru_cache(maxsize=4)
 def world(seed: int) -> dict[str, Any]:
-    """The open-world finance world of ``seed`` (companies are added as they are first named)."""
-    return finance.build_world(seed, open_world=True)
+    """The open-world finance world of ``seed`` (companies are added as they are first named;
+    :func:`_kept` keeps only the last :data:`OPEN_COMPANIES_KEPT` of them)."""
+    built = finance.build_world(seed, open_world=True)
+    _fixed[seed] = frozenset(built["tickers"])
+    return built
+
+
+_fixed: dict[int, frozenset[str]] = {}
+OPEN_COMPANIES_KEPT = 8
+"""Generated companies the evaluator keeps per world, the most recently used. Each is about
+1.5 MB (a row per trading day since 2014) and is generated again, the same, from (seed,
+symbol) alone when named after it was let go: without a bound, a worker running the
+financial tasks grew by one company per ticker named (about 45 MB over the quick profile)."""
+
+
+def _kept(seed: int, ticker: str) -> dict[str, Any]:
+    """``finance.company`` of the evaluator's world, the generated companies bounded to the
+    :data:`OPEN_COMPANIES_KEPT` most recently used.
+
+    Raises:
+        BadRequest: as ``finance.company``.
+    """
+    w = world(seed)
+    found = finance.company(w, ticker)
+    tickers, fixed = w["tickers"], _fixed[seed]
+    symbol = str(ticker).strip().upper()
+    if symbol not in fixed and symbol in tickers:
+        tickers[symbol] = tickers.pop(symbol)  # the most recently used last
+        generated = [s for s in tickers if s not in fixed]
+        for old in generated[: max(0, len(generated) - OPEN_COMPANIES_KEPT)]:
+            del tickers[old]
+    return found
 
 
 def company(seed: int, ticker: str) -> dict[str, Any]:
@@ -112,7 +142,7 @@ def company(seed: int, ticker: str) -> dict[str, Any]:
         EvaluatorSpecError: the ticker is not a symbol the open world serves.
     """
     try:
-        return finance.company(world(seed), ticker)
+        return _kept(seed, ticker)
     except BadRequest as exc:
         raise EvaluatorSpecError(f"ticker {ticker!r} of the task: {exc}") from None
 
@@ -121,7 +151,7 @@ def _answer_company(seed: int, ticker: Any) -> dict[str, Any] | None:
     if not isinstance(ticker, str):
         return None
     try:
-        return finance.company(world(seed), ticker)
+        return _kept(seed, ticker)
     except BadRequest:
         return None
 

@@ -499,3 +499,24 @@ def test_truth_follows_the_seed():
     assert yf.portfolio_return(SEED, ["NVDA"], str(start), str(start + timedelta(days=30)), 1.0, [1.0]) != (
         yf.portfolio_return(SEED + 1, ["NVDA"], str(start), str(start + timedelta(days=30)), 1.0, [1.0])
     )
+
+
+def test_the_evaluator_keeps_only_the_most_recently_used_generated_companies():
+    """Each generated company is a row per trading day since 2014; the evaluator's world keeps
+    the last OPEN_COMPANIES_KEPT of them, and one named again after it was let go is generated
+    the same."""
+    seed = 424242
+    fixed = set(yf.world(seed)["tickers"])
+    first = yf.company(seed, "zqa")
+    first_rows = [dict(row) for row in first["prices"]]
+    symbols = [f"ZQ{c}" for c in "BCDEFGHIJK"]  # ten more generated companies
+    for symbol in symbols:
+        yf.company(seed, symbol)
+    yf.company(seed, symbols[0])  # used again: now the most recent
+    generated = [s for s in yf.world(seed)["tickers"] if s not in fixed]
+    assert generated == [*symbols[3:], symbols[0]]
+    assert len(generated) == yf.OPEN_COMPANIES_KEPT == 8
+    again = yf.company(seed, "ZQA")
+    assert again is not first and again["prices"] == first_rows
+    assert again == finance._open_company(seed, "ZQA")
+    assert set(yf.world(seed)["tickers"]) >= fixed  # the fixed companies always stay
