@@ -182,7 +182,8 @@ def load_routing(path: Path) -> tuple[RoutingConfig, str]:
             "Pass --egi-routing PATH or set egi_routing in the ini file."
         ) from None
     try:
-        data = yaml.safe_load(raw)
+        # libyaml's loader when PyYAML was built with it: the same safe schema, ~10x faster
+        data = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
