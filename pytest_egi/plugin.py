@@ -419,8 +419,9 @@ def _check_report_dir(config: pytest.Config, settings: RunSettings) -> None:
 
 def _load_routing(config: pytest.Config, settings: RunSettings) -> None:
     from pytest_egi.config import apply_floors, apply_weights, load_routing
+    from pytest_egi.taskcache import task_cache_dir
 
-    routing, digest = load_routing(settings.routing_path)
+    routing, digest = load_routing(settings.routing_path, task_cache_dir(config))
     settings.routing, settings.routing_hash = routing, digest
     settings.weights = apply_weights(routing, config.option.egi_weights or {})
     settings.floors = apply_floors(routing, config.option.egi_floor or {})
