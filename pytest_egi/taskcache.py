@@ -14,7 +14,10 @@ as one pickle, unpickled when an item of the suite first needs its task. A warm 
 (``--collect-only``, or an xdist worker's collection of items it will not run) then builds no
 Task object at all.
 
-Where: ``<cache root>/tasks/tasks-<suite>-<sha256 of the key>.pkl``, where the cache root is
+Where: ``<cache root>/tasks/tasks-<suite>-<sha256 of the key>.pkl`` (and beside it
+``checks-<suite>-*.pkl``, the suite's ``constant_answer_check`` / ``data_warnings`` results,
+and ``routing-*.pkl``, the parsed YAML of a routing file keyed by its sha256, read by
+:func:`pytest_egi.config.load_routing`), where the cache root is
 ``<rootdir>/.egi_cache`` by default (the response cache lives beside it in
 ``.egi_cache/responses``) or the folder given by ``--egi-cache DIR`` (relative to the
 invocation folder; the response cache is then ``DIR/responses.sqlite3``, the task cache
