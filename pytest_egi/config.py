@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from pytest_egi.options import BUCKETS, parse_bucket_values, parse_fraction, parse_mode, parse_suite_option
@@ -164,8 +163,32 @@ def _format_error(path: Path, exc: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def load_routing(path: Path) -> tuple[RoutingConfig, str]:
+def _parse_yaml(path: Path, raw: bytes) -> Any:
+    """``raw`` (the bytes of ``path``) parsed with PyYAML's safe loader.
+
+    Raises:
+        pytest.UsageError: malformed YAML (names the line and column).
+    """
+    import yaml
+
+    try:
+        return yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise pytest.UsageError(f"invalid routing file {path}: malformed YAML{where}: {problem}") from None
+
+
+def load_routing(path: Path, cache_dir: Path | None = None) -> tuple[RoutingConfig, str]:
     """Load and validate ``routing.yaml``.
+
+    Args:
+        path: the file.
+        cache_dir: the task cache folder (:func:`pytest_egi.taskcache.task_cache_dir`), where
+            the parsed YAML is kept, keyed by the file's sha256 and the installed packages
+            (PyYAML's version among them), so a warm run neither imports PyYAML nor parses the
+            file again (the result is validated every time); None parses it every time.
 
     Returns:
         (config, sha256 hex digest of the file bytes).
@@ -181,20 +204,20 @@ def load_routing(path: Path) -> tuple[RoutingConfig, str]:
             f"cannot read routing file {path}: {exc.strerror}. "
             "Pass --egi-routing PATH or set egi_routing in the ini file."
         ) from None
-    try:
-        data = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise pytest.UsageError(f"invalid routing file {path}: malformed YAML{where}: {problem}") from None
+    digest = hashlib.sha256(raw).hexdigest()
+    if cache_dir is None:
+        data = _parse_yaml(path, raw)
+    else:
+        from pytest_egi.taskcache import CacheEntries
+
+        data = CacheEntries(cache_dir, {"sha256": digest}, ()).get("routing", lambda: _parse_yaml(path, raw))
     if not isinstance(data, dict):
         raise pytest.UsageError(f"invalid routing file {path}: the top level must be a mapping")
     try:
         config = RoutingConfig.model_validate(data)
     except ValidationError as exc:
         raise pytest.UsageError(_format_error(path, exc)) from None
-    return config, hashlib.sha256(raw).hexdigest()
+    return config, digest
 
 
 def apply_weights(config: RoutingConfig, weights: dict[str, float]) -> dict[str, float]:

@@ -420,8 +420,9 @@ def _check_report_dir(config: pytest.Config, settings: RunSettings) -> None:
 
 def _load_routing(config: pytest.Config, settings: RunSettings) -> None:
     from pytest_egi.config import apply_floors, apply_weights, load_routing
+    from pytest_egi.taskcache import task_cache_dir
 
-    routing, digest = load_routing(settings.routing_path)
+    routing, digest = load_routing(settings.routing_path, task_cache_dir(config))
     settings.routing, settings.routing_hash = routing, digest
     settings.weights = apply_weights(routing, config.option.egi_weights or {})
     settings.floors = apply_floors(routing, config.option.egi_floor or {})
@@ -966,12 +967,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         key = {"suite": suite.name, "version": getattr(suite, "version", None),
                "package": package, "profile": profile, "options": options}  # fmt: skip
         # one worker builds (or reads the cross-run task cache, pytest_egi/taskcache.py), the
-        # others unpickle (pytest_egi/shared.py)
-        from pytest_egi.taskcache import cached_tasks, source_paths, task_cache_dir
+        # others unpickle (pytest_egi/shared.py); the Task objects are unpickled only when an
+        # item first needs one (LoadedTasks)
+        from pytest_egi.taskcache import CacheEntries, LoadedTasks, source_paths, task_cache_dir
 
-        tasks = build_once(f"tasks-{suite.name}", key, lambda: cached_tasks(
-            task_cache_dir(config), f"tasks-{suite.name}", key, source_paths(suite, package, options),
-            lambda: suite.load_tasks(profile, options)))  # fmt: skip
+        cache = CacheEntries(task_cache_dir(config), key, lambda: source_paths(suite, package, options))
+        tasks = build_once(f"tasks-{suite.name}", key, lambda: cache.get(
+            f"tasks-{suite.name}", lambda: LoadedTasks(suite.load_tasks(profile, options))))  # fmt: skip
     except (pytest.UsageError, ValueError, OSError) as exc:
         # bad suite options or bad user data: a usage error (exit 4), raised once collection
         # is over so pytest reports it cleanly (an xdist worker reports a collection error)
@@ -980,7 +982,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if not tasks:
         return _refuse(metafunc, _data_error(suite.name, settings, ValueError(
             f"no task to run: the suite loaded none for the {settings.mode} profile")))
-    ids = [t.id for t in tasks]
+    ids = tasks.ids
     if len(set(ids)) != len(ids):
         return _refuse(metafunc, pytest.UsageError(f"suite {suite.name}: duplicate task ids in load_tasks()"))
     resumed_version = next((v for (name, _, _), v in settings.resumed.items() if name == suite.name), None)
@@ -990,17 +992,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             f"records were made by version {resumed_version}; resume with the code the run was "
             "made with, or start a new run without --egi-resume"
         ))
-    _check_data(config, settings, suite, tasks, options, profile)
-    for name in {suite.name, *(t.category for t in tasks)}:
+    _check_data(config, settings, suite, tasks, options, profile, cache)
+    for name in {suite.name, *tasks.categories}:
         config.addinivalue_line("markers", f"{_marker_name(name)}: egi suite or category")
     params = []
     # one mark object per name, shared by the items (not three new ones per item)
     suite_marks = (pytest.mark.egi, getattr(pytest.mark, _marker_name(suite.name)))
-    marks_of = {c: (*suite_marks, getattr(pytest.mark, _marker_name(c))) for c in {t.category for t in tasks}}
-    for task in tasks:
+    marks_of = {c: (*suite_marks, getattr(pytest.mark, _marker_name(c))) for c in set(tasks.categories)}
+    for index, category in enumerate(tasks.categories):
         for trial in range(1, settings.trials + 1):
-            case = Case(suite, package, task, trial, settings.trials, options, profile.seed)
-            params.append(pytest.param(case, id=case.id, marks=marks_of[task.category]))
+            case = Case(suite, package, tasks, index, trial, settings.trials, options, profile.seed)
+            params.append(pytest.param(case, id=case.id, marks=marks_of[category]))
     metafunc.parametrize("egi_case", params, indirect=True)
 
 
@@ -1021,7 +1023,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         keys = []
         for item in items:
             case = _case_of(item)
-            keys.append((0, case.suite.name, case.task.category, case.task.id, case.trial)
+            keys.append((0, case.suite.name, case.category, case.task_id, case.trial)
                         if case is not None else (1, "", "", item.nodeid, 0))
         kept = shard_indices(keys, *settings.shard)
         items[:] = [items[i] for i in kept]
@@ -1029,7 +1031,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         remaining = []
         for item in items:
             case = _case_of(item)
-            if case is None or (case.suite.name, case.task.id, case.trial) not in settings.resumed:
+            if case is None or (case.suite.name, case.task_id, case.trial) not in settings.resumed:
                 remaining.append(item)
         config.stash[RESUMED_SKIPPED_KEY] = len(items) - len(remaining)
         items[:] = remaining
@@ -1040,29 +1042,34 @@ RESUMED_SKIPPED_KEY = pytest.StashKey[int]()
 
 
 def _check_data(
-    config: pytest.Config, settings: RunSettings, suite: Any, tasks: list, options: Any, profile: Any
+    config: pytest.Config, settings: RunSettings, suite: Any, tasks: Any, options: Any, profile: Any,
+    cache: Any,
 ) -> None:
-    """Warn about the tasks a suite loaded: a category of the profile with no task at all (a
-    user's task file may hold only some), and the suite's optional ``constant_answer_check``
-    and ``data_warnings``.
+    """Warn about the tasks a suite loaded (``tasks``, a ``LoadedTasks``): a category of the
+    profile with no task at all (a user's task file may hold only some), and the suite's
+    optional ``constant_answer_check`` and ``data_warnings``, whose results are kept in the
+    task cache beside the tasks (``cache``, the suite's ``CacheEntries``: same key), so a warm
+    collection neither runs them nor unpickles the tasks.
     The warnings go to ``settings.data_warnings`` (an xdist worker also hands them to the
     controller in ``workeroutput``, read back in ``_XdistHooks.pytest_testnodedown``)."""
     if not settings.model:
         return
     from pytest_egi.checks import data_warning_entries, merge_data_warnings
 
-    loaded = {t.category for t in tasks}
+    loaded = set(tasks.categories)
     absent = {
         c: f"{c}: no task of this category was loaded, so its sub-metrics are missing "
         "(the task data holds none)"
         for c in (profile.categories or suite.categories) if c not in loaded
     }
     merge_data_warnings(settings.data_warnings, data_warning_entries(suite.name, absent))
-    for hook in ("constant_answer_check", "data_warnings"):
-        check = getattr(suite, hook, None)
-        if check is not None:
-            found = data_warning_entries(suite.name, check(tasks, options))
-            merge_data_warnings(settings.data_warnings, found)
+    hooks = [(hook, check) for hook in ("constant_answer_check", "data_warnings")
+             if (check := getattr(suite, hook, None)) is not None]  # fmt: skip
+    if hooks:
+        found = cache.get(f"checks-{suite.name}",
+                          lambda: [(hook, check(tasks.all(), options)) for hook, check in hooks])
+        for _hook, warnings in found:
+            merge_data_warnings(settings.data_warnings, data_warning_entries(suite.name, warnings))
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:
         workeroutput["egi_data_warnings"] = list(settings.data_warnings)
@@ -1136,7 +1143,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             if case is not None:
                 items[item.nodeid] = {
                     "record": base_record(item, case, settings),
-                    "raw": RunDir.raw_name(case.suite.name, case.task.id, case.trial, case.trials),
+                    "raw": RunDir.raw_name(case.suite.name, case.task_id, case.trial, case.trials),
                 }
         write_collected(directory, items, deselected_count(config))
     elif hasattr(config, "workerinput") and settings is not None and settings.model:
@@ -1254,17 +1261,21 @@ def _suite_name(item: pytest.Item) -> str | None:
 
 
 def _prepare_before_item(item: pytest.Item) -> None:
-    """On an xdist worker, run the ``prepare`` of the item's suite when it has not run yet in
-    this process (see :func:`_start_up`); called before pytest-timeout starts the item's
-    timer (``pytest_runtest_protocol``, outermost wrapper).
+    """Unpickle the tasks of the item's suite when this process has not yet (the first item
+    of each suite, :class:`~pytest_egi.taskcache.LoadedTasks`); on an xdist worker, also run
+    the ``prepare`` of the item's suite when it has not run yet in this process (see
+    :func:`_start_up`). Called before pytest-timeout starts the item's timer
+    (``pytest_runtest_protocol``, outermost wrapper).
 
     Raises:
         pytest.UsageError: the suite's ``prepare`` refused its data.
     """
+    case = _case_of(item)
+    if case is not None:
+        case.tasks.all()
     pending = item.config.stash.get(_UNPREPARED_KEY, None)
     if not pending:
         return
-    case = _case_of(item)
     if case is None or case.suite.name not in pending or _stop_reason_now(item.config):
         return  # (an item not started after a stop needs no world)
     _prepare_suite(item.config.stash[SETTINGS_KEY], pending.pop(case.suite.name))

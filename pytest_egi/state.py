@@ -11,6 +11,7 @@ import pytest
 if TYPE_CHECKING:  # annotations only: importing this module must stay light (no pydantic)
     from pytest_egi.config import RoutingConfig
     from pytest_egi.suite import Suite, Task
+    from pytest_egi.taskcache import LoadedTasks
 
 __all__ = ["CASE_KEY", "CLIENT_KEY", "Case", "RECORD_KEY", "RunSettings", "SESSION_KEY", "SETTINGS_KEY"]
 
@@ -22,7 +23,9 @@ class Case:
     Attributes:
         suite: the suite object.
         suite_module: importable module holding ``SUITE`` (e.g. ``suites.crmarena``).
-        task: the task.
+        tasks: the suite's loaded tasks (shared by its cases; the Task objects are
+            unpickled when a case first needs its :attr:`task`).
+        index: this case's task in ``tasks``.
         trial: 1-based trial index.
         trials: trials per task in this run.
         options: the suite's validated options.
@@ -31,16 +34,33 @@ class Case:
 
     suite: Suite
     suite_module: str
-    task: Task
+    tasks: LoadedTasks
+    index: int
     trial: int
     trials: int
     options: Any
     seed: int
 
     @property
+    def task(self) -> Task:
+        """The task (the suite's tasks are unpickled on the first access in a process)."""
+        return self.tasks.task(self.index)
+
+    @property
+    def task_id(self) -> str:
+        """The task's id, without unpickling the task."""
+        return self.tasks.ids[self.index]
+
+    @property
+    def category(self) -> str:
+        """The task's category, without unpickling the task."""
+        return self.tasks.categories[self.index]
+
+    @property
     def id(self) -> str:
         """The pytest id: ``<task_id>`` or ``<task_id>-t<k>``."""
-        return self.task.id if self.trials == 1 else f"{self.task.id}-t{self.trial}"
+        task_id = self.tasks.ids[self.index]
+        return task_id if self.trials == 1 else f"{task_id}-t{self.trial}"
 
 
 @dataclass

@@ -34,7 +34,9 @@ class Task(BaseModel):
     The pytest node id ends in ``[<id>]`` (or ``[<id>-t<k>]`` with several trials).
     """
 
-    model_config = ConfigDict(frozen=True)
+    # validators built on the first Task made in the process: a warm collection makes none
+    # (pytest_egi.taskcache.LoadedTasks), and unpickling one needs none
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: str = Field(pattern=r"^[A-Za-z0-9_.:-]+$")
     """Unique within the suite; used in node ids and raw file names."""
@@ -74,6 +76,8 @@ class TaskScore(BaseModel):
         got: the model's answer, rendered for the failure message.
         details: anything else worth keeping in the raw file (JSON-safe).
     """
+
+    model_config = ConfigDict(defer_build=True)  # built on the first score, not at collection
 
     success: bool
     values: dict[str, float | None]

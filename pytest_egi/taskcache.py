@@ -5,8 +5,19 @@ collection cost seconds. :func:`cached_tasks` keeps the loaded tasks as a pickle
 repeated collection with the same code, data and options unpickles them instead.
 :func:`pytest_egi.shared.build_once` stays in front of it (one process per session builds or
 reads the cache, the other xdist workers get the result from the session's shared folder).
+:class:`CacheEntries` holds the entries that share one key: a suite's tasks, and what the
+plugin derives from them (the suite's data checks), computed only on a miss.
 
-Where: ``<cache root>/tasks/tasks-<suite>-<sha256 of the key>.pkl``, where the cache root is
+The plugin keeps the tasks as :class:`LoadedTasks`: their ids and categories (all that
+collecting items needs) at hand, and the :class:`~pytest_egi.suite.Task` objects themselves
+as one pickle, unpickled when an item of the suite first needs its task. A warm collection
+(``--collect-only``, or an xdist worker's collection of items it will not run) then builds no
+Task object at all.
+
+Where: ``<cache root>/tasks/tasks-<suite>-<sha256 of the key>.pkl`` (and beside it
+``checks-<suite>-*.pkl``, the suite's ``constant_answer_check`` / ``data_warnings`` results,
+and ``routing-*.pkl``, the parsed YAML of a routing file keyed by its sha256, read by
+:func:`pytest_egi.config.load_routing`), where the cache root is
 ``<rootdir>/.egi_cache`` by default (the response cache lives beside it in
 ``.egi_cache/responses``) or the folder given by ``--egi-cache DIR`` (relative to the
 invocation folder; the response cache is then ``DIR/responses.sqlite3``, the task cache
@@ -55,19 +66,23 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import pickle
 import re
 import stat
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path, PurePath
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-__all__ = ["KEEP_PER_SUITE", "TASK_CACHE_FORMAT", "cache_key", "cached_tasks", "fingerprint",
-           "source_paths", "task_cache_dir"]  # fmt: skip
+if TYPE_CHECKING:  # annotations only: the plugin imports this module at collection
+    from pytest_egi.suite import Task
+
+__all__ = ["KEEP_PER_SUITE", "TASK_CACHE_FORMAT", "CacheEntries", "LoadedTasks", "cache_key", "cached_tasks",
+           "fingerprint", "source_paths", "task_cache_dir"]  # fmt: skip
 
 T = TypeVar("T")
 
-TASK_CACHE_FORMAT = "egi-task-cache/1"
+TASK_CACHE_FORMAT = "egi-task-cache/2"
 """Bumped when the stored entry's shape changes (old entries then simply miss)."""
 
 KEEP_PER_SUITE = 8
@@ -263,6 +278,80 @@ def _prune(directory: Path, stem: str, keep: int) -> None:
             pass
 
 
+class CacheEntries:
+    """The task cache entries that share one key (a suite's tasks, and what is derived from
+    them), with the key's text computed once, on the first :meth:`get` that reads the cache.
+
+    Args:
+        directory: the task cache folder (:func:`task_cache_dir`); None: :meth:`get` calls
+            ``build()`` and neither reads nor writes anything.
+        key: everything the caller knows the values depend on (suite, version, package,
+            profile, options); see :func:`pytest_egi.shared.canonical_key`.
+        paths: files and folders the values can depend on, fingerprinted by stat
+            (:func:`source_paths`); a callable returning them is called at most once, when
+            the cache is first read.
+    """
+
+    def __init__(
+        self,
+        directory: Path | None,
+        key: object,
+        paths: Iterable[str | os.PathLike[str]] | Callable[[], Iterable[str | os.PathLike[str]]],
+    ) -> None:
+        self.directory = directory
+        self._key = key
+        self._paths = paths
+        self._base: str | None = None
+
+    def text(self, name: str) -> str:
+        """The full key text of the entry ``name`` (see :func:`cache_key`).
+
+        Raises:
+            TypeError: the key cannot be canonicalised.
+        """
+        if self._base is None:
+            paths = self._paths() if callable(self._paths) else self._paths
+            self._base = cache_key("", self._key, paths)
+        return f"{name}\n{self._base}"
+
+    def get(self, name: str, build: Callable[[], T]) -> T:
+        """Return ``build()``, from the entry ``name`` when it is there for the same key.
+
+        The entry is ``<directory>/<name>-<sha256 of its key text>.pkl``; ``name`` (such as
+        ``tasks-crmarena``) is also what :data:`KEEP_PER_SUITE` counts by.
+
+        Raises:
+            TypeError: the key cannot be canonicalised.
+            Exception: whatever ``build()`` raises, unchanged; nothing is written.
+
+        An unreadable or corrupt entry is rebuilt and overwritten; a folder that cannot be
+        written, or a value that cannot be pickled, just goes uncached. Nothing here warns.
+        """
+        directory = self.directory
+        if directory is None:
+            return build()
+        from pytest_egi.shared import _load, _store
+
+        text = self.text(name)
+        stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+        path = directory / f"{stem}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:32]}.pkl"
+        found, value = _load(path, text)
+        if found:
+            try:
+                os.utime(path)  # most recently used: kept by _prune
+            except OSError:
+                pass
+            return value
+        value = build()
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            _store(path, text, value, name)
+        except (OSError, TypeError):  # read-only or full disk, or not picklable: stay uncached
+            return value
+        _prune(directory, stem, KEEP_PER_SUITE)
+        return value
+
+
 def cached_tasks(
     directory: Path | None,
     name: str,
@@ -272,42 +361,75 @@ def cached_tasks(
 ) -> T:
     """Return ``build()``, from ``directory`` when an entry for the same key is there.
 
-    Args:
-        directory: the task cache folder (:func:`task_cache_dir`); None calls ``build()``
-            and neither reads nor writes anything.
-        name: what is built (``tasks-crmarena``); the start of the file name.
-        key: everything the caller knows the result depends on (suite, version, package,
-            profile, options); see :func:`pytest_egi.shared.canonical_key`.
-        paths: files and folders the result can depend on, fingerprinted by stat
-            (:func:`source_paths`).
-        build: makes the value; it is stored when it can be pickled.
-
-    Raises:
-        TypeError: ``key`` cannot be canonicalised.
-        Exception: whatever ``build()`` raises, unchanged; nothing is written.
-
-    An unreadable or corrupt entry is rebuilt and overwritten; a folder that cannot be
-    written, or a value that cannot be pickled, just goes uncached. Nothing here warns.
+    The one-entry form of :class:`CacheEntries` (``CacheEntries(directory, key,
+    paths).get(name, build)``): see there for the arguments, what is raised and how a
+    corrupt entry or an unwritable folder is handled.
     """
-    if directory is None:
-        return build()
-    from pytest_egi.shared import _load, _store
+    return CacheEntries(directory, key, paths).get(name, build)
 
-    text = cache_key(name, key, paths)
-    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
-    path = directory / f"{stem}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:32]}.pkl"
-    found, value = _load(path, text)
-    if found:
-        try:
-            os.utime(path)  # most recently used: kept by _prune
-        except OSError:
-            pass
-        return value
-    value = build()
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        _store(path, text, value, name)
-    except (OSError, TypeError):  # read-only or full disk, or not picklable: stay uncached
-        return value
-    _prune(directory, stem, KEEP_PER_SUITE)
-    return value
+
+def _restore_tasks(ids: tuple[str, ...], categories: tuple[str, ...], blob: bytes) -> LoadedTasks:
+    loaded = LoadedTasks.__new__(LoadedTasks)
+    loaded.ids, loaded.categories, loaded._blob, loaded._tasks = ids, categories, blob, None
+    return loaded
+
+
+class LoadedTasks:
+    """A suite's loaded tasks: ids and categories at hand, the tasks unpickled on first use.
+
+    Made from ``load_tasks``' list (:meth:`__init__`), or unpickled from the task cache or
+    from the session's shared folder, where the tasks travel as one pickle of the list (so
+    objects the tasks share stay shared, as in the list ``load_tasks`` returned). Reading
+    :attr:`ids`, :attr:`categories` or ``len()`` unpickles nothing; :meth:`task` and
+    :meth:`all` unpickle the whole list the first time (then the pickle is dropped).
+
+    Attributes:
+        ids: each task's ``Task.id``, in ``load_tasks`` order.
+        categories: each task's ``Task.category``, in the same order.
+    """
+
+    __slots__ = ("_blob", "_tasks", "categories", "ids")
+
+    def __init__(self, tasks: Sequence[Task]) -> None:
+        self._tasks: list[Task] | None = list(tasks)
+        self._blob: bytes | None = None
+        self.ids: tuple[str, ...] = tuple(t.id for t in self._tasks)
+        self.categories: tuple[str, ...] = tuple(t.category for t in self._tasks)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def loaded(self) -> bool:
+        """True once the Task objects exist in this process."""
+        return self._tasks is not None
+
+    def all(self) -> list[Task]:
+        """Every task, in ``load_tasks`` order (unpickled on the first call)."""
+        tasks = self._tasks
+        if tasks is None:
+            import gc
+
+            enabled = gc.isenabled()
+            gc.disable()  # many small objects that live as long as the session
+            try:
+                tasks = self._tasks = pickle.loads(self._blob)  # type: ignore[arg-type]
+            finally:
+                if enabled:
+                    gc.enable()
+            self._blob = None
+        return tasks
+
+    def task(self, index: int) -> Task:
+        """The task at ``index`` (as in :attr:`ids`).
+
+        Raises:
+            IndexError: no task there.
+        """
+        return self.all()[index]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        blob = self._blob
+        if blob is None:
+            blob = pickle.dumps(self._tasks, protocol=pickle.HIGHEST_PROTOCOL)
+        return (_restore_tasks, (self.ids, self.categories, blob))

@@ -985,7 +985,7 @@ _Score = Annotated[float, Field(ge=0.0, le=1.0, strict=True, allow_inf_nan=False
 
 
 class _TrajectoryVerdict(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)  # built on the first LLM verdict
     planning: _Score
     execution_flow: _Score
     tool_selection: _Score
@@ -997,7 +997,7 @@ class _TrajectoryVerdict(BaseModel):
 
 
 class _CompletionVerdict(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
     requirement_coverage: _Score
     accuracy: _Score
     completeness: _Score

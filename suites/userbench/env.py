@@ -60,7 +60,7 @@ GOAL = "Elicit travel preferences and provide appropriate recommendations."
 class EnvConfig(BaseModel):
     """Upstream's ``TravelGymConfig`` defaults (reference §2.7)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built when an env starts
 
     max_steps: int = Field(default=20, ge=1)
     search_failure_interval: int = Field(default=5, ge=1)
