@@ -12,6 +12,10 @@ memory per worker is the sum of all worlds, and the same start-up work is done t
   that order. A suite's work is its item count times its mean item time, as learned from the
   last ``-n`` run of the same model (:data:`DURATIONS_FILE` in the task cache folder; a suite
   not seen yet counts the mean of those seen; with none seen, the item counts alone decide).
+  Among the workers whose load would stay within :data:`AFFINITY_SLACK` of the least loaded
+  one's, a suite goes to the one already given suites that import the most of the same
+  packages (learned too: the top-level packages a worker imported for a suite's ``prepare``
+  and first item), so one worker pays for a heavy SDK that two suites use.
 - A worker left with fewer than two queued items steals from the worker with the longest queue
   (at most half of it, never its running and next item, as ``worksteal``), choosing, from
   that queue's end: whole suites the victim has not started (moving them costs no extra world);
@@ -38,8 +42,36 @@ from typing import Any
 import pytest
 from xdist.scheduler.worksteal import MIN_PENDING, WorkStealingScheduling
 
-__all__ = ["DURATIONS_FILE", "GROUPS_FILE", "SchedulerHooks", "SuiteAffineScheduling", "read_durations",
-           "read_groups", "write_durations", "write_groups"]
+__all__ = ["DURATIONS_FILE", "GROUPS_FILE", "IMPORTS_FILE", "SchedulerHooks", "SuiteAffineScheduling",
+           "read_durations", "read_groups", "read_packages", "top_level_packages", "write_durations",
+           "write_groups"]
+
+
+DURATIONS_FILE = "egi-durations.json"
+"""In the task cache folder: ``{"seconds": {model: {group: [seconds, items]}}, "packages":
+{group: [package, ...]}}``: each group's total item time (setup + call + teardown, as xdist
+reports it, so a worker's first item of a suite includes its ``prepare``) and item count in
+the last ``-n`` run of that model that ran it; and every top-level package a worker was seen
+to import for the group's ``prepare`` and first item."""
+
+IMPORTS_FILE = "egi-imports-{worker}.json"
+"""In the session's shared directory, per worker: ``{group: [package, ...]}``."""
+
+AFFINITY_SLACK = 0.2
+"""How much more load (a share of the mean load per worker) a suite may add to a worker
+that shares packages with it, rather than go to the least loaded one."""
+
+GROUPS_FILE = "egi-groups.json"
+"""In the session's shared directory: ``{"ids": [first, last node id], "count": n,
+"names": [suite, ...], "index": [position in names, or -1, per collected item]}``."""
+
+
+def _read_learned(folder: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((Path(folder) / DURATIONS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def read_durations(folder: Path | None, model: str) -> dict[str, float]:
@@ -49,38 +81,48 @@ def read_durations(folder: Path | None, model: str) -> dict[str, float]:
     if folder is None:
         return {}
     try:
-        data = json.loads((Path(folder) / DURATIONS_FILE).read_text(encoding="utf-8"))
-        return {g: float(total) / int(n) for g, (total, n) in data[model].items() if int(n) > 0}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        seconds = _read_learned(folder)["seconds"][model]
+        return {g: float(total) / int(n) for g, (total, n) in seconds.items() if int(n) > 0}
+    except (KeyError, TypeError, ValueError, AttributeError):
         return {}
 
 
-def write_durations(folder: Path, model: str, totals: dict[str, tuple[float, int]]) -> None:
-    """Record this run's ``{group: (seconds, items)}`` for ``model`` in :data:`DURATIONS_FILE`
-    (a group this run did not run keeps its earlier figures; other models' are kept)."""
+def read_packages(folder: Path | None) -> dict[str, frozenset[str]]:
+    """The packages learned for each group (:data:`DURATIONS_FILE`); empty when none."""
+    if folder is None:
+        return {}
+    try:
+        return {g: frozenset(map(str, pkgs)) for g, pkgs in _read_learned(folder)["packages"].items()}
+    except (KeyError, TypeError, AttributeError):
+        return {}
+
+
+def write_durations(folder: Path, model: str, totals: dict[str, tuple[float, int]],
+                    packages: dict[str, list[str]] | None = None) -> None:  # fmt: skip
+    """Record this run's ``{group: (seconds, items)}`` for ``model`` and the packages seen
+    per group in :data:`DURATIONS_FILE` (a group this run did not run keeps its earlier
+    figures; other models' are kept; packages add to those seen before)."""
     from pytest_egi.records import atomic_write_text
 
-    path = Path(folder) / DURATIONS_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict):
-            data = {}
-    except (OSError, ValueError):
-        data = {}
-    entry = data.get(model) if isinstance(data.get(model), dict) else {}
+    data = _read_learned(folder)
+    seconds = data.get("seconds") if isinstance(data.get("seconds"), dict) else {}
+    entry = seconds.get(model) if isinstance(seconds.get(model), dict) else {}
     entry.update({g: [round(total, 6), n] for g, (total, n) in sorted(totals.items())})
-    data[model] = entry
+    seconds[model] = entry
+    known = data.get("packages") if isinstance(data.get("packages"), dict) else {}
+    for group, pkgs in (packages or {}).items():
+        known[group] = sorted(set(known.get(group) or ()) | set(pkgs))
+    path = Path(folder) / DURATIONS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(data, sort_keys=True, indent=1) + "\n")
+    text = json.dumps({"packages": known, "seconds": seconds}, sort_keys=True, indent=1)
+    atomic_write_text(path, text + "\n")
 
-DURATIONS_FILE = "egi-durations.json"
-"""In the task cache folder: ``{model: {group: [seconds, items]}}``, each group's total item
-time (setup + call + teardown, as xdist reports it, so a worker's first item of a suite
-includes its ``prepare``) and item count in the last ``-n`` run of that model that ran it."""
 
-GROUPS_FILE = "egi-groups.json"
-"""In the session's shared directory: ``{"ids": [first, last node id], "count": n,
-"names": [suite, ...], "index": [position in names, or -1, per collected item]}``."""
+def top_level_packages() -> set[str]:
+    """The top-level packages imported in this process (``sys.modules``, no private ones)."""
+    import sys
+
+    return {name.partition(".")[0] for name in list(sys.modules) if not name.startswith("_")}
 
 
 def write_groups(directory: Path, nodeids: Sequence[str], suites: Sequence[str | None]) -> None:
@@ -133,6 +175,8 @@ class SuiteAffineScheduling(WorkStealingScheduling):
             default :func:`read_groups` on the session's shared directory.
         expected: group -> mean seconds per item (:func:`read_durations`) for the initial
             placement; None or empty: item counts alone.
+        packages: group -> the packages it imports (:func:`read_packages`), for the placement
+            among workers within :data:`AFFINITY_SLACK`; None or empty: the least loaded.
 
     See the module docstring for the rules. ``node2groups`` maps each worker to the groups of
     the items it has started or been given (the worlds it holds, or will).
@@ -140,10 +184,12 @@ class SuiteAffineScheduling(WorkStealingScheduling):
 
     def __init__(self, config: pytest.Config, log: Any = None,
                  groups: Callable[[Sequence[str]], Sequence[Any]] | None = None,
-                 expected: dict[Any, float] | None = None) -> None:  # fmt: skip
+                 expected: dict[Any, float] | None = None,
+                 packages: dict[Any, frozenset[str]] | None = None) -> None:  # fmt: skip
         super().__init__(config, log)
         self._groups_of = groups
         self._expected = dict(expected or {})
+        self._packages = dict(packages or {})
         self.groups: list[Any] = []
         self.node2groups: dict[Any, set[Any]] = {}
         self.node2started: dict[Any, set[Any]] = {}
@@ -199,10 +245,17 @@ class SuiteAffineScheduling(WorkStealingScheduling):
         work = {g: len(ix) * self._expected.get(g, fallback) for g, ix in members.items()}
         nodes = [node for node in self.node2pending if not node.shutting_down]
         load = dict.fromkeys(nodes, 0.0)
+        held: dict[Any, set[str]] = {node: set() for node in nodes}  # packages of its groups
+        slack = AFFINITY_SLACK * sum(work.values()) / max(1, len(nodes))
         queues: dict[Any, list[int]] = {node: [] for node in nodes}
         for group, indices in sorted(members.items(), key=lambda kv: (-work[kv[0]], kv[1][0])):
-            node = min(nodes, key=lambda n: load[n])  # the first of the least loaded
+            least = min(load.values())
+            pkgs = self._packages.get(group, frozenset())
+            near = [n for n in nodes if load[n] <= least + slack]
+            # the most packages in common, then the first of the least loaded
+            node = min(near, key=lambda n: (-len(pkgs & held[n]), load[n]))
             load[node] += work[group]
+            held[node] |= pkgs
             queues[node].extend(indices)
         for node, queue in queues.items():
             if queue:
@@ -329,6 +382,7 @@ class SchedulerHooks:
         self._use = use
         self._suite_of = suite_of
         self._scheduler: SuiteAffineScheduling | None = None
+        self._imports: dict[str, list[str]] = {}  # on a worker: group -> packages it imported
 
     @staticmethod
     def _durations_key(config: pytest.Config) -> tuple[Path | None, str | None]:
@@ -344,19 +398,59 @@ class SchedulerHooks:
             return None
         folder, model = self._durations_key(config)
         expected = read_durations(folder, model) if model else {}
-        self._scheduler = SuiteAffineScheduling(config, log, expected=expected)
+        self._scheduler = SuiteAffineScheduling(
+            config, log, expected=expected, packages=read_packages(folder))
         return self._scheduler
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)  # outside the plugin's lazy prepare
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+        """On a worker, note the packages a suite's ``prepare`` and first item imported
+        (:data:`IMPORTS_FILE`, read by the controller at session end)."""
+        suite = self._suite_of(item) if hasattr(item.config, "workerinput") else None
+        group = None if suite is None else "suite:" + suite
+        if group is None or group in self._imports:
+            return (yield)
+        before = top_level_packages()
+        try:
+            return (yield)
+        finally:
+            self._imports[group] = sorted(top_level_packages() - before)
+            self._write_imports(item.config)
+
+    def _write_imports(self, config: pytest.Config) -> None:
+        from pytest_egi.records import atomic_write_text
+        from pytest_egi.shared import shared_dir
+
+        directory = shared_dir()
+        if directory is None:
+            return
+        worker = str(config.workerinput.get("workerid", "gw"))  # type: ignore[attr-defined]
+        try:
+            path = Path(directory) / IMPORTS_FILE.format(worker=worker)
+            atomic_write_text(path, json.dumps(self._imports))
+        except OSError:
+            pass  # it only guides the next run's placement
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """On the controller: keep this run's item times per suite for the next run's
         placement (:func:`write_durations`)."""
         if self._scheduler is None:
             return
+        from pytest_egi.plugin import SETTINGS_KEY
+
         folder, model = self._durations_key(session.config)
         totals = {g: t for g, t in self._scheduler.totals().items() if isinstance(g, str) and t[1]}
+        packages: dict[str, list[str]] = {}
+        directory = getattr(session.config.stash.get(SETTINGS_KEY, None), "shared_dir", None)
+        for path in sorted(Path(directory).glob(IMPORTS_FILE.format(worker="*"))) if directory else ():
+            try:
+                for group, pkgs in json.loads(path.read_text(encoding="utf-8")).items():
+                    packages.setdefault(group, []).extend(pkgs)
+            except (OSError, ValueError, AttributeError):
+                continue
         if folder is not None and model and totals:
             try:
-                write_durations(folder, model, totals)
+                write_durations(folder, model, totals, packages)
             except OSError:
                 pass  # a read-only cache folder: the next run places by item counts
 

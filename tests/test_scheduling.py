@@ -13,6 +13,7 @@ from pytest_egi.scheduling import (
     SuiteAffineScheduling,
     read_durations,
     read_groups,
+    read_packages,
     write_durations,
     write_groups,
 )
@@ -86,6 +87,30 @@ def test_a_suite_not_seen_yet_counts_the_mean_item_time_of_those_seen():
     assert gw1.sent == [[10, 11, 12, 0, 1, 2, 3, 4, 5]]
 
 
+def _affinity_scheduler(packages):
+    collection = [f"s/{g}/t.py::t[{k}]" for g, n in (("a", 6), ("b", 5), ("c", 4)) for k in range(n)]
+    sched = SuiteAffineScheduling(_config(2), groups=lambda ids: [i.split("/")[1] for i in ids],
+                                  packages=packages)  # fmt: skip
+    nodes = [FakeNode("gw0"), FakeNode("gw1")]
+    for node in nodes:
+        sched.add_node(node)
+    for node in nodes:
+        sched.add_node_collection(node, collection)
+    sched.schedule()
+    return nodes
+
+
+def test_a_suite_joins_the_worker_whose_suites_import_the_same_packages_when_loads_are_near():
+    """a (6) to gw0, b (5) to gw1; c (4) shares "sdk" with a: gw0 is within the slack (6 <= 5 +
+    0.2 * 15 / 2), so c joins a there; without learned packages c goes to the least loaded."""
+    gw0, gw1 = _affinity_scheduler({"a": frozenset({"sdk", "x"}), "c": frozenset({"sdk"})})
+    assert gw0.sent == [[0, 1, 2, 3, 4, 5, 11, 12, 13, 14]]
+    assert gw1.sent == [[6, 7, 8, 9, 10]]
+    gw0, gw1 = _affinity_scheduler(None)
+    assert gw0.sent == [[0, 1, 2, 3, 4, 5]]
+    assert gw1.sent == [[6, 7, 8, 9, 10, 11, 12, 13, 14]]
+
+
 def test_item_times_are_kept_per_model_for_the_next_run(tmp_path):
     sched, (gw0, gw1) = _scheduler({"a": 2, "b": 2})
     for node, index, seconds in ((gw0, 0, 5.0), (gw0, 1, 1.0), (gw1, 2, 0.5), (gw1, 3, 0.5)):
@@ -93,8 +118,10 @@ def test_item_times_are_kept_per_model_for_the_next_run(tmp_path):
     assert sched.totals() == {"a": (6.0, 2), "b": (1.0, 2)}
     write_durations(tmp_path, "egi/oracle", {"a": (6.0, 2)})
     write_durations(tmp_path, "gpt-4o-mini", {"a": (40.0, 2)})
-    write_durations(tmp_path, "egi/oracle", {"b": (1.0, 2)})  # a run of b alone keeps a's
+    write_durations(tmp_path, "egi/oracle", {"b": (1.0, 2)}, {"b": ["sdk", "numpy"]})  # keeps a's
+    write_durations(tmp_path, "egi/oracle", {"b": (1.0, 2)}, {"b": ["yaml"]})  # packages add up
     assert read_durations(tmp_path, "egi/oracle") == {"a": 3.0, "b": 0.5}
+    assert read_packages(tmp_path) == {"b": frozenset({"numpy", "sdk", "yaml"})}
     assert read_durations(tmp_path, "gpt-4o-mini") == {"a": 20.0}
     assert read_durations(tmp_path, "egi/null") == {}
     (tmp_path / DURATIONS_FILE).write_text("{not json")
@@ -234,6 +261,8 @@ def test_an_n_2_run_records_each_suites_item_time_in_the_task_cache(toy_project,
         "-n", "2")
     result.assert_outcomes(passed=6)
     data = json.loads((cache / "tasks" / DURATIONS_FILE).read_text())
-    assert sorted(data) == ["egi/oracle"]
-    assert {g: n for g, (_s, n) in data["egi/oracle"].items()} == {"suite:toy": 4, "suite:toy2": 2}
-    assert all(seconds > 0 for seconds, _n in data["egi/oracle"].values())
+    assert sorted(data["seconds"]) == ["egi/oracle"]
+    seconds = data["seconds"]["egi/oracle"]
+    assert {g: n for g, (_s, n) in seconds.items()} == {"suite:toy": 4, "suite:toy2": 2}
+    assert all(total > 0 for total, _n in seconds.values())
+    assert sorted(data["packages"]) == ["suite:toy", "suite:toy2"]  # what each first item imported
