@@ -840,7 +840,8 @@ def _start_no_item_after_a_stop(item: pytest.Item, nextitem: pytest.Item | None)
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> Any:
-    """With ``-n`` and no ``--dist``, an EGI session distributes with ``worksteal``.
+    """With ``-n`` and no ``--dist``, an EGI session distributes with ``worksteal``, which
+    the plugin's scheduler then refines (``pytest_egi.scheduling``: whole suites per worker).
 
     Benchmark tasks take very uneven time (one call, or twenty at the turn limit), and
     xdist's default ``load`` queues several tasks per worker ahead of time, so a worker can
@@ -881,7 +882,8 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         f"egi: routing {s.routing_path} (sha256 {s.routing_hash[:12]}), run {s.run_dir}",
     ]
     if config.stash.get(_WORKSTEAL_KEY, False):
-        lines.append("egi: xdist --dist worksteal (tasks take uneven time; pass --dist to choose)")
+        lines.append("egi: xdist suite-affine work stealing (each suite on as few workers as the load "
+                     "allows; pass --dist to choose)")
     if s.shard:
         lines.append(f"egi: shard {s.shard[0]}/{s.shard[1]} of run {s.run_id}: a deterministic "
                      f"1/{s.shard[1]} of the selected items, balanced by suite and category")

@@ -283,5 +283,6 @@ def test_xdist_distributes_with_worksteal_unless_told_otherwise(toy_project, ext
                                               "--egi-bootstrap", "0", "-n", "2", *extra)
     result.assert_outcomes(passed=6)
     assert (toy_project.path / "dist.txt").read_text() == dist
-    line = "egi: xdist --dist worksteal (tasks take uneven time; pass --dist to choose)"
+    line = ("egi: xdist suite-affine work stealing (each suite on as few workers as the load allows; "
+            "pass --dist to choose)")
     assert (line in result.stdout.str()) is header
