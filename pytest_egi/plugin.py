@@ -738,6 +738,7 @@ class _XdistHooks:
     def pytest_configure_node(self, node: Any) -> None:
         settings = node.config.stash[SETTINGS_KEY]
         node.workerinput["egi_run_id"] = settings.run_id
+        node.workerinput["egi_run_dir"] = str(Path(settings.run_dir).resolve())
         node.workerinput["egi_shard"] = list(settings.shard) if settings.shard else None
         node.workerinput["egi_resumed"] = [[*key, version] for key, version in settings.resumed.items()]
         if settings.shared_dir is None:  # once per session, for all workers
@@ -1365,6 +1366,27 @@ def _case_of(item: pytest.Item) -> Case | None:
     return case if isinstance(case, Case) else None
 
 
+def _write_or_send_raw(item: pytest.Item, report: pytest.TestReport, raw: tuple[str, str]) -> None:
+    """Put the item's trajectory file (``raw``: path in the run directory, JSON text) on disk
+    before its record reaches the journal.
+
+    An xdist worker on the controller's host (it sees the controller's shared directory)
+    writes it into the run directory itself, atomically, so the workers write in parallel
+    and the controller, which takes every report in turn, is not held up creating a file per
+    item (about 0.4 ms each on ext4: with two fast workers its queue of reports, and its
+    memory, grew). Any other process hands it to the controller with the report
+    (``report.egi_raw``): serially the controller is this process; a worker on another host
+    cannot reach the run directory.
+    """
+    run_dir = (getattr(item.config, "workerinput", None) or {}).get("egi_run_dir")
+    if run_dir and shared_dir() is not None:
+        from pytest_egi.records import atomic_write_text
+
+        atomic_write_text(Path(run_dir) / raw[0], raw[1])
+    else:
+        report.egi_raw = list(raw)  # type: ignore[attr-defined]
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """Turn harness/provider exceptions into ``error`` records; skips into ``skipped`` ones."""
@@ -1377,9 +1399,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     from pytest_egi.recorder import RAW_KEY
 
     raw = item.stash.get(RAW_KEY, None)
-    if raw is not None:  # the trajectory travels to the controller with this report
+    if raw is not None:
         del item.stash[RAW_KEY]
-        report.egi_raw = list(raw)  # type: ignore[attr-defined]
+        _write_or_send_raw(item, report, raw)
     if report.when == "setup" and hasattr(item.config, "workerinput") and shared_dir() is None:
         # a worker on another host cannot leave its collected items in the controller's
         # shared directory: the item's base record travels with its setup report, for the

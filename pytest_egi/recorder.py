@@ -138,11 +138,11 @@ file, until the item's report carries it to the controller."""
 def keep_raw(item: pytest.Item, case: Case, payload: dict[str, Any]) -> str:
     """Prepare the item's trajectory file (secrets redacted, canonical JSON) for the controller.
 
-    The file is not written here: the item's next report carries it (``report.egi_raw``, see
-    ``pytest_egi.plugin.pytest_runtest_makereport``) to the controller, the run directory's
-    only writer, which writes it atomically just before the item's journal line. So a remote
-    xdist worker needs no access to the run directory, and a trajectory is on disk exactly
-    when its record is.
+    The file is not written here: with the item's next report, an xdist worker on the
+    controller's host writes it into the run directory, and any other process hands it to
+    the controller (``report.egi_raw``), which writes it just before the item's journal line
+    (``pytest_egi.plugin._write_or_send_raw``). So a remote xdist worker needs no access to
+    the run directory, and a trajectory is on disk by the time its record is.
 
     Returns:
         The file's path relative to the run directory (``raw/<suite>/<task_id>[-t<k>].json``).

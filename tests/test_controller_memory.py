@@ -26,12 +26,19 @@ import pytest
 from pytest_egi.state import CASE_KEY, CLIENT_KEY, RECORD_KEY, SESSION_KEY
 
 _config = None
-_seen = {"pending_max": 0, "early_kept": [], "finished": 0}
+_seen = {"pending_max": 0, "early_kept": [], "finished": 0, "trajectories_received": 0}
 
 
 def pytest_configure(config):
     global _config
     _config = config
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_logreport(report):
+    if getattr(report, "egi_raw", None) is not None:  # a trajectory handed to the controller
+        _seen["trajectories_received"] += 1
+    return (yield)
 
 
 @pytest.hookimpl(trylast=True)
@@ -105,6 +112,7 @@ def test_serial_controller_holds_no_record_of_a_finished_item(toy_project, tmp_p
     assert seen["early_kept"] == [0] * 10
     assert seen["reports"] == 30 and seen["reports_with_record"] == 0  # pytest keeps 3 per item
     assert seen["stashed_after_items"] == 0  # no case, client or record left on the items
+    assert seen["trajectories_received"] == 10  # serially this process writes every file
     [run_dir] = [p for p in (toy_project.path / "reports").iterdir() if p.is_dir()]
     records = (run_dir / "records.jsonl").read_text().splitlines()
     assert len(records) == 10  # read back from the journal at session end
@@ -118,6 +126,12 @@ def test_xdist_controller_holds_no_record_of_a_finished_item(toy_project, tmp_pa
     assert seen["pending_max"] <= 2 and seen["pending_at_end"] == 0
     assert seen["records_alive"] == 0
     assert seen["reports"] == 30 and seen["reports_with_record"] == 0
+    # the workers share this host's disk: each writes its items' trajectory files, and the
+    # controller, which takes every report in turn, creates none of them
+    assert seen["trajectories_received"] == 0
+    [run_dir] = [p for p in (toy_project.path / "reports").iterdir() if p.is_dir()]
+    raws = sorted(p.name for p in (run_dir / "raw" / "toy").iterdir())
+    assert len(raws) == 10 and all(json.loads((run_dir / "raw" / "toy" / n).read_text()) for n in raws)
 
 
 def test_read_journal_reads_a_byte_range_and_shares_repeated_strings(tmp_path):

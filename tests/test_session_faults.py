@@ -83,8 +83,8 @@ def pytest_runtest_call(item):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield
-    # after the test recorded its trial, before the report (which carries the trajectory to
-    # the controller, the only writer of the run directory) reaches the controller
+    # after the test recorded its trial, before the report (and with it the record) reaches
+    # the controller
     if HOW == "after-record" and item.nodeid.endswith("[alpha-1]") and call.when == "call":
         os.kill(os.getpid(), signal.SIGKILL)
     return report
