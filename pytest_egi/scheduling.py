@@ -10,8 +10,9 @@ memory per worker is the sum of all worlds, and the same start-up work is done t
 - The initial queues: suites longest first, each to the worker with the least work so far
   (longest-processing-time first); a worker's queue is its suites one after the other, in
   that order. A suite's work is its item count times its mean item time, as learned from the
-  last ``-n`` run of the same model (:data:`DURATIONS_FILE` in the task cache folder; a suite
-  not seen yet counts the mean of those seen; with none seen, the item counts alone decide).
+  last ``-n`` run of the same model and profile (:data:`DURATIONS_FILE` in the task cache
+  folder; a suite not seen yet counts the mean of those seen; with none seen, the item counts
+  alone decide).
   Among the workers whose load would stay within :data:`AFFINITY_SLACK` of the least loaded
   one's, a suite goes to the one already given suites that import the most of the same
   packages (learned too: the top-level packages a worker imported for a suite's ``prepare``
@@ -48,11 +49,12 @@ __all__ = ["DURATIONS_FILE", "GROUPS_FILE", "IMPORTS_FILE", "SchedulerHooks", "S
 
 
 DURATIONS_FILE = "egi-durations.json"
-"""In the task cache folder: ``{"seconds": {model: {group: [seconds, items]}}, "packages":
-{group: [package, ...]}}``: each group's total item time (setup + call + teardown, as xdist
-reports it, so a worker's first item of a suite includes its ``prepare``) and item count in
-the last ``-n`` run of that model that ran it; and every top-level package a worker was seen
-to import for the group's ``prepare`` and first item."""
+"""In the task cache folder: ``{"seconds": {"<model> <mode>": {group: [seconds, items]}},
+"packages": {group: [package, ...]}}``: each group's total item time (setup + call +
+teardown, as xdist reports it, so a worker's first item of a suite includes its ``prepare``)
+and item count in the last ``-n`` run of that model and profile (``quick``, ``deep``) that
+ran it; and every top-level package a worker was seen to import for the group's ``prepare``
+and first item."""
 
 IMPORTS_FILE = "egi-imports-{worker}.json"
 """In the session's shared directory, per worker: ``{group: [package, ...]}``."""
@@ -390,7 +392,9 @@ class SchedulerHooks:
         from pytest_egi.taskcache import task_cache_dir
 
         settings = config.stash.get(SETTINGS_KEY, None)
-        return task_cache_dir(config), getattr(settings, "model", None)
+        model = getattr(settings, "model", None)
+        # per model and profile: the same suite's items take other times in another profile
+        return task_cache_dir(config), f"{model} {settings.mode}" if model else None
 
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:

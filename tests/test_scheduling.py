@@ -261,8 +261,8 @@ def test_an_n_2_run_records_each_suites_item_time_in_the_task_cache(toy_project,
         "-n", "2")
     result.assert_outcomes(passed=6)
     data = json.loads((cache / "tasks" / DURATIONS_FILE).read_text())
-    assert sorted(data["seconds"]) == ["egi/oracle"]
-    seconds = data["seconds"]["egi/oracle"]
+    assert sorted(data["seconds"]) == ["egi/oracle quick"]  # per model and profile
+    seconds = data["seconds"]["egi/oracle quick"]
     assert {g: n for g, (_s, n) in seconds.items()} == {"suite:toy": 4, "suite:toy2": 2}
     assert all(total > 0 for total, _n in seconds.values())
     assert sorted(data["packages"]) == ["suite:toy", "suite:toy2"]  # what each first item imported
