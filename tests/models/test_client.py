@@ -49,13 +49,13 @@ def test_retry_on_429_honours_retry_after(server, make_settings):
     assert response.message["content"] == "after the wait"
     assert server.count == 2
     gap = server.completions[1].t - server.completions[0].t
-    # backoff alone would be <= 0.05 s; Retry-After: 1 (+ at most 10 % jitter) wins
-    assert 1.0 <= gap <= 1.6, gap
-    assert elapsed < 2.5
+    # backoff alone would be <= 0.05 s: a gap of 1 s or more is Retry-After: 1 winning (how
+    # much more depends on the machine's load, so the wait slept bounds it from above)
+    assert gap >= 1.0, gap
+    assert elapsed >= gap
     usage = client.usage_dict()
     assert usage["retries"] == 1
-    # the wait slept is Retry-After (+ jitter); the gap between arrivals adds whatever a loaded
-    # machine takes to send the second request, so it only bounds the wait from above
+    # the wait slept is Retry-After (+ at most 10 % jitter), and no longer than the gap
     assert 1.0 <= usage["wait_s"] <= min(1.1, gap) + 0.05
     assert usage["latencies_s"] == [pytest.approx(response.usage.latency_s)]
 
@@ -73,7 +73,8 @@ def test_timeout_is_retried_then_succeeds(server, make_settings):
     server.enqueue(hang(3), chat_reply("in time"))
     start = time.monotonic()
     assert client.generate(HI).message["content"] == "in time"
-    assert 0.4 <= time.monotonic() - start < 2.0
+    # the first request hangs 3 s: under 3 s the client gave up on it at its 0.4 s timeout
+    assert 0.4 <= time.monotonic() - start < 2.9
     assert server.count == 2
 
 
