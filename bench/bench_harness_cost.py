@@ -246,7 +246,8 @@ def item_runs(
             bare = run(pytest_cmd("bare", "-p", "no:egi", *xdist), folder, env)
             out[(n, w)] = (egi, bare)
             print(
-                f"  ran {n} items, workers {w}: egi {egi.wall:.1f} s, bare {bare.wall:.1f} s", file=sys.stderr
+                f"  ran {n} item{'s' if n != 1 else ''}, workers {w}: egi {egi.wall:.1f} s, "
+                f"bare {bare.wall:.1f} s", file=sys.stderr
             )
     return out
 

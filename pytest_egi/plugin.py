@@ -889,8 +889,10 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         lines.append(f"egi: shard {s.shard[0]}/{s.shard[1]} of run {s.run_id}: a deterministic "
                      f"1/{s.shard[1]} of the selected items, balanced by suite and category")
     if s.resume_from is not None:
-        lines.append(f"egi: resuming {s.resume_from}: {len(s.resumed)} items already have a complete "
-                     "record and do not run again")
+        done = len(s.resumed)
+        what = "items already have a complete record and do not" if done != 1 else (
+            "item already has a complete record and does not")
+        lines.append(f"egi: resuming {s.resume_from}: {done} {what} run again")
     return lines
 
 
