@@ -276,14 +276,13 @@ def read_journal(path: Path, start: int | None = None, end: int | None = None) -
             record (no ``suite``, ``task_id``, ``trial`` or ``status``); names the file and
             line.
     """
-    first_line = 1 + (_count_lines(path, start) if start else 0)
     by_key: dict[tuple[str, str, int], dict[str, Any]] = {}
     shared: dict[str, str] = {}
     at = 0
     for batch in _line_batches(path, start, end):
-        records = _parse_batch(batch, at, path, first_line)
+        records = _parse_batch(batch, at, path, start)
         if not all(_record_problem(r) is None for r in records):
-            _raise_for_bad_record(batch, at, path, first_line)
+            _raise_for_bad_record(batch, at, path, start)
         for record in records:
             for field in SHARED_FIELDS:
                 value = record.get(field)
@@ -323,11 +322,11 @@ def _line_batches(path: Path, start: int | None, end: int | None) -> Iterator[li
                 return
 
 
-def _parse_batch(batch: list[bytes], at: int, path: Path, first_line: int) -> list[dict[str, Any]]:
+def _parse_batch(batch: list[bytes], at: int, path: Path, start: int | None) -> list[dict[str, Any]]:
     """The records of journal lines ``batch`` (``at``: index of its first line in the
-    file's range), parsed in one call (their keys then share strings); line by line when
-    one is not valid JSON, to skip a cut last line (no newline after it) or name the
-    broken one."""
+    range read from byte ``start``), parsed in one call (their keys then share strings);
+    line by line when one is not valid JSON, to skip a cut last line (no newline after it)
+    or name the broken one."""
     kept = [raw for raw in batch if raw.strip()]
     if not kept:
         return []
@@ -344,10 +343,7 @@ def _parse_batch(batch: list[bytes], at: int, path: Path, first_line: int) -> li
         except ValueError:
             if not raw.endswith(b"\n"):  # the last line, its write cut short
                 continue
-            raise RunLogError(
-                f"{path}:{first_line + at + i}: not valid JSON; delete that line (its item runs "
-                "again on resume)"
-            ) from None
+            raise _bad_line(path, start, at + i, "not valid JSON") from None
     return out
 
 
@@ -364,7 +360,7 @@ def _record_problem(record: Any) -> str | None:
     return None
 
 
-def _raise_for_bad_record(batch: list[bytes], at: int, path: Path, first_line: int) -> None:
+def _raise_for_bad_record(batch: list[bytes], at: int, path: Path, start: int | None) -> None:
     """Raise for the first line of ``batch`` that parses but is not a record.
 
     Raises:
@@ -378,16 +374,21 @@ def _raise_for_bad_record(batch: list[bytes], at: int, path: Path, first_line: i
         except ValueError:
             continue  # a cut last line: already skipped
         if problem is not None:
-            raise RunLogError(
-                f"{path}:{first_line + at + i}: {problem}; delete that line (its item runs "
-                "again on resume)"
-            )
+            raise _bad_line(path, start, at + i, problem)
 
 
-def _count_lines(path: Path, end: int) -> int:
-    """Newlines in the first ``end`` bytes of ``path`` (line numbers in messages)."""
-    with open(path, "rb") as fh:
-        return fh.read(end).count(b"\n")
+def _bad_line(path: Path, start: int | None, index: int, problem: str) -> RunLogError:
+    """The error for the ``index``-th line (0-based) of the range read from byte ``start``:
+    names the file, its line number and the fix. The lines before ``start`` are counted only
+    here, when there is an error to report."""
+    before = 0
+    if start:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(min(1 << 20, start - fh.tell())):
+                before += chunk.count(b"\n")
+    return RunLogError(
+        f"{path}:{before + index + 1}: {problem}; delete that line (its item runs again on resume)"
+    )
 
 
 def run_records(run_dir: Path, journal_end: int | None = None) -> list[dict[str, Any]]:
