@@ -338,16 +338,13 @@ def test_a_resume_with_another_suite_version_is_refused_and_changes_nothing(tmp_
 CTRL_C_LINE = "egi: Ctrl-C: finishing the items in flight, then stopping; every finished item is kept in"
 
 
-@pytest.mark.parametrize("workers", [(), ("-n", "2")])
-def test_ctrl_c_finishes_the_items_in_flight_and_the_run_resumes(tmp_path, reference, workers):
-    project = _project(tmp_path / "p")
-    # items take 0.2 s, so that under -n 2 the other worker has items left when alpha-2 is hit
-    proc = _pytest(project, "--egi-run-id", "C", *workers, sigint_in="alpha-2", slow="0.2")
+def _assert_stopped_after_the_items_in_flight(proc, run, line: str, workers, reason: str) -> int:
+    """A first Ctrl-C or SIGTERM sent while alpha-2 ran: the session printed ``line``, let the
+    items in flight finish (alpha-2 kept) and ended interrupted (exit 2, no traceback), with
+    ``reason`` in run.json and egi.json; returns how many items ran."""
     output = proc.stdout + proc.stderr
     assert proc.returncode == 2, output
     assert "Traceback" not in output
-    run = project / "reports" / "C"
-    line = f"{CTRL_C_LINE} {run} (--egi-resume continues it). Press Ctrl-C again to stop at once."
     assert line in proc.stdout.splitlines()
     journal = _journal(run)
     ran = len(journal)
@@ -357,13 +354,24 @@ def test_ctrl_c_finishes_the_items_in_flight_and_the_run_resumes(tmp_path, refer
     else:
         assert _tasks(journal) == ["alpha-0", "alpha-1", "alpha-2"]
     assert all(r["status"] in ("passed", "failed") for r in journal)
+    manifest = _json(run / "run.json")
+    assert (manifest["status"], manifest["stop_reason"]) == ("interrupted", reason)
     egi = _json(run / "egi.json")
     assert egi["session"]["interrupted"] is True
-    assert (egi["session"]["items_ran"], egi["session"]["stop_reason"]) == (ran, "interrupted by Ctrl-C")
-    headline = f"EGI INTERRUPTED: {ran} of 10 items ran (interrupted by Ctrl-C) — the figure over the items"
+    assert (egi["session"]["items_ran"], egi["session"]["stop_reason"]) == (ran, reason)
+    headline = f"EGI INTERRUPTED: {ran} of 10 items ran ({reason}) — the figure over the items"
     assert egi["egi"]["headline"].startswith(headline)
-    manifest = _json(run / "run.json")
-    assert (manifest["status"], manifest["stop_reason"]) == ("interrupted", "interrupted by Ctrl-C")
+    return ran
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")])
+def test_ctrl_c_finishes_the_items_in_flight_and_the_run_resumes(tmp_path, reference, workers):
+    project = _project(tmp_path / "p")
+    # items take 0.2 s, so that under -n 2 the other worker has items left when alpha-2 is hit
+    proc = _pytest(project, "--egi-run-id", "C", *workers, sigint_in="alpha-2", slow="0.2")
+    run = project / "reports" / "C"
+    line = f"{CTRL_C_LINE} {run} (--egi-resume continues it). Press Ctrl-C again to stop at once."
+    ran = _assert_stopped_after_the_items_in_flight(proc, run, line, workers, "interrupted by Ctrl-C")
 
     resumed = _pytest(project, "--egi-resume", "reports/C")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
@@ -411,27 +419,10 @@ def test_sigterm_finishes_the_items_in_flight_like_ctrl_c_and_the_run_resumes(tm
                                                                               workers):
     project = _project(tmp_path / "p")
     proc = _pytest(project, "--egi-run-id", "T", *workers, sigterm_in="alpha-2", sigterm_to=to, slow="0.2")
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 2, output  # as an interrupted session; not 143, killed by the signal
-    assert "Traceback" not in output
+    # exit status 2, as an interrupted session; not 143, killed by the signal
     run = project / "reports" / "T"
     line = f"{SIGTERM_LINE} {run} (--egi-resume continues it). Send SIGTERM again to stop at once."
-    assert line in proc.stdout.splitlines()
-    journal = _journal(run)
-    ran = len(journal)
-    assert "alpha-2" in _tasks(journal)  # the item in flight finished and is kept
-    if workers:
-        assert 3 <= ran < 10
-    else:
-        assert _tasks(journal) == ["alpha-0", "alpha-1", "alpha-2"]
-    assert all(r["status"] in ("passed", "failed") for r in journal)
-    manifest = _json(run / "run.json")
-    assert (manifest["status"], manifest["stop_reason"]) == ("interrupted", "interrupted by SIGTERM")
-    egi = _json(run / "egi.json")
-    assert egi["session"]["interrupted"] is True
-    assert (egi["session"]["items_ran"], egi["session"]["stop_reason"]) == (ran, "interrupted by SIGTERM")
-    headline = f"EGI INTERRUPTED: {ran} of 10 items ran (interrupted by SIGTERM)"
-    assert egi["egi"]["headline"].startswith(headline)
+    _assert_stopped_after_the_items_in_flight(proc, run, line, workers, "interrupted by SIGTERM")
 
     resumed = _pytest(project, "--egi-resume", "reports/T")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
