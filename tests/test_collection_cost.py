@@ -22,7 +22,7 @@ from pytest_egi import config as egi_config
 from pytest_egi.state import SETTINGS_KEY, Case
 from pytest_egi.suite import Task
 from pytest_egi.taskcache import LoadedTasks
-from tests.toy_project import ROUTING, SUITE_INIT, TEST_MODULE
+from tests.toy_project import ROUTING, SUITE_INIT, make_toy_project
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,12 +71,7 @@ assert "class LoggedTask(Task)" in INIT and "def constant_answer_check" in INIT 
 
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    pytester.makefile(".yaml", routing=ROUTING)
-    pytester.makeconftest("")
-    pkg = pytester.mkpydir(PACKAGE)
-    (pkg / "toy").mkdir()
-    (pkg / "toy" / "__init__.py").write_text(INIT)
-    (pkg / "toy" / "test_toy.py").write_text(TEST_MODULE.replace("toysuites", PACKAGE))
+    make_toy_project(pytester, PACKAGE, INIT)
     for name in ("TOY_LOAD_LOG", "TOY_UNPICKLE_LOG", "TOY_CHECK_LOG"):
         monkeypatch.setenv(name, str(pytester.path / f"{name.lower()}.txt"))
     return pytester

@@ -14,7 +14,7 @@ import pytest
 # suite objects: their Task class must stay the importable one for pickling
 import pytest_egi.suite  # noqa: F401
 from pytest_egi import taskcache
-from tests.toy_project import ROUTING, SUITE_INIT, TEST_MODULE
+from tests.toy_project import SUITE_INIT, make_toy_project
 
 # The toy suite (tests/toy_project.py) with a path option, in its own package so the plugin's
 # per-process suite cache never hands these tests a toy suite without that option.
@@ -27,14 +27,9 @@ assert "data: Path | None" in INIT
 
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    pytester.makefile(".yaml", routing=ROUTING)
-    pytester.makeconftest("")
-    pkg = pytester.mkpydir(PACKAGE)
+    pkg = make_toy_project(pytester, PACKAGE, INIT)
     (pkg / "_common").mkdir()
     (pkg / "_common" / "__init__.py").write_text("")
-    (pkg / "toy").mkdir()
-    (pkg / "toy" / "__init__.py").write_text(INIT)
-    (pkg / "toy" / "test_toy.py").write_text(TEST_MODULE.replace("toysuites", PACKAGE))
     monkeypatch.setenv("TOY_LOAD_LOG", str(pytester.path / "loads.txt"))
     return pytester
 

@@ -135,15 +135,19 @@ def test_task(egi_task, egi_model, egi):
 """
 
 
-def make_toy_project(pytester) -> None:
-    """Write routing.yaml, the toy suite and its test module into ``pytester.path``."""
+def make_toy_project(pytester, package: str = "toysuites", init: str = SUITE_INIT):
+    """Write routing.yaml, the toy suite (``init``: its ``__init__.py``) and its test module
+    into ``pytester.path``, under ``<package>/toy``; returns the package folder. Tests whose
+    suite differs from the toy's give it a package name of its own, so the per-process suite
+    cache never hands another test their variant."""
     pytester.makefile(".yaml", routing=ROUTING)
     pytester.makeconftest("")
-    pkg = pytester.mkpydir("toysuites")
+    pkg = pytester.mkpydir(package)
     toy = pkg / "toy"
     toy.mkdir()
-    (toy / "__init__.py").write_text(SUITE_INIT)
-    (toy / "test_toy.py").write_text(TEST_MODULE)
+    (toy / "__init__.py").write_text(init)
+    (toy / "test_toy.py").write_text(TEST_MODULE.replace("toysuites", package))
+    return pkg
 
 
 def toy_suite_package(root, package: str):
