@@ -1,7 +1,7 @@
 """A cross-run, on-disk cache of each suite's ``load_tasks`` result.
 
 Suites compute reference answers and worlds when they load their tasks, which makes a
-collection cost seconds. :func:`cached_tasks` keeps the loaded tasks as a pickle file, so a
+collection cost seconds. :class:`CacheEntries` keeps the loaded tasks as a pickle file, so a
 repeated collection with the same code, data and options unpickles them instead.
 :func:`pytest_egi.shared.build_once` stays in front of it (one process per session builds or
 reads the cache, the other xdist workers get the result from the session's shared folder).
@@ -77,7 +77,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:  # annotations only: the plugin imports this module at collection
     from pytest_egi.suite import Task
 
-__all__ = ["KEEP_PER_SUITE", "TASK_CACHE_FORMAT", "CacheEntries", "LoadedTasks", "cache_key", "cached_tasks",
+__all__ = ["KEEP_PER_SUITE", "TASK_CACHE_FORMAT", "CacheEntries", "LoadedTasks", "cache_key",
            "fingerprint", "source_paths", "task_cache_dir"]  # fmt: skip
 
 T = TypeVar("T")
@@ -350,22 +350,6 @@ class CacheEntries:
             return value
         _prune(directory, stem, KEEP_PER_SUITE)
         return value
-
-
-def cached_tasks(
-    directory: Path | None,
-    name: str,
-    key: object,
-    paths: Iterable[str | os.PathLike[str]],
-    build: Callable[[], T],
-) -> T:
-    """Return ``build()``, from ``directory`` when an entry for the same key is there.
-
-    The one-entry form of :class:`CacheEntries` (``CacheEntries(directory, key,
-    paths).get(name, build)``): see there for the arguments, what is raised and how a
-    corrupt entry or an unwritable folder is handled.
-    """
-    return CacheEntries(directory, key, paths).get(name, build)
 
 
 def _restore_tasks(ids: tuple[str, ...], categories: tuple[str, ...], blob: bytes) -> LoadedTasks:
