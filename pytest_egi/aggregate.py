@@ -117,6 +117,7 @@ def aggregate(
     bootstrap_resamples: int = 1000,
     seed: int = 42,
     notices: list[dict[str, str]] | None = None,
+    stopped_early: bool = False,
 ) -> Aggregate:
     """Summarise records per suite, route into buckets, compute EGI, gate, CIs and pass^k.
 
@@ -129,6 +130,8 @@ def aggregate(
         seed: seed of the bootstrap.
         notices: where the bootstrap reports a suite's wrong ``summary_columns`` (it then uses
             ``summarize``); None raises instead (see :func:`~pytest_egi.scoring.bootstrap_egi`).
+        stopped_early: the run stopped before all its items ran (INTERRUPTED): the reason of
+            a routed sub-metric or suite with nothing scored names "not reached" first.
 
     Returns:
         The aggregate; only ``passed``/``failed`` records are scored (errors and skips are
@@ -169,15 +172,17 @@ def aggregate(
         if summary.note:
             reasons[name] = f"{name}: {summary.note}"
         summaries[name] = summary
+    not_reached = "not reached: the run stopped before its items; or " if stopped_early else ""
     for name in routing.suites:
         reasons.setdefault(
             name,
-            f"{name}: not run in this session (no item collected: the suite is not installed "
-            "here, or was not selected)",
+            f"{name}: not run in this session ({not_reached}no item collected: the suite is not "
+            "installed here, or was not selected)",
         )
     notes = {name: undefined_notes(objects.get(name)) for name in summaries}
     result = compute_egi(
-        sub_metrics, routing, weights=weights, floors=floors, suite_reasons=reasons, notes=notes
+        sub_metrics, routing, weights=weights, floors=floors, suite_reasons=reasons, notes=notes,
+        stopped_early=stopped_early,
     )
     ci: dict[str, tuple[float, float] | None] = {}
     if bootstrap_resamples > 0 and scored_by_suite:
@@ -202,11 +207,12 @@ def aggregate(
     return Aggregate(result, summaries, ci, error_rate, dict(sorted(counts.items())))
 
 
-def aggregate_run(records: list[dict[str, Any]], settings: Any) -> Aggregate:
+def aggregate_run(records: list[dict[str, Any]], settings: Any, *, stopped_early: bool = False) -> Aggregate:
     """:func:`aggregate` with a run's routing, weights, floors, bootstrap resamples and seed
     (a :class:`pytest_egi.state.RunSettings`): the session's, a rescore's and a merge's. A
     suite's wrong ``summary_columns`` becomes one of ``settings.data_warnings`` (its intervals
-    then come from ``summarize``), so the run's report is still written."""
+    then come from ``summarize``), so the run's report is still written. ``stopped_early``:
+    as :func:`aggregate`'s."""
     notices: list[dict[str, str]] = []
     result = aggregate(
         records,
@@ -216,6 +222,7 @@ def aggregate_run(records: list[dict[str, Any]], settings: Any) -> Aggregate:
         bootstrap_resamples=settings.bootstrap,
         seed=settings.run_seed,
         notices=notices,
+        stopped_early=stopped_early,
     )
     for notice in notices:  # shown as data warnings: terminal, egi.json, report.html
         if notice not in settings.data_warnings:

@@ -33,7 +33,13 @@ from pytest_egi.report.files import write_run
 from pytest_egi.report.terminal import summary_lines
 from pytest_egi.state import RunSettings
 from pytest_egi.suite import Task, load_suite
-from pytest_egi.verdict import Verdict, describe_selection, verdict_from_egi
+from pytest_egi.verdict import (
+    Verdict,
+    describe_selection,
+    judge_gate,
+    stored_run_stopped,
+    verdict_from_egi,
+)
 
 __all__ = ["main"]
 
@@ -110,12 +116,16 @@ def _settings_from_egi(run: Path, egi: dict[str, Any]) -> RunSettings:
 
 
 def _judge(
-    settings: RunSettings, records: list[dict[str, Any]], egi: dict[str, Any]
+    settings: RunSettings, records: list[dict[str, Any]], egi: dict[str, Any], run: Path
 ) -> tuple[Any, Verdict]:
-    """Aggregate ``records`` and judge them as the run ``egi`` was judged (same items
-    collected, same stop, same selection)."""
-    agg = aggregate_run(records, settings)
+    """Aggregate ``records`` and judge them as the run ``egi`` (in folder ``run``) was judged
+    (same items collected, same stop, same selection, same shard): its verdict, and its
+    release gate not judged when the session's was not (a shard, a flagged verdict)."""
+    agg = aggregate_run(records, settings, stopped_early=stored_run_stopped(egi))
     verdict = verdict_from_egi(egi, agg.error_rate, settings.max_error_rate)
+    origin = Path((egi.get("config") or {}).get("rescored_from") or run)  # the run to resume
+    shard = (egi.get("session") or {}).get("shard")
+    agg.result.gate = judge_gate(agg.result.gate, verdict, shard=shard, run_dir=origin)
     return agg, verdict
 
 
@@ -129,12 +139,14 @@ def session_lines(session: dict[str, Any]) -> list[str]:
 
 
 def rescore_reasons(settings: RunSettings, agg: Any, verdict: Verdict) -> list[str]:
-    """Why a rescored run fails, by the plugin's rule (``EgiSession._exit_status``): a floor
-    breached on a measured bucket, an error rate above the run's max error rate. Empty when
-    it passes. (Whether the session ran every item is a fact of the original run: it stays in
-    the headline but is not re-judged.)"""
+    """Why a rescored or merged run fails, by the plugin's rule (``EgiSession._exit_status``):
+    a floor breached on a measured bucket when the gate is judged, an error rate above the
+    run's max error rate. Empty when it passes. (Whether the session ran every item is a fact
+    of the original run: it stays in the headline, and leaves the gate not judged, but does
+    not fail a rescore.)"""
     reasons = []
-    breached = agg.result.gate.breached
+    gate = agg.result.gate
+    breached = gate.breached if gate.judged else []
     if breached:
         reasons.append(
             "release floor breached: "
@@ -222,7 +234,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     records = load_records(run)
     _importable_suites(egi, records)
     if not args.rescore:
-        agg, verdict = _judge(settings, records, egi)
+        agg, verdict = _judge(settings, records, egi, run)
         for line in summary_lines(settings, agg, records, verdict) + session_lines(egi.get("session") or {}):
             print(line)
         print(f"egi report: {run}")
@@ -259,7 +271,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         rescored_from=str(run.resolve()),
     )
     rescored = rescore_records(run, records, settings.suite_options, settings.run_dir)
-    agg, verdict = _judge(settings, rescored, egi)
+    agg, verdict = _judge(settings, rescored, egi, run)
     reasons = rescore_reasons(settings, agg, verdict)
     status = 1 if reasons else 0
     original = egi.get("session") or {}
@@ -448,6 +460,8 @@ def _cmd_merge(args: argparse.Namespace) -> int:
         items_collected=sum(collected) if None not in collected else None, stop_reason=None,
         selection=settings.selection, deselected=sessions[0].get("items_deselected"),
     )
+    # every shard complete, so the merged run is judged unless its verdict is flagged
+    agg.result.gate = judge_gate(agg.result.gate, verdict, shard=None, run_dir=out)
     reasons = rescore_reasons(settings, agg, verdict)
     session = {"exit_status": 1 if reasons else 0, "reasons": reasons,
                "crashes": [c for s_ in sessions for c in s_.get("crashes") or []],

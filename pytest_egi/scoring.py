@@ -12,7 +12,7 @@ import math
 import random
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from pytest_egi.config import BUCKETS, Route, RoutingConfig
@@ -28,6 +28,9 @@ __all__ = [
     "pass_hat_k",
     "transform",
 ]
+
+_NOT_REACHED = "not reached: the run stopped before its tasks"
+"""The first possible cause of a sub-metric with no scored task on a run that stopped early."""
 
 SubMetrics = Mapping[str, Mapping[str, float | None]]
 """suite -> sub-metric -> native value (None when it could not be computed)."""
@@ -111,15 +114,30 @@ class BucketResult:
 class GateResult:
     """Release gate: floored buckets present and at or above their floors.
 
+    Three outcomes: **ready** (``release_ready`` True), **not ready** (False: a floored
+    bucket is below its floor or not measured), and **not judged** (None, ``judged`` False:
+    the run's figures do not stand for the run it selected, e.g. an interrupted run or one
+    shard of a sharded run; ``not_judged_reason`` says why in one sentence).
+
     Attributes:
-        release_ready: every floored bucket present and >= its floor.
-        breached: floored buckets present and below their floor (these fail the session).
+        release_ready: every floored bucket present and >= its floor; None when not judged.
+        breached: floored buckets present and below their floor (these fail the session
+            when the gate is judged; kept, informative, when it is not).
         unmeasured: floored buckets with no routed sub-metric in this run.
+        judged: whether the gate was judged on this run (False: see ``not_judged_reason``).
+        not_judged_reason: one sentence, why the gate was not judged; None when judged.
     """
 
-    release_ready: bool
+    release_ready: bool | None
     breached: list[str]
     unmeasured: list[str]
+    judged: bool = True
+    not_judged_reason: str | None = None
+
+    def not_judged(self, reason: str) -> GateResult:
+        """This gate, not judged: ``release_ready`` None, ``judged`` False, ``reason`` kept;
+        ``breached`` and ``unmeasured`` as computed."""
+        return replace(self, release_ready=None, judged=False, not_judged_reason=reason)
 
 
 @dataclass
@@ -155,6 +173,7 @@ def compute_egi(
     floors: Mapping[str, float],
     suite_reasons: Mapping[str, str] | None = None,
     notes: Mapping[str, Mapping[str, str]] | None = None,
+    stopped_early: bool = False,
 ) -> EgiResult:
     """Route native sub-metrics into buckets and combine them into EGI.
 
@@ -170,6 +189,9 @@ def compute_egi(
             ``sub_metric_notes`` entry). When the suite returns such a sub-metric as None
             (Benchforce's ``accuracy_finished`` when no session finished), the note is the
             missing reason; otherwise the reason says no task was scored for it.
+        stopped_early: the run stopped before all its items ran (its verdict is INTERRUPTED,
+            :func:`pytest_egi.verdict.stopped_before_end`): a sub-metric with no scored task
+            may not have been reached, and its reason says so first.
 
     Returns:
         The EGI result. A missing sub-metric is dropped and its bucket renormalised within
@@ -194,7 +216,8 @@ def compute_egi(
             else:
                 reason = (
                     f"{route.suite} reported no value for {absent} (no scored task for it in this "
-                    "run: outside the profile, deselected with -k/-m, or every such task errored)"
+                    f"run: {_NOT_REACHED + '; or ' if stopped_early else ''}outside the profile, "
+                    "deselected with -k/-m, or every such task errored)"
                 )
             missing.append(Missing(route.key, route.bucket, reason))
             continue

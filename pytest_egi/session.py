@@ -22,7 +22,7 @@ from pytest_egi.report.terminal import summary_lines
 from pytest_egi.runlog import Journal, read_manifest
 from pytest_egi.shared import request_stop
 from pytest_egi.state import Case, RunSettings
-from pytest_egi.verdict import Verdict, judge_run
+from pytest_egi.verdict import Verdict, judge_gate, judge_run, stopped_before_end
 
 __all__ = ["CRASH_TEXT", "EARLY_STOP_ERRORS", "EgiSession"]
 
@@ -86,7 +86,6 @@ class EgiSession:
         self.manifest: dict[str, Any] | None = None
         self.plan: list[str] | None = None
         self.interrupted: str | None = None
-        self.gate_note: str | None = None
         self.other_failures = 0
         self.aggregate: Aggregate | None = None
         self.written: dict[str, str] = {}
@@ -343,13 +342,15 @@ class EgiSession:
         records = self._records()
         if not records:
             return
-        self.aggregate = aggregate_run(records, s)
         collected = self._collected()
         if collected is not None:  # xdist: what the workers collected
             self.items_collected = len(collected.get("items") or {})
             self.items_deselected = int(collected.get("deselected") or 0)
         if self.items_collected is not None:
             self.items_collected += self.resumed
+        stopped = stopped_before_end(items_ran=len(records), items_collected=self.items_collected,
+                                     stop_reason=stop)
+        self.aggregate = aggregate_run(records, s, stopped_early=stopped)
         selection = dict(s.selection)
         if s.shard:
             selection["--egi-shard"] = f"{s.shard[0]}/{s.shard[1]}"
@@ -362,6 +363,8 @@ class EgiSession:
             selection=selection,
             deselected=self.items_deselected,
         )
+        result = self.aggregate.result
+        result.gate = judge_gate(result.gate, self.verdict, shard=s.shard, run_dir=s.run_dir)
         if int(exitstatus) == pytest.ExitCode.NO_TESTS_COLLECTED and self.resumed:
             exitstatus = pytest.ExitCode.OK  # resumed with every item already complete
         status = self._exit_status(int(exitstatus))
@@ -423,21 +426,18 @@ class EgiSession:
         return None
 
     def _exit_status(self, exitstatus: int) -> int:
+        """The session's exit status; appends why it fails to ``exit_reasons``. A breached floor
+        fails it only when the gate is judged (not on a shard, nor on a run whose verdict is
+        flagged: :func:`pytest_egi.verdict.gate_not_judged_reason`)."""
         agg, verdict = self.aggregate, self.verdict
         assert agg is not None and verdict is not None
-        breached = agg.result.gate.breached
-        if self.settings.shard:
-            self.gate_note = (f"egi: the release gate is judged on the merged run, not on shard "
-                              f"{self.settings.shard[0]}/{self.settings.shard[1]} alone "
-                              f"(egi-bench report --merge {self.settings.run_dir.parent})")
-        elif breached and "INTERRUPTED" in verdict.flags:
-            self.gate_note = ("egi: the release gate is not judged on an interrupted run; continue "
-                              f"it with --egi-resume {self.settings.run_dir}")
-        elif breached:
+        gate = agg.result.gate
+        if gate.judged and gate.breached:
             self.exit_reasons.append(
                 "release floor breached: "
                 + ", ".join(
-                    f"{b} {agg.result.buckets[b].value:.1f} < {self.settings.floors[b]:g}" for b in breached
+                    f"{b} {agg.result.buckets[b].value:.1f} < {self.settings.floors[b]:g}"
+                    for b in gate.breached
                 )
             )
         for flag, reason in zip(verdict.flags, verdict.reasons, strict=True):
@@ -465,16 +465,11 @@ class EgiSession:
         subset = bool(self.verdict and self.verdict.subset)
         tr.write_line(lines[0], red=flagged, yellow=not flagged and subset, bold=True)
         for line in lines[1:]:
-            tr.write_line(line)
+            tr.write_line(line, yellow=line.startswith("release gate: NOT JUDGED"))
         for crash in self.crashes:
             tr.write_line(f"egi: {crash} (an error record; it counts toward --egi-max-error-rate)", red=True)
         for reason in self.exit_reasons:
             tr.write_line(f"session fails: {reason}", red=True, bold=True)
-        if self.gate_note:
-            tr.write_line(self.gate_note, yellow=True)
-        if self.verdict is not None and "INTERRUPTED" in self.verdict.flags:
-            tr.write_line(f"egi: continue this run with: pytest ... --egi-resume {self.settings.run_dir}",
-                          yellow=True, bold=True)
         tr.write_line(f"egi report: {self.written.get('run_dir')}")
 
 

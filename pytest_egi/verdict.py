@@ -22,9 +22,24 @@ Separately, a run whose items were chosen on the command line (``-k``, ``-m``, `
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["FLAGS", "SUBSET_KEYS", "Verdict", "describe_selection", "judge_run", "verdict_from_egi"]
+if TYPE_CHECKING:
+    from pytest_egi.scoring import GateResult
+
+__all__ = [
+    "FLAGS",
+    "SUBSET_KEYS",
+    "Verdict",
+    "describe_selection",
+    "gate_not_judged_reason",
+    "judge_gate",
+    "judge_run",
+    "stopped_before_end",
+    "stored_run_stopped",
+    "verdict_from_egi",
+]
 
 FLAGS = ("INTERRUPTED", "INCOMPLETE", "INVALID")
 """Verdict flags, most severe first."""
@@ -115,7 +130,7 @@ def judge_run(
         f"{items_ran} items ran"
     )
     missing = items_collected is not None and items_ran < items_collected
-    if stop_reason and (missing or items_collected is None):
+    if stopped_before_end(items_ran=items_ran, items_collected=items_collected, stop_reason=stop_reason):
         flags.append("INTERRUPTED")
         reasons.append(f"{of} ({stop_reason})")
     elif missing:
@@ -130,20 +145,93 @@ def judge_run(
     )
 
 
+def stopped_before_end(*, items_ran: int, items_collected: int | None, stop_reason: str | None) -> bool:
+    """Whether the run is INTERRUPTED (:func:`judge_run`'s rule): it stopped (``stop_reason``)
+    before all of its ``items_collected`` items ran, or with that count unknown."""
+    missing = items_collected is not None and items_ran < items_collected
+    return bool(stop_reason) and (missing or items_collected is None)
+
+
+def _stored_counts(egi: dict[str, Any]) -> tuple[int, int | None, str | None]:
+    """(items ran, items collected, stop reason) of a stored run (egi.json)."""
+    session = egi.get("session") or {}
+    items_ran = session.get("items_ran")
+    if items_ran is None:
+        items_ran = sum((egi.get("counts") or {}).values())
+    return items_ran, session.get("items_collected"), session.get("stop_reason")
+
+
+def stored_run_stopped(egi: dict[str, Any]) -> bool:
+    """:func:`stopped_before_end` of a stored run (egi.json): known before it is
+    re-aggregated (``egi-bench report``, ``--rescore``)."""
+    items_ran, items_collected, stop_reason = _stored_counts(egi)
+    return stopped_before_end(items_ran=items_ran, items_collected=items_collected, stop_reason=stop_reason)
+
+
+def gate_not_judged_reason(
+    verdict: Verdict, *, shard: tuple[int, int] | list[int] | None, run_dir: Path | str
+) -> str | None:
+    """Why the release gate is not judged on a run, in one sentence; None when it is judged.
+
+    Not judged when the figures do not stand for the items the run selected:
+
+    - ``INTERRUPTED``: the items that did not run are not in the buckets (``interrupted after
+      1 of 424 items; continue it with --egi-resume <run_dir>``);
+    - ``INCOMPLETE``: the same, for items that never reported;
+    - ``INVALID``: the errored items are not scored, so the buckets are over a biased
+      remainder (a floor met there says nothing of the run);
+    - a shard (``shard`` is ``(K, N)``): a part of its run; the gate is judged on the merged
+      run (``egi-bench report --merge <run_dir's parent>``).
+
+    A subset (``-k``, ``-m``, ...) is judged: its figures stand for the items it selected.
+    With several, the most severe flag's reason is given (a flagged shard must first be
+    continued, then merged).
+
+    Args:
+        verdict: the run's verdict.
+        shard: ``(K, N)`` of a shard's session, or None.
+        run_dir: the run's folder (continued with ``--egi-resume``; a shard's parent folder is
+            what ``--merge`` takes).
+    """
+    run_dir = Path(run_dir)
+    resume = f"--egi-resume {run_dir}"
+    if verdict.flags:
+        flag = verdict.flags[0]
+        of = (f"{verdict.items_ran} of {verdict.items_collected} items"
+              if verdict.items_collected is not None else f"{verdict.items_ran} items")
+        if flag == "INTERRUPTED":
+            return f"interrupted after {of}; continue it with {resume}"
+        if flag == "INCOMPLETE":
+            return f"incomplete: {of} reported a result; run the others with {resume}"
+        return (f"invalid: {verdict.reasons[0]}, so the buckets hold the scored items only; run "
+                f"the errored items again with {resume}")
+    if shard:
+        return (f"shard {shard[0]}/{shard[1]}: the gate is judged on the merged run (egi-bench report "
+                f"--merge {run_dir.parent})")
+    return None
+
+
+def judge_gate(
+    gate: GateResult, verdict: Verdict, *, shard: tuple[int, int] | list[int] | None, run_dir: Path | str
+) -> GateResult:
+    """``gate`` as judged on this run: itself, or :meth:`GateResult.not_judged` with
+    :func:`gate_not_judged_reason` when the run cannot be judged."""
+    reason = gate_not_judged_reason(verdict, shard=shard, run_dir=run_dir)
+    return gate if reason is None else gate.not_judged(reason)
+
+
 def verdict_from_egi(egi: dict[str, Any], error_rate: float, max_error_rate: float) -> Verdict:
     """The verdict of a stored run (egi.json), re-judged with ``error_rate`` and
     ``max_error_rate`` (``egi-bench report --rescore`` may change either). An egi.json
     written before these fields existed gives a verdict on the error rate alone."""
     session = egi.get("session") or {}
-    items_ran = session.get("items_ran")
-    if items_ran is None:
-        items_ran = sum((egi.get("counts") or {}).values())
+    items_ran, items_collected, stop_reason = _stored_counts(egi)
     return judge_run(
         error_rate=error_rate,
         max_error_rate=max_error_rate,
         items_ran=items_ran,
-        items_collected=session.get("items_collected"),
-        stop_reason=session.get("stop_reason"),
+        items_collected=items_collected,
+        stop_reason=stop_reason,
         selection=(egi.get("config") or {}).get("selection") or {},
         deselected=session.get("items_deselected"),
     )

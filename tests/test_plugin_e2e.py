@@ -37,7 +37,8 @@ def test_oracle_reaches_ceiling_and_exit_0(toy_project):
         "items_deselected": 0, "stop_reason": None, "interrupted": False, "resumed_from": None,
         "resumed_items": 0, "merged_from": None, "shard": None,
     }
-    assert egi["gate"] == {"release_ready": False, "breached": [], "unmeasured": ["M2", "M5"]}
+    assert egi["gate"] == {"release_ready": False, "breached": [], "unmeasured": ["M2", "M5"],
+                           "judged": True, "not_judged_reason": None}
     reasons = {m["route"]: m["reason"] for m in egi["missing"]}
     assert reasons == {
         "absent/whatever": "absent: not run in this session (no item collected: the suite is not "
@@ -76,8 +77,17 @@ def test_floor_breach_on_present_bucket_exits_1(toy_project):
     result = toy_project.runpytest("toysuites", "--egi-model", "egi/noisy-0.5", "--egi-bootstrap", "0")
     assert result.ret == 1
     egi = _egi(toy_project)
-    assert egi["gate"]["breached"] == ["M5"]
-    result.stdout.fnmatch_lines(["*session fails: release floor breached: M5 * < 70*"])
+    m5 = egi["buckets"]["M5"]["value"]
+    assert m5 < 70
+    # a complete run is judged: NOT READY, and the breach fails the session
+    assert egi["gate"] == {"release_ready": False, "breached": ["M5"], "unmeasured": ["M2"],
+                           "judged": True, "not_judged_reason": None}
+    assert egi["session"]["reasons"] == [f"release floor breached: M5 {m5:.1f} < 70"]
+    lines = result.stdout.lines
+    assert f"release gate: NOT READY — M5 {m5:.1f} below floor 70; M2 not measured (floor 70)" in lines
+    assert f"session fails: release floor breached: M5 {m5:.1f} < 70" in lines
+    html = (_run_dir(toy_project) / "report.html").read_text()
+    assert '<span class="badge notready">not release-ready</span>' in html and "not judged" not in html
     # the same run with a floor the score meets exits 0
     result = toy_project.runpytest(
         "toysuites", "--egi-model", "egi/noisy-0.5", "--egi-floor", "M5=0", "--egi-bootstrap", "0"

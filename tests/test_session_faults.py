@@ -147,15 +147,26 @@ def test_items_left_unrun_by_dead_workers_make_the_run_incomplete(toy_project, m
 # -- INVALID / INTERRUPTED on the EGI line -----------------------------------------------------
 
 
-def _assert_flagged_everywhere(pytester, result, headline: str, status: str, figure: str) -> None:
+def _assert_flagged_everywhere(pytester, result, headline: str, status: str, figure: str,
+                               gate: str) -> None:
+    """The run is labelled ``headline`` and its release gate is not judged, with reason ``gate``
+    (``{run}``: the run's folder), in the terminal, egi.json and report.html alike."""
     egi = _egi(pytester)
     assert egi["egi"]["headline"] == headline
     assert egi["egi"]["status"] == status
     assert _summary(result)[0] == headline
-    html = (_run_dir(pytester) / "report.html").read_text()
+    run = _run_dir(pytester)
+    reason = gate.format(run=run)
+    assert (egi["gate"]["release_ready"], egi["gate"]["judged"], egi["gate"]["not_judged_reason"]) == (
+        None, False, reason)
+    assert f"release gate: NOT JUDGED — {reason}" in _summary(result)
+    assert not any(line.startswith("release gate: NOT READY") for line in _summary(result))
+    html = (run / "report.html").read_text()
     assert f'<span class="badge notready" style="font-size:1.6rem">{status.upper()}' in html
     assert f"<b>{headline}</b>" in html
     assert f"EGI {figure}" not in html  # never a plain score above the reason
+    assert f'<span class="badge notjudged">release gate not judged</span> {escape(reason)}' in html
+    assert "release-ready" not in html
 
 
 def test_error_rate_above_the_limit_makes_the_egi_invalid(toy_project):
@@ -167,8 +178,30 @@ def test_error_rate_above_the_limit_makes_the_egi_invalid(toy_project):
         "EGI INVALID: errored items 60.0% above --egi-max-error-rate 5.0% — the figure over the "
         "items that were scored (100.0, partial: 42% of weight) is not a score"
     )
-    _assert_flagged_everywhere(toy_project, result, headline, "invalid", "100.0")
+    _assert_flagged_everywhere(toy_project, result, headline, "invalid", "100.0", INVALID_GATE)
     assert _egi(toy_project)["egi"]["flags"] == ["INVALID"]
+
+
+INVALID_GATE = ("invalid: errored items 60.0% above --egi-max-error-rate 5.0%, so the buckets hold the "
+                "scored items only; run the errored items again with --egi-resume {run}")
+
+
+def test_a_floor_breached_on_an_invalid_run_does_not_add_to_why_it_fails(toy_project):
+    routing = toy_project.path / "routing.yaml"
+    routing.write_text(routing.read_text().replace("bucket: M4", "bucket: M5"))
+    result = toy_project.runpytest(
+        "toysuites", *_flags("egi/noisy-1.0"), "--egi-opt", "toy.fail_every=2", "--egi-mode", "deep",
+    )
+    assert result.ret == 1  # for its errors
+    egi = _egi(toy_project)
+    assert egi["gate"]["breached"] == ["M5"]  # computed, informative
+    assert egi["session"]["reasons"] == ["errored items 60.0% above --egi-max-error-rate 5.0%"]
+    assert not any("release floor breached" in line for line in result.stdout.lines)
+    headline = (
+        "EGI INVALID: errored items 60.0% above --egi-max-error-rate 5.0% — the figure over the "
+        "items that were scored (0.0, partial: 42% of weight) is not a score"
+    )
+    _assert_flagged_everywhere(toy_project, result, headline, "invalid", "0.0", INVALID_GATE)
 
 
 def test_the_early_stop_is_interrupted_and_invalid(toy_project):
@@ -180,7 +213,8 @@ def test_the_early_stop_is_interrupted_and_invalid(toy_project):
         "EGI INTERRUPTED, INVALID: 5 of 10 items ran (the first 5 items all errored); errored "
         "items 100.0% above --egi-max-error-rate 5.0% — no figure (nothing was scored)"
     )
-    _assert_flagged_everywhere(toy_project, result, headline, "interrupted", "—")
+    _assert_flagged_everywhere(toy_project, result, headline, "interrupted", "—",
+                               "interrupted after 5 of 10 items; continue it with --egi-resume {run}")
     session = _egi(toy_project)["session"]
     assert (session["items_collected"], session["items_ran"]) == (10, 5)
 
@@ -196,7 +230,8 @@ def test_a_stopped_serial_run_is_interrupted(toy_project, args, ran, why, ret):
         f"EGI INTERRUPTED: {ran} of 6 items ran ({why}) — the figure over the items that were "
         "scored (0.0, partial: 42% of weight) is not a score"
     )
-    _assert_flagged_everywhere(toy_project, result, headline, "interrupted", "0.0")
+    _assert_flagged_everywhere(toy_project, result, headline, "interrupted", "0.0",
+                               f"interrupted after {ran} of 6 items; continue it with --egi-resume {{run}}")
     session = _egi(toy_project)["session"]
     assert (session["items_collected"], session["items_ran"], session["stop_reason"]) == (6, ran, why)
     assert f"session fails: interrupted: {ran} of 6 items ran ({why})" in _summary(result)
@@ -217,7 +252,20 @@ def test_ctrl_c_is_interrupted(toy_project):
         "EGI INTERRUPTED: 2 of 6 items ran (KeyboardInterrupt) — the figure over the items that "
         "were scored (100.0, partial: 42% of weight) is not a score"
     )
-    _assert_flagged_everywhere(toy_project, result, headline, "interrupted", "100.0")
+    _assert_flagged_everywhere(toy_project, result, headline, "interrupted", "100.0",
+                               "interrupted after 2 of 6 items; continue it with --egi-resume {run}")
+    # the beta items were never reached: their sub-metric's reason says so first
+    reasons = {m["route"]: m["reason"] for m in _egi(toy_project)["missing"]}
+    assert reasons == {
+        "toy/acc_beta": "toy reported no value for acc_beta (no scored task for it in this run: not "
+        "reached: the run stopped before its tasks; or outside the profile, deselected with -k/-m, "
+        "or every such task errored)",
+        "absent/whatever": "absent: not run in this session (not reached: the run stopped before its "
+        "items; or no item collected: the suite is not installed here, or was not selected)",
+    }
+    assert ("  toy reported no value for acc_beta (no scored task for it in this run: not reached: the "
+            "run stopped before its tasks; or outside the profile, deselected with -k/-m, or every such "
+            "task errored) — acc_beta") in _summary(result)
 
 
 def test_a_stopped_xdist_run_is_interrupted(toy_project):
@@ -231,7 +279,8 @@ def test_a_stopped_xdist_run_is_interrupted(toy_project):
         f"EGI INTERRUPTED: {ran} of 6 items ran (stopping after 1 failures) — the figure over "
         "the items that were scored (0.0, partial: 42% of weight) is not a score"
     )
-    _assert_flagged_everywhere(toy_project, result, headline, "interrupted", "0.0")
+    _assert_flagged_everywhere(toy_project, result, headline, "interrupted", "0.0",
+                               f"interrupted after {ran} of 6 items; continue it with --egi-resume {{run}}")
 
 
 def test_a_floor_breach_keeps_the_score_and_the_gate_says_so(toy_project):

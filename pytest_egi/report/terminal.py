@@ -60,8 +60,12 @@ def egi_headline(agg: Aggregate, verdict: Verdict | None = None) -> str:
 
 
 def gate_line(agg: Aggregate) -> str:
-    """One line: release-ready or not, and why."""
+    """One line, the gate's outcome and why: ``release gate: READY (...)``, ``release gate: NOT
+    READY — M5 61.0 below floor 70; M2 not measured (floor 70)``, or ``release gate: NOT JUDGED
+    — <reason>`` (:class:`pytest_egi.scoring.GateResult`, ``not_judged_reason``)."""
     gate = agg.result.gate
+    if not gate.judged:
+        return f"release gate: NOT JUDGED — {gate.not_judged_reason}"
     if gate.release_ready:
         return "release gate: READY (every floored bucket at or above its floor)"
     parts = []
