@@ -197,8 +197,9 @@ def gate_not_judged_reason(
     resume = f"--egi-resume {run_dir}"
     if verdict.flags:
         flag = verdict.flags[0]
-        of = (f"{verdict.items_ran} of {verdict.items_collected} items"
-              if verdict.items_collected is not None else f"{verdict.items_ran} items")
+        ran = verdict.items_ran
+        of = (f"{ran} of {verdict.items_collected} items" if verdict.items_collected is not None
+              else f"{ran} item{'' if ran == 1 else 's'}")
         if flag == "INTERRUPTED":
             return f"interrupted after {of}; continue it with {resume}"
         if flag == "INCOMPLETE":

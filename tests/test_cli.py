@@ -134,13 +134,18 @@ def test_report_and_rescore_keep_an_interrupted_run_labelled(toy_project, monkey
         "EGI INTERRUPTED: 1 of 6 items ran (stopping after 1 failures) — the figure over the "
         "items that were scored (0.0, partial: 42% of weight) is not a score"
     )
+    gate = f"release gate: NOT JUDGED — interrupted after 1 of 6 items; continue it with --egi-resume {run}"
     assert main(["report", str(run)]) == 0
-    assert capsys.readouterr().out.splitlines()[0] == headline
+    out = capsys.readouterr().out.splitlines()
+    assert (out[0], gate in out) == (headline, True)
     assert main(["report", "--rescore", str(run)]) == 0
-    assert capsys.readouterr().out.splitlines()[0] == headline
+    out = capsys.readouterr().out.splitlines()
+    assert (out[0], gate in out) == (headline, True)  # the run to continue is the original
     rescored = next(p for p in run.iterdir() if p.name.startswith("rescore-"))
     egi = json.loads((rescored / "egi.json").read_text())
     assert (egi["egi"]["flags"], egi["egi"]["headline"]) == (["INTERRUPTED"], headline)
+    assert (egi["gate"]["release_ready"], egi["gate"]["judged"]) == (None, False)
+    assert egi["gate"]["not_judged_reason"] == gate.removeprefix("release gate: NOT JUDGED — ")
     assert "INTERRUPTED" in (rescored / "report.html").read_text()
 
 

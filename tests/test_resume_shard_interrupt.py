@@ -361,6 +361,18 @@ def _assert_stopped_after_the_items_in_flight(proc, run, line: str, workers, rea
     assert (egi["session"]["items_ran"], egi["session"]["stop_reason"]) == (ran, reason)
     headline = f"EGI INTERRUPTED: {ran} of 10 items ran ({reason}) — the figure over the items"
     assert egi["egi"]["headline"].startswith(headline)
+    # the release gate is not judged on it (the toy routes feed neither floored bucket)
+    gate = f"interrupted after {ran} of 10 items; continue it with --egi-resume {run}"
+    assert egi["gate"] == {"release_ready": None, "breached": [], "unmeasured": ["M2", "M5"],
+                           "judged": False, "not_judged_reason": gate}
+    assert f"release gate: NOT JUDGED — {gate}" in proc.stdout.splitlines()
+    assert sum(f"--egi-resume {run}" in line for line in proc.stdout.splitlines()) == 1  # said once
+    if not workers:  # the beta items were not reached
+        missing = {m["route"]: m["reason"] for m in egi["missing"]}
+        assert missing["toy/acc_beta"] == (
+            "toy reported no value for acc_beta (no scored task for it in this run: not reached: the run "
+            "stopped before its tasks; or outside the profile, deselected with -k/-m, or every such task "
+            "errored)")
     return ran
 
 

@@ -58,11 +58,53 @@ def test_resume_compares_test_paths_and_generation_parameters(tmp_path: Path) ->
 
 def test_a_shard_exits_on_its_errors_not_on_the_release_gate(tmp_path: Path) -> None:
     project = _project(tmp_path / "p")
-    shard = _pytest(project, "--egi-run-id", "G", "--egi-shard", "1/2", "--egi-floor", "M2=100,M5=100")
+    # shard 2/2 holds beta-0 and beta-2, which egi/noisy-0.3 fails: M1 is below 100
+    shard = _pytest(project, "--egi-run-id", "G", "--egi-shard", "2/2", "--egi-floor", "M1=100,M5=100")
     assert shard.returncode == 0, shard.stdout[-2000:]
-    assert (f"egi: the release gate is judged on the merged run, not on shard 1/2 alone (egi-bench "
-            f"report --merge {project}/reports/G)") in shard.stdout
+    reason = f"shard 2/2: the gate is judged on the merged run (egi-bench report --merge {project}/reports/G)"
+    assert f"release gate: NOT JUDGED — {reason}" in shard.stdout.splitlines()
+    assert "judged on the merged run" not in shard.stdout.replace(reason, "")  # said once
     assert "session fails" not in shard.stdout
+    egi = _json(project / "reports" / "G" / "shard-2-of-2" / "egi.json")
+    assert egi["gate"] == {"release_ready": None, "breached": ["M1"], "unmeasured": ["M2", "M5"],
+                           "judged": False, "not_judged_reason": reason}
+    assert egi["session"]["reasons"] == []
+
+
+def test_shards_are_not_judged_and_their_whole_merge_is(tmp_path: Path, merge) -> None:  # noqa: F811
+    """egi/oracle with a floor on M1 only (routing.yaml's M2 and M5 floors removed: no toy route
+    feeds them): each shard is not judged, the merge of all of them is READY, and a merge of
+    some of them is refused (merge writes no run without every shard)."""
+    project = _project(tmp_path / "p")
+    routing = project / "routing.yaml"
+    routing.write_text(routing.read_text().replace(", floor: 70}", "}")
+                       .replace("weight: 0.28}", "weight: 0.28, floor: 90}"))
+    run = project / "reports" / "O"
+    for k in (1, 2):
+        shard = _pytest(project, "--egi-run-id", "O", "--egi-shard", f"{k}/2", "--egi-model", "egi/oracle")
+        assert shard.returncode == 0, shard.stdout[-2000:]
+        reason = f"shard {k}/2: the gate is judged on the merged run (egi-bench report --merge {run})"
+        assert f"release gate: NOT JUDGED — {reason}" in shard.stdout.splitlines()
+        folder = run / f"shard-{k}-of-2"
+        egi = _json(folder / "egi.json")
+        assert egi["buckets"]["M1"]["value"] == 100.0
+        assert egi["gate"] == {"release_ready": None, "breached": [], "unmeasured": [],
+                               "judged": False, "not_judged_reason": reason}
+        html = (folder / "report.html").read_text()
+        assert f'<span class="badge notjudged">release gate not judged</span> {reason}' in html
+        assert "release-ready" not in html
+        if k == 1:  # a merge of some of the shards is refused: no run, no gate
+            status, out, err = merge(folder)
+            assert (status, out) == (2, "")
+            assert err.startswith("egi-bench: error: --merge: shard 2/2 of run O missing")
+            assert not (run / "egi.json").exists()
+    status, out, err = merge(run)
+    assert (status, err) == (0, "")
+    assert "release gate: READY (every floored bucket at or above its floor)" in out.splitlines()
+    egi = _json(run / "egi.json")
+    assert egi["gate"] == {"release_ready": True, "breached": [], "unmeasured": [],
+                           "judged": True, "not_judged_reason": None}
+    assert '<span class="badge ready">release-ready</span>' in (run / "report.html").read_text()
 
 
 def test_a_merged_folder_can_be_merged_again(tmp_path: Path, merge) -> None:  # noqa: F811

@@ -108,6 +108,60 @@ def test_an_undefined_gap_sub_metric_is_missing_with_the_suites_note_never_100()
     ].value == 100.0
 
 
+def test_a_run_stopped_early_names_not_reached_first_for_a_sub_metric_with_no_scored_task():
+    routing = _routing([{"suite": "a", "sub_metric": "x", "bucket": "M1", "transform": "fraction"}])
+    result = compute_egi({"a": {}}, routing, weights=WEIGHTS, floors={}, stopped_early=True)
+    assert result.missing[0].reason == (
+        "a reported no value for x (no scored task for it in this run: not reached: the run stopped "
+        "before its tasks; or outside the profile, deselected with -k/-m, or every such task errored)"
+    )
+
+
+def _verdict(**facts):
+    from pytest_egi.verdict import judge_run
+
+    base = {"error_rate": 0.0, "max_error_rate": 0.05, "items_ran": 424, "items_collected": 424,
+            "stop_reason": None}
+    return judge_run(**{**base, **facts})
+
+
+@pytest.mark.parametrize(("facts", "shard", "reason"), [
+    ({}, None, None),  # complete: judged
+    ({"selection": {"-k": "alpha"}}, None, None),  # a subset stands for its selection: judged
+    ({"items_ran": 1, "stop_reason": "interrupted by SIGTERM"}, None,
+     "interrupted after 1 of 424 items; continue it with --egi-resume reports/R"),
+    ({"items_ran": 1, "items_collected": None, "stop_reason": "KeyboardInterrupt"}, None,
+     "interrupted after 1 item; continue it with --egi-resume reports/R"),
+    ({"items_ran": 400}, None,
+     "incomplete: 400 of 424 items reported a result; run the others with --egi-resume reports/R"),
+    ({"error_rate": 0.1}, None,
+     "invalid: errored items 10.0% above --egi-max-error-rate 5.0%, so the buckets hold the scored "
+     "items only; run the errored items again with --egi-resume reports/R"),
+    ({}, (1, 3), "shard 1/3: the gate is judged on the merged run (egi-bench report --merge reports)"),
+    ({"items_ran": 1, "stop_reason": "interrupted by Ctrl-C"}, (1, 3),  # continue it first
+     "interrupted after 1 of 424 items; continue it with --egi-resume reports/R"),
+])
+def test_the_gate_is_not_judged_on_a_shard_or_a_flagged_run(facts, shard, reason):
+    from pytest_egi.aggregate import Aggregate
+    from pytest_egi.report.terminal import gate_line
+    from pytest_egi.verdict import gate_not_judged_reason, judge_gate
+
+    verdict = _verdict(**facts)
+    assert gate_not_judged_reason(verdict, shard=shard, run_dir="reports/R") == reason
+    routing = _routing([{"suite": "a", "sub_metric": "x", "bucket": "M5", "transform": "fraction"}])
+    result = compute_egi({"a": {"x": 0.5}}, routing, weights=WEIGHTS, floors={"M2": 70, "M5": 70})
+    result.gate = judge_gate(result.gate, verdict, shard=shard, run_dir="reports/R")
+    gate = result.gate
+    assert (gate.breached, gate.unmeasured) == (["M5"], ["M2"])  # computed either way
+    line = gate_line(Aggregate(result, {}, {}, 0.0, {}))
+    if reason is None:
+        assert (gate.release_ready, gate.judged, gate.not_judged_reason) == (False, True, None)
+        assert line == "release gate: NOT READY — M5 50.0 below floor 70; M2 not measured (floor 70)"
+    else:
+        assert (gate.release_ready, gate.judged, gate.not_judged_reason) == (None, False, reason)
+        assert line == f"release gate: NOT JUDGED — {reason}"
+
+
 def test_full_egi_uses_the_paper_weights():
     routes = [{"suite": "a", "sub_metric": b, "bucket": b, "transform": "percent"} for b in WEIGHTS]
     values = {"M1": 82.95, "M2": 79.56, "M3": 30.89, "M4": 54.86, "M5": 63.47, "M6": 55.0}

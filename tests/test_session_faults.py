@@ -142,6 +142,10 @@ def test_items_left_unrun_by_dead_workers_make_the_run_incomplete(toy_project, m
     assert (egi["egi"]["status"], egi["egi"]["headline"]) == ("incomplete", headline)
     assert _summary(result)[0] == headline
     assert "session fails: incomplete: 2 of 6 items ran; the others reported no result" in _summary(result)
+    run = _run_dir(toy_project)
+    reason = f"incomplete: 2 of 6 items reported a result; run the others with --egi-resume {run}"
+    assert (egi["gate"]["release_ready"], egi["gate"]["not_judged_reason"]) == (None, reason)
+    assert f"release gate: NOT JUDGED — {reason}" in _summary(result)
 
 
 # -- INVALID / INTERRUPTED on the EGI line -----------------------------------------------------
