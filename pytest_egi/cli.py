@@ -616,8 +616,9 @@ def _parser() -> argparse.ArgumentParser:
                     "re-aggregate, and write the result as a new run folder inside it.",
         epilog="exit status: 0 for report (it displays a stored run, whatever that run's "
                "status was); with --rescore, 1 when the rescored run breaches a floor on a "
-               "measured bucket or its error rate is above the run's --egi-max-error-rate (the "
-               "rule of pytest's exit status), else 0; 2 for a usage error.",
+               "measured bucket (its release gate judged) or its error rate is above the "
+               "run's --egi-max-error-rate (the rule of pytest's exit status), else 0; 2 for a "
+               "usage error.",
     )
     report.add_argument("run", nargs="?", help="run directory (default: the latest under --reports)")
     report.add_argument("--reports", default="reports", metavar="DIR")

@@ -105,6 +105,7 @@ def test_shards_are_not_judged_and_their_whole_merge_is(tmp_path: Path, merge) -
     assert egi["gate"] == {"release_ready": True, "breached": [], "unmeasured": [],
                            "judged": True, "not_judged_reason": None}
     assert '<span class="badge ready">release-ready</span>' in (run / "report.html").read_text()
+    assert not (run / "journal.jsonl").exists()  # no item ran in the merged folder
 
 
 def test_a_merged_folder_can_be_merged_again(tmp_path: Path, merge) -> None:  # noqa: F811
