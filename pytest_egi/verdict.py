@@ -17,6 +17,10 @@ Flags, most severe first:
 
 Separately, a run whose items were chosen on the command line (``-k``, ``-m``, ``--lf``,
 ``--sw``, ``--deselect``, node ids) is a **subset** of its profile: its figure stands, labelled.
+
+The release gate is judged only on a run whose figure stands for its selected items: on a
+flagged run, or one shard of a sharded run, it is **not judged** (:func:`judge_gate`,
+:func:`gate_not_judged_reason`; ``gate.release_ready`` null in egi.json).
 """
 
 from __future__ import annotations
