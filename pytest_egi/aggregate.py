@@ -12,7 +12,7 @@ from typing import Any
 
 from pytest_egi.config import RoutingConfig
 from pytest_egi.records import record_sort_key
-from pytest_egi.scoring import EgiResult, bootstrap_egi, compute_egi, pass_hat_k
+from pytest_egi.scoring import BootstrapPlan, EgiResult, compute_egi, pass_hat_k, prepare_bootstrap
 from pytest_egi.suite import Suite, load_suite
 
 __all__ = ["Aggregate", "SuiteSummary", "aggregate", "aggregate_run", "no_answer_figures"]
@@ -85,6 +85,8 @@ class Aggregate:
         ci: 95% bootstrap intervals for EGI and buckets (empty when disabled).
         error_rate: errored items / non-skipped items (0 when none ran).
         counts: items per status over the whole run.
+        pending_bootstrap: ``(plan, resamples, seed)`` of intervals not drawn yet
+            (``aggregate(..., defer_bootstrap=True)``; :meth:`finish_bootstrap` draws them).
     """
 
     result: EgiResult
@@ -92,6 +94,15 @@ class Aggregate:
     ci: dict[str, tuple[float, float] | None]
     error_rate: float
     counts: dict[str, int]
+    pending_bootstrap: tuple[BootstrapPlan, int, int] | None = None
+
+    def finish_bootstrap(self) -> None:
+        """Draw the deferred bootstrap's resamples into :attr:`ci` (numpy is imported here);
+        a no-op when nothing is pending."""
+        if self.pending_bootstrap is not None:
+            plan, resamples, seed = self.pending_bootstrap
+            self.pending_bootstrap = None
+            self.ci = plan.run(resamples=resamples, seed=seed)
 
 
 def _suite_objects(records: list[dict[str, Any]]) -> tuple[dict[str, Suite], dict[str, str]]:
@@ -118,6 +129,7 @@ def aggregate(
     seed: int = 42,
     notices: list[dict[str, str]] | None = None,
     stopped_early: bool = False,
+    defer_bootstrap: bool = False,
 ) -> Aggregate:
     """Summarise records per suite, route into buckets, compute EGI, gate, CIs and pass^k.
 
@@ -132,6 +144,9 @@ def aggregate(
             ``summarize``); None raises instead (see :func:`~pytest_egi.scoring.bootstrap_egi`).
         stopped_early: the run stopped before all its items ran (INTERRUPTED): the reason of
             a routed sub-metric or suite with nothing scored names "not reached" first.
+        defer_bootstrap: prepare the bootstrap (in plain Python) but draw no resample:
+            ``ci`` stays empty until :meth:`Aggregate.finish_bootstrap`, which needs none of
+            the records of a suite with ``summary_columns`` (the caller may let them go).
 
     Returns:
         The aggregate; only ``passed``/``failed`` records are scored (errors and skips are
@@ -163,12 +178,15 @@ def aggregate(
             summary.sub_metrics = dict(suite.summarize(scored))
             sub_metrics[name] = summary.sub_metrics
             scored_by_suite[name] = scored
-            outcomes: dict[str, list[bool]] = defaultdict(list)
-            for r in scored:
-                outcomes[r["task_id"]].append(bool(r.get("success")))
-            max_trials = max(len(v) for v in outcomes.values())
-            if max_trials > 1:
-                summary.pass_k = {f"pass^{k}": pass_hat_k(outcomes, k) for k in range(1, max_trials + 1)}
+            # (a task's trials are numbered from 1, one record each: with none past the
+            # first, no task has two and there is no pass^k to build)
+            if any(int(r["trial"]) > 1 for r in scored):
+                outcomes: dict[str, list[bool]] = defaultdict(list)
+                for r in scored:
+                    outcomes[r["task_id"]].append(bool(r.get("success")))
+                max_trials = max(len(v) for v in outcomes.values())
+                if max_trials > 1:
+                    summary.pass_k = {f"pass^{k}": pass_hat_k(outcomes, k) for k in range(1, max_trials + 1)}
         if summary.note:
             reasons[name] = f"{name}: {summary.note}"
         summaries[name] = summary
@@ -184,16 +202,13 @@ def aggregate(
         sub_metrics, routing, weights=weights, floors=floors, suite_reasons=reasons, notes=notes,
         stopped_early=stopped_early,
     )
-    ci: dict[str, tuple[float, float] | None] = {}
+    plan = None
     if bootstrap_resamples > 0 and scored_by_suite:
-        ci = bootstrap_egi(
+        plan = prepare_bootstrap(
             scored_by_suite,
             {n: objects[n].summarize for n in scored_by_suite},
             routing,
             weights=weights,
-            floors=floors,
-            resamples=bootstrap_resamples,
-            seed=seed,
             summary_columns={
                 n: objects[n].summary_columns
                 for n in scored_by_suite
@@ -204,15 +219,26 @@ def aggregate(
     counts = Counter(r["status"] for r in records)
     ran = sum(v for k, v in counts.items() if k != "skipped")
     error_rate = counts.get("error", 0) / ran if ran else 0.0
-    return Aggregate(result, summaries, ci, error_rate, dict(sorted(counts.items())))
+    agg = Aggregate(result, summaries, {}, error_rate, dict(sorted(counts.items())))
+    if plan is not None:
+        agg.pending_bootstrap = (plan, bootstrap_resamples, seed)
+        if not defer_bootstrap:
+            agg.finish_bootstrap()
+    return agg
 
 
-def aggregate_run(records: list[dict[str, Any]], settings: Any, *, stopped_early: bool = False) -> Aggregate:
+def aggregate_run(
+    records: list[dict[str, Any]],
+    settings: Any,
+    *,
+    stopped_early: bool = False,
+    defer_bootstrap: bool = False,
+) -> Aggregate:
     """:func:`aggregate` with a run's routing, weights, floors, bootstrap resamples and seed
     (a :class:`pytest_egi.state.RunSettings`): the session's, a rescore's and a merge's. A
     suite's wrong ``summary_columns`` becomes one of ``settings.data_warnings`` (its intervals
-    then come from ``summarize``), so the run's report is still written. ``stopped_early``:
-    as :func:`aggregate`'s."""
+    then come from ``summarize``), so the run's report is still written. ``stopped_early``,
+    ``defer_bootstrap``: as :func:`aggregate`'s."""
     notices: list[dict[str, str]] = []
     result = aggregate(
         records,
@@ -223,6 +249,7 @@ def aggregate_run(records: list[dict[str, Any]], settings: Any, *, stopped_early
         seed=settings.run_seed,
         notices=notices,
         stopped_early=stopped_early,
+        defer_bootstrap=defer_bootstrap,
     )
     for notice in notices:  # shown as data warnings: terminal, egi.json, report.html
         if notice not in settings.data_warnings:

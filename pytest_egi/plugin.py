@@ -24,7 +24,7 @@ import pytest
 from pytest_egi.options import parse_bucket_values, parse_fraction, parse_mode, parse_suite_option
 from pytest_egi.shared import build_once, shared_dir, stop_requested
 from pytest_egi.shared import configure as configure_shared
-from pytest_egi.state import CASE_KEY, CLIENT_KEY, RECORD_KEY, SESSION_KEY, SETTINGS_KEY, Case, RunSettings
+from pytest_egi.state import ITEM_KEY, SESSION_KEY, SETTINGS_KEY, Case, RunSettings, case_of, item_state
 
 if TYPE_CHECKING:
     from pytest_egi.recorder import EgiRecorder
@@ -811,12 +811,11 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     reason = _stop_reason_now(item.config)
     if reason:
         item.session.shouldstop = reason
-    if RECORD_KEY in item.stash:  # reported: memory must not grow with the number of items
-        del item.stash[RECORD_KEY]
-        item.user_properties[:] = [p for p in item.user_properties if p[0] != "egi"]
-    for key in (CLIENT_KEY, _RECORDER_KEY, CASE_KEY):  # the item's clients and recorder too
-        if key in item.stash:
-            del item.stash[key]
+    state = item.stash.get(ITEM_KEY, None)
+    if state is not None:  # reported: memory must not grow with the number of items
+        del item.stash[ITEM_KEY]  # the record, the item's clients and recorder
+        if state.record is not None:
+            item.user_properties[:] = [p for p in item.user_properties if p[0] != "egi"]
     return result
 
 
@@ -1027,7 +1026,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
         keys = []
         for item in items:
-            case = _case_of(item)
+            case = case_of(item)
             keys.append((0, case.suite.name, case.category, case.task_id, case.trial)
                         if case is not None else (1, "", "", item.nodeid, 0))
         kept = shard_indices(keys, *settings.shard)
@@ -1035,7 +1034,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if settings.resumed:
         remaining = []
         for item in items:
-            case = _case_of(item)
+            case = case_of(item)
             if case is None or (case.suite.name, case.task_id, case.trial) not in settings.resumed:
                 remaining.append(item)
         config.stash[RESUMED_SKIPPED_KEY] = len(items) - len(remaining)
@@ -1144,7 +1143,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
         items = {}
         for item in session.items:
-            case = _case_of(item)
+            case = case_of(item)
             if case is not None:
                 items[item.nodeid] = {
                     "record": base_record(item, case, settings),
@@ -1154,7 +1153,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     elif hasattr(config, "workerinput") and settings is not None and settings.model:
         # a worker on another host: what it collected travels with its first setup report
         config.stash[_REMOTE_COLLECTED_KEY] = {
-            "items": [item.nodeid for item in session.items if _case_of(item) is not None],
+            "items": [item.nodeid for item in session.items if case_of(item) is not None],
             "deselected": deselected_count(config),
         }
     _start_up(session)
@@ -1214,7 +1213,7 @@ def _start_up(session: pytest.Session) -> None:
         return  # nothing will run: no world to build, no server to start
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         return  # an xdist controller runs no item
-    cases = [c for c in (_case_of(item) for item in session.items) if c is not None]
+    cases = [c for c in (case_of(item) for item in session.items) if c is not None]
     if not cases:
         return
     from pytest_egi.models import parse_offline_model
@@ -1261,7 +1260,7 @@ def _prepare_suite(settings: RunSettings, group: list[Case]) -> None:
 
 def _suite_name(item: pytest.Item) -> str | None:
     """The name of the item's suite, or None for an item that is not an EGI task."""
-    case = _case_of(item)
+    case = case_of(item)
     return None if case is None else case.suite.name
 
 
@@ -1275,7 +1274,7 @@ def _prepare_before_item(item: pytest.Item) -> None:
     Raises:
         pytest.UsageError: the suite's ``prepare`` refused its data.
     """
-    case = _case_of(item)
+    case = case_of(item)
     if case is not None:
         case.tasks.all()
     pending = item.config.stash.get(_UNPREPARED_KEY, None)
@@ -1290,7 +1289,6 @@ def _prepare_before_item(item: pytest.Item) -> None:
 def egi_case(request: pytest.FixtureRequest) -> Case:
     """The item's case (task, trial, suite); parametrized by ``pytest_generate_tests``."""
     case: Case = request.param
-    request.node.stash[CASE_KEY] = case
     return case
 
 
@@ -1310,7 +1308,7 @@ def egi_model(egi_case: Case, request: pytest.FixtureRequest) -> Any:
     if not settings.model:
         pytest.skip(NO_MODEL_REASON)
     client = _client(request.config, settings, settings.model, egi_case)
-    request.node.stash[CLIENT_KEY] = client
+    item_state(request.node).client = client
     return client
 
 
@@ -1353,19 +1351,9 @@ def egi(egi_case: Case, request: pytest.FixtureRequest) -> EgiRecorder:
     if settings.simulator_model:
         simulator = _client(request.config, settings, settings.simulator_model, egi_case, "simulator")
     recorder = EgiRecorder(request.node, settings, judge, simulator)
-    request.node.stash[_RECORDER_KEY] = recorder  # an errored item's judge/simulator usage
+    item_state(request.node).recorder = recorder  # an errored item's judge/simulator usage
     return recorder
 
-
-_RECORDER_KEY = pytest.StashKey[Any]()
-
-
-def _case_of(item: pytest.Item) -> Case | None:
-    callspec = getattr(item, "callspec", None)
-    if callspec is None:
-        return None
-    case = callspec.params.get("egi_case")
-    return case if isinstance(case, Case) else None
 
 
 def _write_or_send_raw(item: pytest.Item, report: pytest.TestReport, raw: tuple[str, str]) -> None:
@@ -1393,16 +1381,15 @@ def _write_or_send_raw(item: pytest.Item, report: pytest.TestReport, raw: tuple[
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """Turn harness/provider exceptions into ``error`` records; skips into ``skipped`` ones."""
     report = yield
-    case = _case_of(item)
+    case = case_of(item)
     settings = item.config.stash.get(SETTINGS_KEY, None)
     if case is None or settings is None or not settings.model:
         return report
     _egi_report(item, call, report, case, settings)
-    from pytest_egi.recorder import RAW_KEY
-
-    raw = item.stash.get(RAW_KEY, None)
+    state = item.stash.get(ITEM_KEY, None)
+    raw = state.raw if state is not None else None
     if raw is not None:
-        del item.stash[RAW_KEY]
+        state.raw = None
         _write_or_send_raw(item, report, raw)
     if report.when == "setup" and hasattr(item.config, "workerinput") and shared_dir() is None:
         # a worker on another host cannot leave its collected items in the controller's
@@ -1425,7 +1412,8 @@ def _egi_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
     error when the test then raised), or an ``error`` / ``skipped`` record."""
     from pytest_egi.recorder import base_record, keep_raw, store_record, trajectory_fields, trial_usage
 
-    existing = item.stash.get(RECORD_KEY, None)
+    state = item_state(item)
+    existing = state.record
     excinfo = call.excinfo
     if existing is not None and report.when == "call":
         existing.setdefault("timing", {})["call_s"] = round(report.duration, 6)
@@ -1449,7 +1437,7 @@ def _egi_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
         record = base_record(item, case, settings)
         record.update(status="error", error=_error_text(excinfo),
                       error_kind=getattr(excinfo.value, "kind", None) if excinfo else None)
-        record.update(trial_usage(item.stash.get(CLIENT_KEY, None), item.stash.get(_RECORDER_KEY, None)))
+        record.update(trial_usage(state.client, state.recorder))
         _shorten_error(report, item, excinfo, record["error"])
         partial = getattr(excinfo.value, "partial_trajectory", None) if excinfo else None
         record.update(trajectory_fields(partial, errored=True))
@@ -1467,7 +1455,7 @@ def _egi_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
     else:
         return
     store_record(item, record)
-    report.user_properties.append(("egi", item.stash[RECORD_KEY]))
+    report.user_properties.append(("egi", state.record))
 
 
 def _error_text(excinfo: Any) -> str:

@@ -11,10 +11,10 @@ from pytest_egi.agents.loops import Trajectory, no_answer_reason
 from pytest_egi.judges import RULES_JUDGE
 from pytest_egi.models.secrets import holds_secret_json, redact_json_safe, redact_obj
 from pytest_egi.records import RECORD_SCHEMA, RunDir, dump_json_line
-from pytest_egi.state import CASE_KEY, CLIENT_KEY, RECORD_KEY, Case, RunSettings
+from pytest_egi.state import Case, RunSettings, case_of, item_state
 from pytest_egi.suite import TaskScore
 
-__all__ = ["RAW_KEY", "EgiRecorder", "base_record", "keep_raw", "render", "store_record", "trajectory_fields",
+__all__ = ["EgiRecorder", "base_record", "keep_raw", "render", "store_record", "trajectory_fields",
            "trial_usage"]
 
 MAX_RENDER = 300
@@ -91,7 +91,7 @@ def trial_usage(client: Any, recorder: Any) -> dict[str, Any]:
     """The record fields describing one trial's model calls, for a scored or an errored item.
 
     Args:
-        client: the model under test's client (``item.stash[CLIENT_KEY]``), or None.
+        client: the model under test's client (``item_state(item).client``), or None.
         recorder: the item's :class:`EgiRecorder` (judge and simulator), or None.
 
     Returns:
@@ -126,13 +126,8 @@ def store_record(item: pytest.Item, record: dict[str, Any]) -> None:
     Secret values (API keys and tokens from the environment) are redacted first.
     """
     record = redact_json_safe(record)
-    item.stash[RECORD_KEY] = record
+    item_state(item).record = record
     item.user_properties.append(("egi", record))
-
-
-RAW_KEY = pytest.StashKey[tuple[str, str]]()
-"""item.stash: ``(path relative to the run directory, JSON text)`` of the item's trajectory
-file, until the item's report carries it to the controller."""
 
 
 def keep_raw(item: pytest.Item, case: Case, payload: dict[str, Any]) -> str:
@@ -151,7 +146,7 @@ def keep_raw(item: pytest.Item, case: Case, payload: dict[str, Any]) -> str:
     text = dump_json_line(payload)  # serialized once: the secret check runs on this text
     if holds_secret_json(text):
         text = dump_json_line(redact_obj(payload))
-    item.stash[RAW_KEY] = (rel, text)
+    item_state(item).raw = (rel, text)
     return rel
 
 
@@ -170,7 +165,7 @@ class EgiRecorder:
     def __init__(self, item: pytest.Item, settings: RunSettings, judge: Any, simulator: Any):
         self._item = item
         self._settings = settings
-        self._case: Case = item.stash[CASE_KEY]
+        self._case: Case = case_of(item)  # type: ignore[assignment]
         self.task = self._case.task
         self.options = self._case.options
         self.trial = self._case.trial
@@ -189,7 +184,7 @@ class EgiRecorder:
             RuntimeError: called twice for one item.
             pytest.fail.Exception: the model did not solve the task (the item fails).
         """
-        if RECORD_KEY in self._item.stash:
+        if item_state(self._item).record is not None:
             raise RuntimeError("egi.record() called twice for one item")
         traj = trajectory.to_dict() if isinstance(trajectory, Trajectory) else dict(trajectory)
         case, settings = self._case, self._settings
@@ -205,7 +200,7 @@ class EgiRecorder:
             "trajectory": traj,
             "score": score.model_dump(mode="json"),
         }
-        noise = getattr(self._item.stash.get(CLIENT_KEY, None), "noise", None)
+        noise = getattr(item_state(self._item).client, "noise", None)
         if noise is not None:
             payload["policy_mistakes"] = list(noise.made)
         rel = keep_raw(self._item, case, payload)
@@ -222,7 +217,7 @@ class EgiRecorder:
             raw_path=rel,
             **trajectory_fields(traj),
         )
-        record.update(trial_usage(self._item.stash.get(CLIENT_KEY, None), self))
+        record.update(trial_usage(item_state(self._item).client, self))
         store_record(self._item, record)
         if not score.success:
             pytest.fail(

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 import secrets
@@ -216,37 +217,94 @@ def record_sort_key(record: dict[str, Any]) -> tuple[str, str, int]:
 
 _RECORD_LAYOUTS: dict[tuple[str, ...], type] = {}
 _MAX_RECORD_LAYOUTS = 256
+_NESTED_LAYOUTS: dict[tuple[str, ...], type] = {}
+_MAX_NESTED_LAYOUTS = 512
+_SHARED_STRING_CHARS = 64
+_MAX_SHARED_VALUES = 1 << 14
 
 
-def compact_record(record: dict[str, Any]) -> dict[str, Any]:
+def _key_sharing(items: dict[str, Any], layouts: dict[tuple[str, ...], type], most: int) -> dict[str, Any]:
+    """``items`` as the ``__dict__`` of a new instance of the class made once per key layout
+    (a key-sharing dict: the keys stored once per layout), or ``items`` itself past ``most``
+    layouts."""
+    keys = tuple(items)
+    layout = layouts.get(keys)
+    if layout is None:
+        if len(layouts) >= most:
+            return items
+        layout = layouts[keys] = type("RecordLayout", (), {"__doc__": "a record's key layout"})
+    compact = vars(object.__new__(layout))
+    for key, value in items.items():
+        compact[key] = value
+    return compact
+
+
+def _one_copy(value: Any, shared: dict[Any, Any]) -> Any:
+    """The copy of ``value`` kept in ``shared`` (added when new). ``shared`` stops growing at
+    ``_MAX_SHARED_VALUES`` values (then only those already in it are shared), so values that
+    never repeat cannot make it cost more than it saves."""
+    one = shared.get(value)
+    if one is None:
+        if len(shared) >= _MAX_SHARED_VALUES:
+            return value
+        one = shared[value] = value
+    return one
+
+
+def _shared_value(value: Any, shared: dict[Any, Any]) -> Any:
+    """:func:`_one_copy` of a short string, or of a score of exactly 1.0 or (positive) 0.0
+    (-0.0 stays itself: JSON writes it differently); anything else as it is."""
+    kind = type(value)
+    if (kind is str and len(value) <= _SHARED_STRING_CHARS) or (
+        kind is float and (value == 1.0 or (value == 0.0 and math.copysign(1.0, value) > 0))
+    ):
+        return _one_copy(value, shared)
+    return value
+
+
+def compact_record(
+    record: dict[str, Any],
+    shared: dict[Any, Any] | None = None,
+    shared_fields: tuple[str, ...] = (),
+) -> dict[str, Any]:
     """The same record, an equal plain ``dict``, stored in less memory (a record of the
-    throwaway suite of ``bench/bench_harness_cost.py``: 832 -> 272 bytes for its top level).
+    throwaway suite of ``bench/bench_harness_cost.py``: 1,085 -> 850 bytes in all).
 
     Records read back in bulk at session end (20,000 items: 20,000 records) have the same
     keys in the same order. CPython stores the ``__dict__`` of one class's instances as
     key-sharing dicts: the keys once per class, only the values per dict. So the record's
     items are set, in order, into the ``__dict__`` of a new instance of a class made once
-    per key layout, and that ``__dict__`` is returned. It is a real ``dict``: JSON, ``==``,
-    copying and mutation behave as on any dict (a key added later turns that one dict into
-    an ordinary one). Past ``_MAX_RECORD_LAYOUTS`` layouts, or on an interpreter without key
-    sharing, a record simply stays (or becomes) an ordinary dict.
+    per key layout, and that ``__dict__`` is returned; a non-empty dict value one level down
+    (``values``, ``timing``, ...) is made the same way. Each is a real ``dict``: JSON,
+    ``==``, copying and mutation behave as on any dict (a key added later turns that one
+    dict into an ordinary one). Past ``_MAX_RECORD_LAYOUTS`` (``_MAX_NESTED_LAYOUTS`` one
+    level down) layouts, or on an interpreter without key sharing, a dict simply stays (or
+    becomes) an ordinary one.
+
+    With ``shared`` (a memo kept across the records of one read), the string values of
+    ``shared_fields`` (suite, model, status, ...), the short strings one level down and the
+    scores 0.0 and 1.0 one level down are kept once: equal values become the same object
+    (strings and floats are immutable, so nothing can tell but memory).
 
     Args:
         record: a record as parsed from JSON (str keys).
+        shared: value -> its one copy, filled as records are compacted; None: no sharing.
+        shared_fields: the top-level fields whose string values repeat across records.
 
     Returns:
-        A dict equal to ``record`` (the same values, not copies).
+        A dict equal to ``record`` (the same values, or equal ones).
     """
-    keys = tuple(record)
-    layout = _RECORD_LAYOUTS.get(keys)
-    if layout is None:
-        if len(_RECORD_LAYOUTS) >= _MAX_RECORD_LAYOUTS:
-            return record
-        layout = _RECORD_LAYOUTS[keys] = type("RecordLayout", (), {"__doc__": "a record's key layout"})
-    compact = vars(object.__new__(layout))
+    if shared is not None:
+        for field in shared_fields:
+            value = record.get(field)
+            if type(value) is str:
+                record[field] = _one_copy(value, shared)
     for key, value in record.items():
-        compact[key] = value
-    return compact
+        if type(value) is dict and value:
+            if shared is not None:
+                value = {k: _shared_value(v, shared) for k, v in value.items()}
+            record[key] = _key_sharing(value, _NESTED_LAYOUTS, _MAX_NESTED_LAYOUTS)
+    return _key_sharing(record, _RECORD_LAYOUTS, _MAX_RECORD_LAYOUTS)
 
 
 def load_records(run_dir: Path) -> list[dict[str, Any]]:

@@ -277,18 +277,14 @@ def read_journal(path: Path, start: int | None = None, end: int | None = None) -
             line.
     """
     by_key: dict[tuple[str, str, int], dict[str, Any]] = {}
-    shared: dict[str, str] = {}
+    shared: dict[Any, Any] = {}
     at = 0
     for batch in _line_batches(path, start, end):
         records = _parse_batch(batch, at, path, start)
         if not all(_record_problem(r) is None for r in records):
             _raise_for_bad_record(batch, at, path, start)
         for record in records:
-            for field in SHARED_FIELDS:
-                value = record.get(field)
-                if type(value) is str:
-                    record[field] = shared.setdefault(value, value)
-            by_key[record_sort_key(record)] = compact_record(record)
+            by_key[record_sort_key(record)] = compact_record(record, shared, SHARED_FIELDS)
         at += len(batch)
     return [by_key[k] for k in sorted(by_key)]
 

@@ -152,7 +152,8 @@ def read_groups(directory: Path | None, collection: Sequence[str]) -> list[str]:
     An item's group is ``suite:<name>`` when :func:`write_groups` wrote one for this very
     collection (same count, same first and last node id), else ``module:<test module path>``.
     """
-    by_module = ["module:" + nodeid.split("::", 1)[0] for nodeid in collection]
+    modules: dict[str, str] = {}  # one group string per module (not per item: 20,000 items)
+    by_module = [modules.setdefault(m, "module:" + m) for m in (n.split("::", 1)[0] for n in collection)]
     if directory is None:
         return by_module
     try:
@@ -163,8 +164,8 @@ def read_groups(directory: Path | None, collection: Sequence[str]) -> list[str]:
     index = data.get("index", ())
     if data.get("count") != len(collection) or data.get("ids") != ends or len(index) != len(collection):
         return by_module
-    names = data["names"]
-    return [by_module[i] if k < 0 else "suite:" + names[k] for i, k in enumerate(index)]
+    suites = ["suite:" + name for name in data["names"]]
+    return [by_module[i] if k < 0 else suites[k] for i, k in enumerate(index)]
 
 
 class SuiteAffineScheduling(WorkStealingScheduling):

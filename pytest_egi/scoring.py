@@ -8,6 +8,7 @@ Also: percentile-bootstrap confidence intervals over tasks, and pass^k over tria
 
 from __future__ import annotations
 
+import array
 import math
 import random
 from collections import defaultdict
@@ -23,9 +24,11 @@ __all__ = [
     "EgiResult",
     "GateResult",
     "Missing",
+    "BootstrapPlan",
     "bootstrap_egi",
     "compute_egi",
     "pass_hat_k",
+    "prepare_bootstrap",
     "transform",
 ]
 
@@ -398,7 +401,7 @@ class _Columns:
     """A suite whose resamples are summed as one matrix product (bootstrap fast path)."""
 
     names: tuple[str, ...]
-    task_sums: Any  # (tasks, m) float64: column sums of each task's records
+    task_sums: array.array  # (tasks, m) row-major doubles: column sums of each task's records
     finish: Callable[[Mapping[str, float]], dict[str, float | None]]
 
 
@@ -406,6 +409,11 @@ def _close(a: float | None, b: float | None) -> bool:
     if a is None or b is None:
         return a is None and b is None
     return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def _rows_of(values: Any) -> list[Any]:
+    """A suite's column values as a list of rows (a numpy array's ``tolist()``)."""
+    return values.tolist() if hasattr(values, "tolist") else list(values)
 
 
 def _suite_columns(
@@ -417,30 +425,38 @@ def _suite_columns(
     routing: RoutingConfig,
 ) -> _Columns | None:
     """The fast path of ``suite``, or None when it must use ``summarize`` (the hook returned
-    None, or its ``finish`` leaves out a routed sub-metric ``summarize`` gives).
+    None, or its ``finish`` leaves out a routed sub-metric ``summarize`` gives). Plain Python:
+    nothing here imports numpy (the records are let go of before the resampling does).
 
     Raises:
         ValueError: the columns do not have one row per record and one column per name, or
             ``finish`` of all the records' sums disagrees with ``summarize`` of them.
     """
-    import numpy as np
-
     cols = hook(list(records))
     if cols is None:
         return None
-    values = np.asarray(cols.values, dtype=np.float64)
     names = tuple(cols.names)
-    if values.ndim != 2 or values.shape != (len(records), len(names)):
+    rows = _rows_of(cols.values)
+    width = len(names)
+    if len(rows) != len(records) or not all(
+        isinstance(row, (list, tuple)) and len(row) == width for row in rows
+    ):
+        wide = {len(row) if isinstance(row, (list, tuple)) else 0 for row in rows}
+        shape = (len(rows), wide.pop() if len(wide) == 1 else "ragged") if rows else (0,)
         raise ValueError(
-            f"{suite}: summary_columns gave values of shape {values.shape} for {len(records)} "
-            f"records and {len(names)} column names; it must be ({len(records)}, {len(names)}), "
+            f"{suite}: summary_columns gave values of shape {tuple(shape)} for {len(records)} "
+            f"records and {width} column names; it must be ({len(records)}, {width}), "
             "one row per record"
         )
     index = {task[0]["task_id"]: i for i, task in enumerate(tasks)}
-    row_task = np.fromiter((index[r["task_id"]] for r in records), dtype=np.int64, count=len(records))
-    task_sums = np.zeros((len(tasks), len(names)))
-    np.add.at(task_sums, row_task, values)
-    got = cols.finish(dict(zip(names, values.sum(axis=0).tolist(), strict=True)))
+    task_sums = array.array("d", bytes(8 * width * len(tasks)))  # one block: no small objects
+    for rec, row in zip(records, rows, strict=True):  # in record order, as numpy's add.at
+        at = index[rec["task_id"]] * width
+        for j, value in enumerate(row):
+            task_sums[at + j] += float(value)
+    del index, rows
+    totals = [math.fsum(task_sums[j::width]) for j in range(width)]
+    got = cols.finish(dict(zip(names, totals, strict=True)))
     want = summarize(list(records))
     routed = {k for r in routing.routes if r.suite == suite for k in (r.sub_metric, r.baseline) if k}
     if not (routed & set(want)) <= set(got):
@@ -554,8 +570,128 @@ def bootstrap_egi(
             record, or its ``finish`` disagrees with its ``summarize`` on all the records (the
             message names the suite).
     """
-    import operator
+    return prepare_bootstrap(
+        records_by_suite, summarize, routing, weights=weights, summary_columns=summary_columns,
+        notices=notices,
+    ).run(resamples=resamples, seed=seed, level=level)
 
+
+@dataclass
+class BootstrapPlan:
+    """What :func:`bootstrap_egi`'s resampling needs, made from the records by
+    :func:`prepare_bootstrap` without importing numpy. It holds the records of the suites
+    summarised on every resample only: a fast suite (``summary_columns``) is held as its
+    tasks' column sums, so its records can be let go of before :meth:`run` (the session end
+    frees the run's records before numpy is imported and the resamples are drawn).
+
+    Attributes:
+        strata: ``(suite, stratum size, offset of the stratum in the suite's tasks)`` in
+            sorted (suite, category) order: the order of the draws.
+        n_tasks: suite -> its number of tasks.
+        fast: suite -> its column sums per task and ``finish``.
+        slow_tasks: suite -> its tasks (each a list of its records), for the suites
+            summarised with ``summarize`` on every resample.
+        by_task: slow suite -> whether its ``summarize`` groups trials by task id.
+        flat: slow suite -> each task's one record, when every task has one.
+        summarize: suite -> its ``summarize``.
+        routing: the routing table.
+        weights: bucket weights.
+    """
+
+    strata: list[tuple[str, int, int]]
+    n_tasks: dict[str, int]
+    fast: dict[str, _Columns]
+    slow_tasks: dict[str, list[list[dict[str, Any]]]]
+    by_task: dict[str, bool]
+    flat: dict[str, list[dict[str, Any]]]
+    summarize: Mapping[str, Callable[[list[dict[str, Any]]], Mapping[str, float | None]]]
+    routing: RoutingConfig
+    weights: Mapping[str, float]
+
+    def run(
+        self, *, resamples: int = 1000, seed: int = 0, level: float = 0.95
+    ) -> dict[str, tuple[float, float] | None]:
+        """The intervals (:func:`bootstrap_egi`'s return value); numpy is imported here."""
+        import operator
+
+        fast, slow_tasks, by_task, flat, summarize = (
+            self.fast, self.slow_tasks, self.by_task, self.flat, self.summarize)  # fmt: skip
+        stream = _RandrangeStream(seed)
+        np = stream._np
+        sums_of = {  # (tasks, m) views of the plain doubles, no copy
+            suite: np.frombuffer(cols.task_sums, dtype=np.float64).reshape(-1, len(cols.names))
+            if cols.names else np.zeros((self.n_tasks[suite], 0))
+            for suite, cols in fast.items()
+        }
+        widest = max((self.n_tasks[s] for s in fast), default=1)
+        chunk = max(1, min(resamples, _CHUNK_CELLS // widest))
+        by_bucket = _routes_by_bucket(self.routing)
+        samples: dict[str, list[float]] = defaultdict(list)
+        done = 0
+        while done < resamples:
+            size_now = min(chunk, resamples - done)
+            subs_of: list[dict[str, Mapping[str, float | None]]] = [{} for _ in range(size_now)]
+            cells: dict[str, list[Any]] = defaultdict(list)  # fast suite -> draws + row * tasks
+            for row in range(size_now):
+                picks: dict[str, list[Any]] = defaultdict(list)
+                for suite, size, offset in self.strata:
+                    if suite in fast:
+                        first = offset + row * self.n_tasks[suite]
+                        cells[suite].append(stream.below_array(size, size, first))
+                    else:
+                        picks[suite].extend(stream.below(size, size, offset))
+                for suite, idx in picks.items():
+                    if by_task[suite]:
+                        recs = _as_distinct_tasks(idx, slow_tasks[suite], flat.get(suite))
+                    elif suite in flat:
+                        got = operator.itemgetter(*idx)(flat[suite])
+                        recs = list(got) if len(idx) > 1 else [got]
+                    else:
+                        recs = [rec for i in idx for rec in slow_tasks[suite][i]]
+                    subs_of[row][suite] = summarize[suite](recs)
+            for suite, parts in cells.items():
+                cols, n_tasks = fast[suite], self.n_tasks[suite]
+                counts = np.bincount(np.concatenate(parts), minlength=size_now * n_tasks)
+                sums = counts.reshape(size_now, n_tasks).astype(np.float64) @ sums_of[suite]
+                for row, values in enumerate(sums.tolist()):
+                    subs_of[row][suite] = cols.finish(dict(zip(cols.names, values, strict=True)))
+            for subs in subs_of:
+                egi, bucket_values = _egi_figures(subs, by_bucket, self.weights)
+                if egi is not None:
+                    samples["EGI"].append(egi)
+                for b, value in bucket_values.items():
+                    if value is not None:
+                        samples[b].append(value)
+            done += size_now
+        out: dict[str, tuple[float, float] | None] = {}
+        alpha = (1.0 - level) / 2.0
+        for key in ("EGI", *BUCKETS):
+            vals = sorted(samples.get(key, []))
+            if len(vals) < resamples / 2 or not vals:
+                out[key] = None
+                continue
+            lo = vals[int(math.floor(alpha * (len(vals) - 1)))]
+            hi = vals[int(math.ceil((1 - alpha) * (len(vals) - 1)))]
+            out[key] = (lo, hi)
+        return out
+
+
+def prepare_bootstrap(
+    records_by_suite: Mapping[str, Sequence[dict[str, Any]]],
+    summarize: Mapping[str, Callable[[list[dict[str, Any]]], Mapping[str, float | None]]],
+    routing: RoutingConfig,
+    *,
+    weights: Mapping[str, float],
+    summary_columns: Mapping[str, SummaryColumnsHook] | None = None,
+    notices: list[dict[str, str]] | None = None,
+) -> BootstrapPlan:
+    """The :class:`BootstrapPlan` of :func:`bootstrap_egi` (the same arguments, less the
+    resampling's): the strata, each fast suite's column sums per task, the slow suites'
+    tasks. Plain Python (numpy is not imported).
+
+    Raises:
+        ValueError: as :func:`bootstrap_egi`.
+    """
     strata: dict[tuple[str, str], list[list[dict[str, Any]]]] = defaultdict(list)
     for suite, records in records_by_suite.items():
         trials: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -563,13 +699,16 @@ def bootstrap_egi(
             trials[rec["task_id"]].append(rec)
         for task_records in trials.values():
             strata[(suite, task_records[0]["category"])].append(task_records)
+        del trials  # (its dict, one entry per task, is not needed from here on)
     order = sorted(strata.items())
+    del strata
     # per suite: its tasks in stratum order, and where each stratum starts in that list
     tasks_of: dict[str, list[list[dict[str, Any]]]] = defaultdict(list)
     plan: list[tuple[str, int, int]] = []  # (suite, stratum size, offset in the suite's tasks)
     for (suite, _cat), tasks in order:
         plan.append((suite, len(tasks), len(tasks_of[suite])))
         tasks_of[suite].extend(tasks)
+    del order
     fast: dict[str, _Columns] = {}
     for suite, hook in (summary_columns or {}).items():
         if suite in tasks_of:
@@ -585,62 +724,11 @@ def bootstrap_egi(
                 got = None
             if got is not None:
                 fast[suite] = got
-    slow = [s for s in tasks_of if s not in fast]
-    by_task = {s: _groups_by_task(summarize[s], tasks_of[s]) for s in slow}
-    single = {s: all(len(t) == 1 for t in tasks) for s, tasks in tasks_of.items()}
-    flat = {s: [t[0] for t in tasks] for s, tasks in tasks_of.items() if single[s]}
-    stream = _RandrangeStream(seed)
-    np = stream._np
-    widest = max((len(tasks_of[s]) for s in fast), default=1)
-    chunk = max(1, min(resamples, _CHUNK_CELLS // widest))
-    by_bucket = _routes_by_bucket(routing)
-    samples: dict[str, list[float]] = defaultdict(list)
-    done = 0
-    while done < resamples:
-        size_now = min(chunk, resamples - done)
-        subs_of: list[dict[str, Mapping[str, float | None]]] = [{} for _ in range(size_now)]
-        cells: dict[str, list[Any]] = defaultdict(list)  # fast suite -> draws + row * tasks
-        for row in range(size_now):
-            picks: dict[str, list[Any]] = defaultdict(list)
-            for suite, size, offset in plan:
-                if suite in fast:
-                    cells[suite].append(stream.below_array(size, size, offset + row * len(tasks_of[suite])))
-                else:
-                    picks[suite].extend(stream.below(size, size, offset))
-            for suite, idx in picks.items():
-                if by_task[suite]:
-                    recs = _as_distinct_tasks(idx, tasks_of[suite], flat.get(suite))
-                elif suite in flat:
-                    got = operator.itemgetter(*idx)(flat[suite])
-                    recs = list(got) if len(idx) > 1 else [got]
-                else:
-                    recs = [rec for i in idx for rec in tasks_of[suite][i]]
-                subs_of[row][suite] = summarize[suite](recs)
-        for suite, parts in cells.items():
-            cols, n_tasks = fast[suite], len(tasks_of[suite])
-            counts = np.bincount(np.concatenate(parts), minlength=size_now * n_tasks)
-            sums = counts.reshape(size_now, n_tasks).astype(np.float64) @ cols.task_sums
-            for row, values in enumerate(sums.tolist()):
-                subs_of[row][suite] = cols.finish(dict(zip(cols.names, values, strict=True)))
-        for subs in subs_of:
-            egi, bucket_values = _egi_figures(subs, by_bucket, weights)
-            if egi is not None:
-                samples["EGI"].append(egi)
-            for b, value in bucket_values.items():
-                if value is not None:
-                    samples[b].append(value)
-        done += size_now
-    out: dict[str, tuple[float, float] | None] = {}
-    alpha = (1.0 - level) / 2.0
-    for key in ("EGI", *BUCKETS):
-        vals = sorted(samples.get(key, []))
-        if len(vals) < resamples / 2 or not vals:
-            out[key] = None
-            continue
-        lo = vals[int(math.floor(alpha * (len(vals) - 1)))]
-        hi = vals[int(math.ceil((1 - alpha) * (len(vals) - 1)))]
-        out[key] = (lo, hi)
-    return out
+    n_tasks = {s: len(tasks) for s, tasks in tasks_of.items()}
+    slow_tasks = {s: tasks for s, tasks in tasks_of.items() if s not in fast}
+    by_task = {s: _groups_by_task(summarize[s], tasks) for s, tasks in slow_tasks.items()}
+    flat = {s: [t[0] for t in tasks] for s, tasks in slow_tasks.items() if all(len(t) == 1 for t in tasks)}
+    return BootstrapPlan(plan, n_tasks, fast, slow_tasks, by_task, flat, summarize, routing, weights)
 
 
 def pass_hat_k(outcomes: Mapping[str, Sequence[bool]], k: int) -> float | None:

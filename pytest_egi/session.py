@@ -17,7 +17,7 @@ import pytest
 from pytest_egi.aggregate import Aggregate, aggregate_run
 from pytest_egi.interrupt import REASONS
 from pytest_egi.records import atomic_write_text, read_collected, record_sort_key
-from pytest_egi.report.files import write_run
+from pytest_egi.report.files import RecordsDigest, write_record_files, write_report_files
 from pytest_egi.report.terminal import summary_lines
 from pytest_egi.runlog import Journal, read_manifest
 from pytest_egi.shared import request_stop
@@ -79,12 +79,13 @@ class EgiSession:
         self._early: dict[tuple[str, str, int], dict[str, Any]] | None = (
             {} if settings.max_error_rate < 1.0 else None
         )
-        self._final: list[dict[str, Any]] | None = None
+        self._usage: dict[str, Any] | None = None
         self._reports: dict[str, list[pytest.TestReport]] = {}
         self._in_flight: dict[str, dict[str, Any]] = {}
         self._remote_collected: dict[str, Any] | None = None
         self.manifest: dict[str, Any] | None = None
         self.plan: list[str] | None = None
+        self._plan_in_manifest: list[str] | None = None
         self.interrupted: str | None = None
         self.other_failures = 0
         self.aggregate: Aggregate | None = None
@@ -220,9 +221,10 @@ class EgiSession:
             collected = self._collected()
             if collected is not None:
                 self.plan = list(collected.get("items") or {})
-        if self.plan is not None:
+        if self.plan is not None and self.plan is not self._plan_in_manifest:
             known = self.manifest.get("plan") or []
-            self.manifest["plan"] = sorted(set(known) | set(self.plan))
+            self.manifest["plan"] = sorted(set(known).union(self.plan))
+            self._plan_in_manifest = self.plan  # merged once (sets of every node id: MBs)
         self.manifest.update(status=status, updated=now_text())
         self.manifest.pop("stop_reason", None)
         if stop_reason:
@@ -339,6 +341,7 @@ class EgiSession:
         if not (self.recorded or self.resumed) or self.settings.routing is None:
             return
         s = self.settings
+        _release_tasks(session.items)
         records = self._records()
         if not records:
             return
@@ -350,7 +353,8 @@ class EgiSession:
             self.items_collected += self.resumed
         stopped = stopped_before_end(items_ran=len(records), items_collected=self.items_collected,
                                      stop_reason=stop)
-        self.aggregate = aggregate_run(records, s, stopped_early=stopped)
+        # the intervals are drawn further on, once the records have been let go of
+        self.aggregate = aggregate_run(records, s, stopped_early=stopped, defer_bootstrap=True)
         selection = dict(s.selection)
         if s.shard:
             selection["--egi-shard"] = f"{s.shard[0]}/{s.shard[1]}"
@@ -382,10 +386,15 @@ class EgiSession:
             "items_deselected": self.items_deselected,
             "stop_reason": self.verdict.stop_reason,
         }
-        self.written = write_run(
-            s, records, self.aggregate, self.config, session_info=info, verdict=self.verdict
-        )
-        self._final = records  # for the terminal summary, then dropped
+        # the files made from the records, and what egi.json and the terminal summary take
+        # from them; then the records go, before the bootstrap imports numpy and draws its
+        # resamples (the peak memory of a run of many items: records and numpy never coexist)
+        write_record_files(s, records)
+        digest = RecordsDigest.of(s, records)
+        del records
+        self.aggregate.finish_bootstrap()
+        self.written = write_report_files(s, self.aggregate, digest, session_info=info, verdict=self.verdict)
+        self._usage = digest.usage  # for the terminal summary, then dropped
         session.exitstatus = status
 
     def _records(self) -> list[dict[str, Any]]:
@@ -459,8 +468,8 @@ class EgiSession:
             return
         tr = terminalreporter
         tr.write_sep("=", "EGI summary", bold=True)
-        lines = summary_lines(self.settings, self.aggregate, self._final or [], self.verdict)
-        self._final = None
+        lines = summary_lines(self.settings, self.aggregate, None, self.verdict, usage=self._usage)
+        self._usage = None
         flagged = bool(self.verdict and self.verdict.flags)
         subset = bool(self.verdict and self.verdict.subset)
         tr.write_line(lines[0], red=flagged, yellow=not flagged and subset, bold=True)
@@ -471,6 +480,18 @@ class EgiSession:
         for reason in self.exit_reasons:
             tr.write_line(f"session fails: {reason}", red=True, bold=True)
         tr.write_line(f"egi report: {self.written.get('run_dir')}")
+
+
+def _release_tasks(items: list[pytest.Item]) -> None:
+    """Let go of the Task objects of the items' suites (``LoadedTasks.release``), once every
+    item has run: the records read back for aggregation reuse that memory."""
+    seen: set[int] = set()
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        case = callspec.params.get("egi_case") if callspec is not None else None
+        if isinstance(case, Case) and id(case.tasks) not in seen:
+            seen.add(id(case.tasks))
+            case.tasks.release()
 
 
 def _is_egi_item(item: pytest.Item) -> bool:

@@ -13,7 +13,9 @@ if TYPE_CHECKING:  # annotations only: importing this module must stay light (no
     from pytest_egi.suite import Suite, Task
     from pytest_egi.taskcache import LoadedTasks
 
-__all__ = ["CASE_KEY", "CLIENT_KEY", "Case", "RECORD_KEY", "RunSettings", "SESSION_KEY", "SETTINGS_KEY"]
+__all__ = [
+    "ITEM_KEY", "SESSION_KEY", "SETTINGS_KEY", "Case", "ItemState", "RunSettings", "case_of", "item_state"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,10 +156,47 @@ SETTINGS_KEY = pytest.StashKey[RunSettings]()
 """config.stash: the resolved run settings."""
 SESSION_KEY = pytest.StashKey["EgiSession"]()
 """config.stash: the controller-side collector (not on xdist workers)."""
-CASE_KEY = pytest.StashKey[Case]()
-"""item.stash: the item's case."""
-RECORD_KEY = pytest.StashKey[dict]()
-"""item.stash: the record written by ``egi.record`` (or by the error path)."""
-CLIENT_KEY = pytest.StashKey[Any]()
-"""item.stash: the model client of the item (to list an offline policy's mistakes)."""
+
+
+@dataclass(slots=True)
+class ItemState:
+    """What the plugin keeps on one item while it runs: one entry of ``item.stash``
+    (:data:`ITEM_KEY`), removed when the item's protocol ends. One entry, not one per field:
+    an item's stash then stays as small as bare pytest's (a dict that grows past five keys
+    keeps its larger table, about 130 bytes per item, for the rest of the session).
+
+    Attributes:
+        client: the model client of the item (to list an offline policy's mistakes).
+        recorder: the item's :class:`pytest_egi.recorder.EgiRecorder` (an errored item's
+            judge and simulator usage).
+        record: the record written by ``egi.record`` (or by the error path).
+        raw: ``(path relative to the run directory, JSON text)`` of the item's trajectory
+            file, until the item's report carries it to the controller.
+    """
+
+    client: Any = None
+    recorder: Any = None
+    record: dict[str, Any] | None = None
+    raw: tuple[str, str] | None = None
+
+
+ITEM_KEY = pytest.StashKey[ItemState]()
+"""item.stash: the item's :class:`ItemState`."""
+
+
+def item_state(item: pytest.Item) -> ItemState:
+    """The item's :class:`ItemState` (made on first use)."""
+    state = item.stash.get(ITEM_KEY, None)
+    if state is None:
+        state = item.stash[ITEM_KEY] = ItemState()
+    return state
+
+
+def case_of(item: pytest.Item) -> Case | None:
+    """The item's :class:`Case` (its ``egi_case`` parameter), or None for any other item."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return None
+    case = callspec.params.get("egi_case")
+    return case if isinstance(case, Case) else None
 

@@ -102,8 +102,10 @@ class SummaryColumns:
 
     Attributes:
         names: the m column names.
-        values: numpy float64 array of shape ``(len(records), m)``, one row per record in the
-            order given.
+        values: ``len(records)`` rows of ``m`` floats, one per record in the order given: a
+            list of lists (what :meth:`from_rows` and :meth:`per_category` make, without
+            numpy: the session end lets the records go before it imports numpy), or a numpy
+            array of shape ``(len(records), m)``.
         finish: column name -> column sum over some records -> sub-metric name -> value (or
             None), in the units ``summarize`` uses; it must cover every routed sub-metric of
             the suite for the bootstrap to use it.
@@ -120,10 +122,16 @@ class SummaryColumns:
         rows: Sequence[Sequence[float]],
         finish: Callable[[Mapping[str, float]], dict[str, float | None]],
     ) -> SummaryColumns:
-        """Columns from per-record rows of ``len(names)`` floats each (numpy imported here)."""
-        import numpy as np
+        """Columns from per-record rows of ``len(names)`` floats each.
 
-        values = np.array(rows, dtype=np.float64).reshape(len(rows), len(names))
+        Raises:
+            ValueError: a row has not ``len(names)`` values (names the row).
+        """
+        width = len(names)
+        values = rows if isinstance(rows, list) else list(rows)  # the suite's rows, not a copy
+        for i, row in enumerate(values):
+            if len(row) != width:
+                raise ValueError(f"summary_columns: row {i} has {len(row)} values for {width} column names")
         return cls(tuple(names), values, finish)
 
     @classmethod
@@ -154,18 +162,23 @@ class SummaryColumns:
         Returns:
             Columns named ``<category>.<column>``, or None when ``rows`` gave None.
         """
-        import numpy as np
-
         names = [f"{c}.{col}" for c in categories for col in columns]
         width = len(columns)
-        values = np.zeros((len(records), len(names)))
+        values = [[0.0] * len(names) for _ in records]
         for j, c in enumerate(categories):
             at = [i for i, rec in enumerate(records) if rec.get("category") == c]
             if at:
                 part = rows(c, [records[i] for i in at])
                 if part is None:
                     return None
-                values[at, j * width : (j + 1) * width] = part
+                if len(part) != len(at):
+                    raise ValueError(f"summary_columns: {len(part)} rows for the {len(at)} records of {c}")
+                for i, row in zip(at, part, strict=True):
+                    if len(row) != width:
+                        raise ValueError(
+                            f"summary_columns: a row of {c} has {len(row)} values for {width} columns"
+                        )
+                    values[i][j * width : (j + 1) * width] = [float(v) for v in row]
         count = columns[0]
 
         def finish(sums: Mapping[str, float]) -> dict[str, float | None]:

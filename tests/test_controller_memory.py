@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ import os
 
 import pytest
 
-from pytest_egi.state import CASE_KEY, CLIENT_KEY, RECORD_KEY, SESSION_KEY
+from pytest_egi.state import ITEM_KEY, SESSION_KEY
 
 _config = None
 _seen = {"pending_max": 0, "early_kept": [], "finished": 0, "trajectories_received": 0}
@@ -39,6 +40,16 @@ def pytest_runtest_logreport(report):
     if getattr(report, "egi_raw", None) is not None:  # a trajectory handed to the controller
         _seen["trajectories_received"] += 1
     return (yield)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield  # after the plugin's own wrapper has put the item's record in place
+    if call.when == "call":
+        ours = [v for v in item.stash._storage.values() if type(v).__module__.startswith("pytest_egi")]
+        _seen["stash_max"] = max(_seen.get("stash_max", 0), len(item.stash))
+        _seen["stash_ours_max"] = max(_seen.get("stash_ours_max", 0), len(ours))
+    return report
 
 
 @pytest.hookimpl(trylast=True)
@@ -63,8 +74,7 @@ def _look(session):
         return
     tr = _config.pluginmanager.getplugin("terminalreporter")
     reports = [r for rs in tr.stats.values() for r in rs if hasattr(r, "user_properties")]
-    stashed = [key for item in session.items for key in (CASE_KEY, CLIENT_KEY, RECORD_KEY)
-               if key in item.stash]
+    stashed = [item.nodeid for item in session.items if ITEM_KEY in item.stash]
     import gc
 
     gc.collect()
@@ -80,25 +90,30 @@ def _look(session):
         pending_at_end=len(egi._pending),
         stashed_after_items=len(stashed),
     )
-    with open(os.environ["MEMPROBE_OUT"], "w") as fh:
+    with open(os.environ["PROBE_OUT"], "w") as fh:
         json.dump(_seen, fh)
 """
 
 
-def _run(toy_project: pytest.Pytester, tmp_path: Path, *args: str) -> dict:
-    """Run the toy suite's 10 deep items with the probe; what it saw."""
-    toy_project.makepyfile(memprobe=PROBE)
-    out = tmp_path / "memprobe.json"
+def _probed_run(toy_project: pytest.Pytester, tmp_path: Path, probe: str, code: str, *args: str) -> dict:
+    """Run the toy suite's 10 deep items with the plugin ``probe`` (its source ``code``,
+    which writes what it saw as JSON to ``$PROBE_OUT``); what it saw."""
+    toy_project.makepyfile(**{probe: code})
+    out = tmp_path / f"{probe}.json"
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("MEMPROBE_OUT", str(out))
+        mp.setenv("PROBE_OUT", str(out))
         # this checkout's pytest_egi first (an installed copy may be another checkout's)
         mp.setenv("PYTHONPATH", f"{toy_project.path}:{Path(__file__).resolve().parents[1]}", prepend=":")
         result = toy_project.runpytest_subprocess(
-            "toysuites", "--egi-model", "egi/oracle", "--egi-mode", "deep", "--egi-bootstrap", "0",
-            "-p", "memprobe", *args,
+            "toysuites", "--egi-model", "egi/oracle", "--egi-mode", "deep", "-p", probe, *args
         )
     result.assert_outcomes(passed=10)
     return json.loads(out.read_text())
+
+
+def _run(toy_project: pytest.Pytester, tmp_path: Path, *args: str) -> dict:
+    """:func:`_probed_run` with :data:`PROBE`, the bootstrap off."""
+    return _probed_run(toy_project, tmp_path, "memprobe", PROBE, "--egi-bootstrap", "0", *args)
 
 
 def test_serial_controller_holds_no_record_of_a_finished_item(toy_project, tmp_path):
@@ -112,6 +127,11 @@ def test_serial_controller_holds_no_record_of_a_finished_item(toy_project, tmp_p
     assert seen["early_kept"] == [0] * 10
     assert seen["reports"] == 30 and seen["reports_with_record"] == 0  # pytest keeps 3 per item
     assert seen["stashed_after_items"] == 0  # no case, client or record left on the items
+    # while an item runs, the plugin keeps one stash entry on it (its ItemState), so the
+    # item's stash stays within a dict's smallest table (5 entries): one entry per field
+    # (case, client, recorder, record) grew every item's stash dict for the whole session
+    assert seen["stash_ours_max"] == 1
+    assert seen["stash_max"] <= 5
     assert seen["trajectories_received"] == 10  # serially this process writes every file
     [run_dir] = [p for p in (toy_project.path / "reports").iterdir() if p.is_dir()]
     records = (run_dir / "records.jsonl").read_text().splitlines()
@@ -187,3 +207,136 @@ def test_the_controller_reads_only_the_collected_node_ids(tmp_path):
     assert read_collected(tmp_path) == {"items": items, "deselected": 2}  # a crash: the base records
     ids = (tmp_path / COLLECTED_IDS_FILE).stat().st_size
     assert ids < (tmp_path / COLLECTED_FILE).stat().st_size
+
+
+def test_read_journal_compacts_nested_dicts_and_shares_their_short_values(tmp_path):
+    journal = Journal(tmp_path)
+    for i in range(300):
+        journal.append({"suite": "toy", "task_id": f"t{i:03d}", "trial": 1, "status": "passed",
+                        "values": {"acc": 1.0, "zero": 0.0, "neg": -0.0, "f1": 0.5 + i, "label": "yes"},
+                        "timing": {"call_s": 0.25 * i}, "details": {}})  # fmt: skip
+    journal.close()
+    lines = journal.path.read_text().splitlines()
+    tracemalloc.start()
+    try:
+        plain_records = [json.loads(line) for line in lines]
+        plain_bytes = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        records = read_journal(journal.path)
+        compact_bytes = tracemalloc.get_traced_memory()[0] - plain_bytes
+    finally:
+        tracemalloc.stop()
+    # the same records in well under half the memory (here about a third)
+    assert records == plain_records and compact_bytes < 0.5 * plain_bytes, (compact_bytes, plain_bytes)
+    a, b, c = records[:3]
+    assert [r["values"]["f1"] for r in (a, b, c)] == [0.5, 1.5, 2.5]
+    # equal, JSON-identical dicts
+    assert json.dumps(b, sort_keys=True) == json.dumps(plain_records[1], sort_keys=True)
+    assert type(b) is dict and type(b["values"]) is dict
+    # the scores 1.0 and 0.0 and the short strings one level down are one object each;
+    # -0.0 stays itself (JSON writes it "-0.0"), and any other float stays the record's own
+    assert a["values"]["acc"] is b["values"]["acc"] and a["values"]["zero"] is c["values"]["zero"]
+    assert a["values"]["label"] is b["values"]["label"]
+    assert json.dumps(b["values"]["neg"]) == "-0.0"
+    # still an ordinary dict to whoever changes it
+    b["values"]["extra"] = 1
+    assert b["values"]["extra"] == 1 and "extra" not in a["values"]
+
+
+END_PROBE = """
+import gc
+import json
+import os
+import sys
+
+import pytest
+
+import pytest_egi.aggregate as aggregate_module
+import pytest_egi.session as session_module
+
+_seen = {}
+_read = session_module.EgiSession._records
+
+
+def _records(self):
+    cases = [it.callspec.params["egi_case"] for it in self.session.items if hasattr(it, "callspec")]
+    _seen["tasks_loaded_when_records_read"] = sum(case.tasks.loaded for case in cases)
+    return _read(self)
+
+
+_finish = aggregate_module.Aggregate.finish_bootstrap
+
+
+def _finish_bootstrap(self):
+    gc.collect()
+    _seen["records_alive_at_bootstrap"] = sum(
+        1 for obj in gc.get_objects()
+        if type(obj) is dict and "task_id" in obj and "raw_path" in obj and "status" in obj
+    )
+    _seen["numpy_before_bootstrap"] = "numpy" in sys.modules
+    _finish(self)
+    _seen["numpy_after_bootstrap"] = "numpy" in sys.modules
+    _seen["ci"] = bool(self.ci.get("EGI"))
+
+
+session_module.EgiSession._records = _records
+aggregate_module.Aggregate.finish_bootstrap = _finish_bootstrap
+
+
+def pytest_unconfigure(config):
+    with open(os.environ["PROBE_OUT"], "w") as fh:
+        json.dump(_seen, fh)
+"""
+
+# the toy suite's summarize as column sums (so the bootstrap needs none of its records)
+COLUMNS_HOOK = '''
+
+def _columns(self, records):
+    from pytest_egi.suite import SummaryColumns
+
+    def finish(sums):
+        out = {"acc": sums["correct"] / sums["n"] if sums["n"] else None}
+        for cat in self.categories:
+            n = sums[f"n_{cat}"]
+            out[f"acc_{cat}"] = sums[f"correct_{cat}"] / n if n else None
+        return out
+
+    names = ("correct", "n", *(f"{k}_{c}" for c in self.categories for k in ("correct", "n")))
+    rows = []
+    for r in records:
+        row = [float(r["values"]["correct"]), 1.0]
+        for cat in self.categories:
+            here = r["category"] == cat
+            row += [float(r["values"]["correct"]) if here else 0.0, 1.0 if here else 0.0]
+        rows.append(row)
+    return SummaryColumns.from_rows(names, rows, finish)
+
+
+ToySuite.summary_columns = _columns
+'''
+
+
+def test_tasks_are_released_at_session_end_and_numpy_waits_for_the_records_to_go(toy_project, tmp_path):
+    """At session end the items' tasks are let go of before the records are read back, and
+    the bootstrap draws its resamples (importing numpy) only once the records are gone."""
+    init = toy_project.path / "toysuites" / "toy" / "__init__.py"
+    init.write_text(init.read_text() + COLUMNS_HOOK)
+    seen = _probed_run(toy_project, tmp_path, "endprobe", END_PROBE)
+    assert seen == {
+        "tasks_loaded_when_records_read": 0,
+        "records_alive_at_bootstrap": 0,
+        "numpy_before_bootstrap": False,
+        "numpy_after_bootstrap": True,
+        "ci": True,
+    }
+    [run_dir] = [p for p in (toy_project.path / "reports").iterdir() if p.is_dir()]
+    egi = json.loads((run_dir / "egi.json").read_text())
+    assert egi["egi"]["ci95"] is not None
+    html = (run_dir / "report.html").read_text()
+    assert "<h2>Tasks (10)</h2>" in html and html.count("<tr><td>toy</td>") == 10
+    # the page's task table, read back from records.jsonl a line at a time, is the page the
+    # records in memory give
+    from pytest_egi.records import load_records
+    from pytest_egi.report.html import render_html
+
+    assert html == render_html(egi, load_records(run_dir))

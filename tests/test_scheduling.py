@@ -266,3 +266,16 @@ def test_an_n_2_run_records_each_suites_item_time_in_the_task_cache(toy_project,
     assert {g: n for g, (_s, n) in seconds.items()} == {"suite:toy": 4, "suite:toy2": 2}
     assert all(total > 0 for total, _n in seconds.values())
     assert sorted(data["packages"]) == ["suite:toy", "suite:toy2"]  # what each first item imported
+
+
+def test_an_items_group_is_one_string_per_group_not_per_item(tmp_path):
+    """The controller holds a group for each item (20,000 items: 20,000 entries): one string
+    object per suite or module, not a string of its own per item."""
+    ids = [f"s/a/test_a.py::test_task[a-{i}]" for i in range(3)]
+    ids += [f"s/b/test_b.py::test_x[{i}]" for i in range(2)]
+    write_groups(tmp_path, ids, ["a", "a", "a", None, None])
+    groups = read_groups(tmp_path, ids)
+    assert groups == ["suite:a"] * 3 + ["module:s/b/test_b.py"] * 2
+    assert groups[0] is groups[1] is groups[2] and groups[3] is groups[4]
+    plain = read_groups(None, ids)
+    assert plain[0] is plain[2] and plain[3] is plain[4]

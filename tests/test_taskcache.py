@@ -231,3 +231,18 @@ def test_source_paths_of_a_shipped_suite():
     assert root.parent / "herb" not in paths
     assert Path(taskcache.__file__).parent in paths
     assert paths[-1] == Path("x/y.json").absolute()
+
+
+def test_released_tasks_keep_their_ids_and_refuse_to_be_read():
+    from pytest_egi.suite import Task
+    from pytest_egi.taskcache import LoadedTasks
+
+    tasks = LoadedTasks([Task(id=f"t{i}", category="c", data={"i": i}) for i in range(3)])
+    again = pickle.loads(pickle.dumps(tasks))  # as a worker or the task cache holds them
+    for loaded in (tasks, again):
+        assert loaded.task(1).data == {"i": 1}
+        loaded.release()
+        assert not loaded.loaded and loaded.ids == ("t0", "t1", "t2") and len(loaded) == 3
+        with pytest.raises(RuntimeError, match=r"^the 3 tasks were released when the session ended; "
+                                               r"nothing may read a task after the session's last item$"):
+            loaded.task(0)

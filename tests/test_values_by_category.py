@@ -22,3 +22,24 @@ def test_groups_values_in_category_order_and_leaves_out_the_rest():
 def test_no_record_of_any_category_is_empty():
     assert values_by_category([], ("a",)) == {}
     assert values_by_category([{"category": "z", "values": {}}], ("a",)) == {}
+
+
+def test_summary_columns_name_a_row_of_the_wrong_width():
+    import pytest
+
+    from pytest_egi.suite import SummaryColumns
+
+    with pytest.raises(ValueError, match=r"^summary_columns: row 1 has 1 values for 2 column names$"):
+        SummaryColumns.from_rows(("a", "n"), [[1.0, 1.0], [1.0]], lambda sums: {})
+    records = [{"category": "x", "values": {"v": 1.0}}, {"category": "y", "values": {"v": 0.0}}]
+    with pytest.raises(ValueError, match=r"^summary_columns: a row of y has 1 values for 2 columns$"):
+        SummaryColumns.per_category(records, ("x", "y"), ("n", "v"),
+                                    lambda c, rs: [[1.0, 1.0]] * len(rs) if c == "x" else [[1.0]],
+                                    lambda c, sums: {})  # fmt: skip
+    def finish(c, sums):
+        return {f"v_{c}": sums[f"{c}.v"] / sums[f"{c}.n"]}
+
+    cols = SummaryColumns.per_category(records, ("x", "y"), ("n", "v"),
+                                       SummaryColumns.each_record(lambda v: [1.0, v["v"]]), finish)
+    assert cols.values == [[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]]
+    assert cols.finish({"x.n": 1.0, "x.v": 1.0, "y.n": 2.0, "y.v": 1.0}) == {"v_x": 1.0, "v_y": 0.5}

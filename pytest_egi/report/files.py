@@ -5,7 +5,8 @@ from __future__ import annotations
 import csv
 import json
 import platform
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,25 +25,50 @@ from pytest_egi.records import (
 from pytest_egi.report.terminal import egi_headline
 from pytest_egi.verdict import Verdict, judge_run
 
-__all__ = ["build_egi_json", "write_run"]
+__all__ = [
+    "RecordLines", "RecordsDigest", "build_egi_json", "write_record_files", "write_report_files", "write_run"
+]
+
+
+@dataclass
+class RecordsDigest:
+    """What egi.json and the terminal summary take from the records themselves, so that
+    the session end can let the records go before it draws the bootstrap's resamples.
+
+    Attributes:
+        items: the number of records.
+        usage: :func:`~pytest_egi.models.usage.summarize_usage` of the records.
+        params: the generation parameters given and sent, per role (:func:`_params_config`).
+    """
+
+    items: int
+    usage: dict[str, Any]
+    params: dict[str, Any]
+
+    @classmethod
+    def of(cls, settings: Any, records: Sequence[dict[str, Any]]) -> RecordsDigest:
+        """The digest of ``records`` (a run's, any order)."""
+        return cls(len(records), summarize_usage(list(records)), _params_config(settings, records))
 
 
 def build_egi_json(
     settings: Any,
-    records: list[dict[str, Any]],
+    digest: RecordsDigest,
     agg: Aggregate,
     session_info: dict[str, Any] | None = None,
     verdict: Verdict | None = None,
 ) -> dict[str, Any]:
-    """The content of egi.json (DESIGN §7); ``session_info`` = exit status, its reasons and
-    the item counts; ``verdict`` (:mod:`pytest_egi.verdict`) labels the EGI. Without one, the
-    run is judged on its error rate and selection alone."""
+    """The content of egi.json (DESIGN §7) from the records' ``digest`` and ``agg``;
+    ``session_info`` = exit status, its reasons and the item counts; ``verdict``
+    (:mod:`pytest_egi.verdict`) labels the EGI. Without one, the run is judged on its error
+    rate and selection alone."""
+    items = digest.items
     res = agg.result
     if verdict is None:
         verdict = judge_run(
             error_rate=agg.error_rate,
             max_error_rate=settings.max_error_rate,
-            items_ran=len(records),
+            items_ran=items,
             items_collected=None,
             stop_reason=None,
             selection=getattr(settings, "selection", {}) or {},
@@ -111,7 +137,7 @@ def build_egi_json(
         "profile": {
             name: routing.profile(settings.mode, name).model_dump(mode="json") for name in suites_run
         },
-        "usage": summarize_usage(records),
+        "usage": digest.usage,
         "config": {
             "rootdir": str(getattr(settings, "rootdir", "") or ""),
             "selection": getattr(settings, "selection", {}) or {},
@@ -124,7 +150,7 @@ def build_egi_json(
             "api_base": settings.api_base,
             "suite_options": settings.suite_options,
             "bootstrap_resamples": settings.bootstrap,
-            "params": _params_config(settings, records),
+            "params": digest.params,
         },
         "versions": {
             "python": platform.python_version(),
@@ -138,7 +164,7 @@ def build_egi_json(
     }
 
 
-def _params_config(settings: Any, records: list[dict[str, Any]]) -> dict[str, Any]:
+def _params_config(settings: Any, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """What generation parameters each role was given and what went out, per suite.
 
     Returns:
@@ -236,12 +262,23 @@ def write_run(
     session_info: dict[str, Any] | None = None,
     verdict: Verdict | None = None,
 ) -> dict[str, str]:
-    """Write every run file atomically; returns ``{"run_dir": ..., "egi_json": ...}`` paths.
+    """Write every run file atomically (:func:`write_record_files`, then
+    :func:`write_report_files`); returns ``{"run_dir": ..., "egi_json": ...}`` paths."""
+    ordered = sorted(records, key=record_sort_key)
+    write_record_files(settings, ordered)
+    digest = RecordsDigest.of(settings, ordered)
+    return write_report_files(settings, agg, digest, ordered, session_info=session_info, verdict=verdict)
 
-    records.jsonl, timings.jsonl and report.html are written a piece at a time: besides the
-    records, no copy of them and no whole file's text is held (a run of many items)."""
-    from pytest_egi.report.html import render_html_parts
 
+def write_record_files(settings: Any, records: list[dict[str, Any]]) -> None:
+    """Write the files made from the records alone, atomically, a piece at a time:
+    records.jsonl, timings.jsonl, results.csv and each suite's extra files. Besides the
+    records, no copy of them and no whole file's text is held (a run of many items).
+
+    Args:
+        settings: the run's settings (``run_dir``).
+        records: the run's records, in any order (written sorted by (suite, task, trial)).
+    """
     rd = RunDir(settings.run_dir)
     ordered = sorted(records, key=record_sort_key)
     with atomic_file(rd.records_jsonl) as out, atomic_file(rd.timings_jsonl) as times:
@@ -249,13 +286,66 @@ def write_run(
             stable, timing = split_timing(r)
             out.write(json.dumps(stable, sort_keys=True, ensure_ascii=False) + "\n")
             times.write(json.dumps(timing, sort_keys=True) + "\n")
-    egi = build_egi_json(settings, ordered, agg, session_info, verdict)
-    write_json(rd.egi_json, egi)
-    # the CSV's and the page's fields are none that split_timing takes out
+    # the CSV's fields are none that split_timing takes out
     _write_results_csv(rd.results_csv, ordered)
-    with atomic_file(rd.report_html) as page:
-        for part in render_html_parts(egi, ordered):
-            page.write(part)
     _write_suite_files(rd.root, ordered, lambda r: split_timing(r)[0])
+
+
+class RecordLines:
+    """The records of a run's records.jsonl, read a line at a time on each iteration (a
+    sized iterable: ``len()`` is the count given). What report.html's task table is rendered
+    from after the session end has let the records go.
+
+    Args:
+        path: the records.jsonl file.
+        count: how many records it holds.
+    """
+
+    def __init__(self, path: Path, count: int) -> None:
+        self.path = Path(path)
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        with open(self.path, encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    yield json.loads(line)
+
+
+def write_report_files(
+    settings: Any,
+    agg: Aggregate,
+    digest: RecordsDigest,
+    records: Sequence[dict[str, Any]] | None = None,
+    *,
+    session_info: dict[str, Any] | None = None,
+    verdict: Verdict | None = None,
+) -> dict[str, str]:
+    """Write egi.json and report.html (a piece at a time), after :func:`write_record_files`.
+
+    Args:
+        settings: the run's settings.
+        agg: the run's aggregate (its intervals drawn).
+        digest: :meth:`RecordsDigest.of` the records.
+        records: the run's records sorted by (suite, task, trial); None: report.html's task
+            table reads them back from records.jsonl a line at a time.
+        session_info, verdict: as :func:`build_egi_json`'s.
+
+    Returns:
+        ``{"run_dir": ..., "egi_json": ...}`` paths.
+    """
+    from pytest_egi.report.html import render_html_parts
+
+    rd = RunDir(settings.run_dir)
+    rows: Sequence[dict[str, Any]] | RecordLines
+    rows = records if records is not None else RecordLines(rd.records_jsonl, digest.items)
+    egi = build_egi_json(settings, digest, agg, session_info, verdict)
+    write_json(rd.egi_json, egi)
+    with atomic_file(rd.report_html) as page:
+        for part in render_html_parts(egi, rows):
+            page.write(part)
     return {"run_dir": str(rd.root), "egi_json": str(rd.egi_json)}
 

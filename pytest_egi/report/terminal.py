@@ -93,10 +93,17 @@ def _render(table: Table) -> list[str]:
 
 
 def summary_lines(
-    settings: Any, agg: Aggregate, records: list[dict[str, Any]], verdict: Verdict | None = None
+    settings: Any,
+    agg: Aggregate,
+    records: list[dict[str, Any]] | None,
+    verdict: Verdict | None = None,
+    *,
+    usage: dict[str, Any] | None = None,
 ) -> list[str]:
-    """The whole terminal summary as lines of plain text (usage from ``records``); the first
-    line is the EGI headline, labelled by ``verdict`` (:mod:`pytest_egi.verdict`)."""
+    """The whole terminal summary as lines of plain text; the first line is the EGI
+    headline, labelled by ``verdict`` (:mod:`pytest_egi.verdict`). The usage lines come from
+    ``usage`` (:func:`~pytest_egi.models.usage.summarize_usage` of the run's records) when
+    given, else from ``records``."""
     from rich.table import Table
 
     res = agg.result
@@ -148,7 +155,7 @@ def summary_lines(
     if subs.row_count:
         lines += _render(subs)
     lines += format_usage_lines(
-        summarize_usage(records),
+        usage if usage is not None else summarize_usage(records or []),
         {"model": settings.model, "judge": settings.judge_model, "simulator": settings.simulator_model},
     )
     missing_by_reason: dict[str, list[str]] = defaultdict(list)
