@@ -24,7 +24,16 @@ import pytest
 from pytest_egi.options import parse_bucket_values, parse_fraction, parse_mode, parse_suite_option
 from pytest_egi.shared import build_once, shared_dir, stop_requested
 from pytest_egi.shared import configure as configure_shared
-from pytest_egi.state import ITEM_KEY, SESSION_KEY, SETTINGS_KEY, Case, RunSettings, case_of, item_state
+from pytest_egi.state import (
+    ITEM_KEY,
+    SESSION_KEY,
+    SETTINGS_KEY,
+    Case,
+    RunSettings,
+    case_of,
+    item_state,
+    loaded_tasks_of,
+)
 
 if TYPE_CHECKING:
     from pytest_egi.recorder import EgiRecorder
@@ -1135,6 +1144,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     errors = config.stash.get(_USAGE_ERRORS_KEY, [])
     if errors:
         raise errors[0]
+    for tasks in loaded_tasks_of(session.items):  # the data checks are done
+        tasks.drop_objects()
     settings = config.stash.get(SETTINGS_KEY, None)
     directory = shared_dir()
     if hasattr(config, "workerinput") and directory is not None and settings is not None and settings.model:
@@ -1265,8 +1276,8 @@ def _suite_name(item: pytest.Item) -> str | None:
 
 
 def _prepare_before_item(item: pytest.Item) -> None:
-    """Unpickle the tasks of the item's suite when this process has not yet (the first item
-    of each suite, :class:`~pytest_egi.taskcache.LoadedTasks`); on an xdist worker, also run
+    """Unpickle the item's task (and, for a suite whose tasks share objects, every task of
+    it on its first item: :class:`~pytest_egi.taskcache.LoadedTasks`); on an xdist worker, also run
     the ``prepare`` of the item's suite when it has not run yet in this process (see
     :func:`_start_up`). Called before pytest-timeout starts the item's timer
     (``pytest_runtest_protocol``, outermost wrapper).
@@ -1276,7 +1287,7 @@ def _prepare_before_item(item: pytest.Item) -> None:
     """
     case = case_of(item)
     if case is not None:
-        case.tasks.all()
+        case.task  # noqa: B018 - unpickled here, outside the item's timeout
     pending = item.config.stash.get(_UNPREPARED_KEY, None)
     if not pending:
         return

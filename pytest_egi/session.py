@@ -21,7 +21,7 @@ from pytest_egi.report.files import RecordsDigest, write_record_files, write_rep
 from pytest_egi.report.terminal import summary_lines
 from pytest_egi.runlog import Journal, read_manifest
 from pytest_egi.shared import request_stop
-from pytest_egi.state import Case, RunSettings
+from pytest_egi.state import Case, RunSettings, loaded_tasks_of
 from pytest_egi.verdict import Verdict, judge_gate, judge_run, stopped_before_end
 
 __all__ = ["CRASH_TEXT", "EARLY_STOP_ERRORS", "EgiSession"]
@@ -485,13 +485,8 @@ class EgiSession:
 def _release_tasks(items: list[pytest.Item]) -> None:
     """Let go of the Task objects of the items' suites (``LoadedTasks.release``), once every
     item has run: the records read back for aggregation reuse that memory."""
-    seen: set[int] = set()
-    for item in items:
-        callspec = getattr(item, "callspec", None)
-        case = callspec.params.get("egi_case") if callspec is not None else None
-        if isinstance(case, Case) and id(case.tasks) not in seen:
-            seen.add(id(case.tasks))
-            case.tasks.release()
+    for tasks in loaded_tasks_of(items):
+        tasks.release()
 
 
 def _is_egi_item(item: pytest.Item) -> bool:

@@ -14,7 +14,8 @@ if TYPE_CHECKING:  # annotations only: importing this module must stay light (no
     from pytest_egi.taskcache import LoadedTasks
 
 __all__ = [
-    "ITEM_KEY", "SESSION_KEY", "SETTINGS_KEY", "Case", "ItemState", "RunSettings", "case_of", "item_state"
+    "ITEM_KEY", "SESSION_KEY", "SETTINGS_KEY", "Case", "ItemState", "RunSettings", "case_of", "item_state",
+    "loaded_tasks_of",
 ]
 
 
@@ -190,6 +191,16 @@ def item_state(item: pytest.Item) -> ItemState:
     if state is None:
         state = item.stash[ITEM_KEY] = ItemState()
     return state
+
+
+def loaded_tasks_of(items: list[pytest.Item]) -> list[LoadedTasks]:
+    """The loaded tasks of the items' suites, each once (items of one suite share them)."""
+    seen: dict[int, LoadedTasks] = {}
+    for item in items:
+        case = case_of(item)
+        if case is not None:
+            seen.setdefault(id(case.tasks), case.tasks)
+    return list(seen.values())
 
 
 def case_of(item: pytest.Item) -> Case | None:

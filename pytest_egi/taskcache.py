@@ -352,57 +352,122 @@ class CacheEntries:
         return value
 
 
-def _restore_tasks(ids: tuple[str, ...], categories: tuple[str, ...], blob: bytes) -> LoadedTasks:
+def _restore_tasks(
+    ids: tuple[str, ...],
+    categories: tuple[str, ...],
+    blob: bytes | None,
+    blobs: tuple[bytes, ...] | None = None,
+) -> LoadedTasks:
     loaded = LoadedTasks.__new__(LoadedTasks)
-    loaded.ids, loaded.categories, loaded._blob, loaded._tasks = ids, categories, blob, None
+    loaded.ids, loaded.categories, loaded._tasks, loaded._last = ids, categories, None, None
+    loaded._blob, loaded._blobs = blob, blobs
     return loaded
 
 
+_ATOMS = (str, bytes, int, float, complex, bool, type(None))
+_MOST_WALKED = 2_000_000
+
+
+def _tasks_share_objects(tasks: Sequence[Task], most: int = _MOST_WALKED) -> bool:
+    """Whether two of ``tasks`` reach one object other than a str, number, None or class (a
+    dict, list, set, tuple or instance held by both), following every reference; True too
+    when the walk passes ``most`` objects (large tasks: assume they do)."""
+    import gc
+
+    owner: set[int] = set()
+    walked = 0
+    for task in tasks:
+        mine: set[int] = set()
+        stack: list[Any] = [task]
+        while stack:
+            obj = stack.pop()
+            if type(obj) in _ATOMS or isinstance(obj, type):
+                continue
+            key = id(obj)
+            if key in mine:
+                continue
+            if key in owner:
+                return True
+            mine.add(key)
+            walked += 1
+            if walked > most:
+                return True
+            stack.extend(gc.get_referents(obj))
+        owner |= mine
+    return False
+
+
 class LoadedTasks:
-    """A suite's loaded tasks: ids and categories at hand, the tasks unpickled on first use.
+    """A suite's loaded tasks: ids and categories at hand, the tasks unpickled when needed.
 
     Made from ``load_tasks``' list (:meth:`__init__`), or unpickled from the task cache or
-    from the session's shared folder, where the tasks travel as one pickle of the list (so
-    objects the tasks share stay shared, as in the list ``load_tasks`` returned). Reading
-    :attr:`ids`, :attr:`categories` or ``len()`` unpickles nothing; :meth:`task` and
-    :meth:`all` unpickle the whole list the first time (then the pickle is dropped).
+    from the session's shared folder. Reading :attr:`ids`, :attr:`categories` or ``len()``
+    unpickles nothing. The tasks are held in one of two ways:
+
+    - **one pickle per task**, when no two tasks share an object (:func:`_tasks_share_objects`):
+      :meth:`task` unpickles just the task asked for (the last one is kept, so an item's
+      fixtures and recorder see one object), and once collection is over
+      (:meth:`drop_objects`) the process never holds every Task object at once (20,000
+      tasks of the throwaway suite of ``bench/bench_harness_cost.py``: about 4.5 MB of
+      pickles against 15 MB of objects);
+    - **one pickle of the list**, when tasks share objects (a world, a catalogue): the first
+      :meth:`task` or :meth:`all` unpickles the whole list, so what the tasks share stays
+      shared, as in the list ``load_tasks`` returned; the pickle is then dropped.
 
     Attributes:
         ids: each task's ``Task.id``, in ``load_tasks`` order.
         categories: each task's ``Task.category``, in the same order.
     """
 
-    __slots__ = ("_blob", "_tasks", "categories", "ids")
+    __slots__ = ("_blob", "_blobs", "_last", "_tasks", "categories", "ids")
 
     def __init__(self, tasks: Sequence[Task]) -> None:
-        self._tasks: list[Task] | None = list(tasks)
+        listed = list(tasks)
+        self.ids: tuple[str, ...] = tuple(t.id for t in listed)
+        self.categories: tuple[str, ...] = tuple(t.category for t in listed)
         self._blob: bytes | None = None
-        self.ids: tuple[str, ...] = tuple(t.id for t in self._tasks)
-        self.categories: tuple[str, ...] = tuple(t.category for t in self._tasks)
+        self._last: tuple[int, Task] | None = None
+        self._blobs: tuple[bytes, ...] | None = None
+        self._tasks: list[Task] | None = listed  # (dropped by drop_objects when pickled per task)
+        if listed and not _tasks_share_objects(listed):
+            try:
+                self._blobs = tuple(pickle.dumps(t, protocol=pickle.HIGHEST_PROTOCOL) for t in listed)
+            except (pickle.PicklingError, TypeError, AttributeError):
+                pass  # tasks that cannot be pickled stay the objects load_tasks returned
 
     def __len__(self) -> int:
         return len(self.ids)
 
     @property
     def loaded(self) -> bool:
-        """True once the Task objects exist in this process."""
-        return self._tasks is not None
+        """True once a Task object exists in this process."""
+        return self._tasks is not None or self._last is not None
+
+    def _released(self) -> RuntimeError:
+        return RuntimeError(
+            f"the {len(self.ids)} tasks were released when the session ended; nothing "
+            "may read a task after the session's last item"
+        )
 
     def all(self) -> list[Task]:
-        """Every task, in ``load_tasks`` order (unpickled on the first call)."""
+        """Every task, in ``load_tasks`` order (held as one pickle per task: a new list of
+        new objects on each call; as one pickle of the list: unpickled on the first call).
+
+        Raises:
+            RuntimeError: the tasks were released (:meth:`release`).
+        """
         tasks = self._tasks
+        if tasks is None and self._blobs is not None:
+            return [pickle.loads(blob) for blob in self._blobs]
         if tasks is None:
             if self._blob is None:
-                raise RuntimeError(
-                    f"the {len(self.ids)} tasks were released when the session ended; nothing "
-                    "may read a task after the session's last item"
-                )
+                raise self._released()
             import gc
 
             enabled = gc.isenabled()
             gc.disable()  # many small objects that live as long as the session
             try:
-                tasks = self._tasks = pickle.loads(self._blob)  # type: ignore[arg-type]
+                tasks = self._tasks = pickle.loads(self._blob)
             finally:
                 if enabled:
                     gc.enable()
@@ -416,21 +481,38 @@ class LoadedTasks:
             IndexError: no task there.
             RuntimeError: the tasks were released (:meth:`release`).
         """
-        return self.all()[index]
+        blobs = self._blobs
+        if blobs is None or self._tasks is not None:
+            return self.all()[index]
+        last = self._last
+        if last is not None and last[0] == index:
+            return last[1]
+        task = pickle.loads(blobs[index])
+        self._last = (index, task)
+        return task
+
+    def drop_objects(self) -> None:
+        """Held as one pickle per task: let go of the Task objects ``load_tasks`` returned in
+        this process (kept through collection, for the suite's data checks); each item then
+        unpickles its own task. Held as one pickle of the list: nothing changes."""
+        if self._blobs is not None:
+            self._tasks = None
 
     def release(self) -> None:
-        """Drop the Task objects and their pickle; :attr:`ids` and :attr:`categories` stay.
+        """Drop the Task objects and their pickles; :attr:`ids` and :attr:`categories` stay.
 
         Called when the session ends, once every item has run: the records read back for
-        aggregation then reuse the tasks' memory instead of adding to it (20,000 tasks of the
-        throwaway suite of ``bench/bench_harness_cost.py``: about 15 MB). A later :meth:`task`
-        or :meth:`all` raises ``RuntimeError``.
+        aggregation then reuse the tasks' memory instead of adding to it. A later
+        :meth:`task` or :meth:`all` raises ``RuntimeError``.
         """
-        self._tasks = None
-        self._blob = None
+        self._tasks = self._blob = self._blobs = self._last = None
 
     def __reduce__(self) -> tuple[Any, ...]:
+        if self._blobs is not None:
+            return (_restore_tasks, (self.ids, self.categories, None, self._blobs))
         blob = self._blob
         if blob is None:
+            if self._tasks is None:
+                raise self._released()
             blob = pickle.dumps(self._tasks, protocol=pickle.HIGHEST_PROTOCOL)
         return (_restore_tasks, (self.ids, self.categories, blob))

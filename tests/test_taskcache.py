@@ -246,3 +246,47 @@ def test_released_tasks_keep_their_ids_and_refuse_to_be_read():
         with pytest.raises(RuntimeError, match=r"^the 3 tasks were released when the session ended; "
                                                r"nothing may read a task after the session's last item$"):
             loaded.task(0)
+
+
+def test_tasks_that_share_nothing_are_held_as_one_pickle_each():
+    from pytest_egi.suite import Task
+    from pytest_egi.taskcache import LoadedTasks, _tasks_share_objects
+
+    made = [Task(id=f"t{i}", category="c", data={"i": i, "tags": ["x"]}) for i in range(4)]
+    assert not _tasks_share_objects(made)
+    tasks = LoadedTasks(made)
+    assert tasks.all() is not None and tasks.task(2) is made[2]  # collection: load_tasks' own objects
+    tasks.drop_objects()  # collection over: from here each item unpickles its own task
+    for held in (tasks, pickle.loads(pickle.dumps(tasks))):  # a worker, the task cache
+        assert not held.loaded
+        two = held.task(2)
+        assert two == made[2] and two is not made[2] and held.loaded
+        assert held.task(2) is two  # the item's fixtures and recorder see one object
+        assert held.task(3) == made[3] and held.task(2) is not two  # the next item: its own
+        assert held.all() == made and held.all()[0] is not held.all()[0]  # fresh on each call
+        held.release()
+        with pytest.raises(RuntimeError, match="released"):
+            held.task(0)
+
+
+def test_tasks_that_share_an_object_are_held_as_one_pickle_of_the_list():
+    from pytest_egi.suite import Task
+    from pytest_egi.taskcache import LoadedTasks, _tasks_share_objects
+
+    world = {"orders": [1, 2]}
+    made = [Task(id=f"t{i}", category="c", data={"i": i, "world": world}) for i in range(3)]
+    assert _tasks_share_objects(made)
+    assert _tasks_share_objects([Task(id=f"t{i}", category="c", data={"i": i}) for i in range(3)], most=5)
+    held = pickle.loads(pickle.dumps(LoadedTasks(made)))
+    held.drop_objects()  # nothing to drop: the list stays one pickle, unpickled once
+    assert held.task(0).data["world"] is held.task(2).data["world"]
+
+
+def test_tasks_that_cannot_be_pickled_stay_the_objects_load_tasks_returned():
+    from pytest_egi.suite import Task
+    from pytest_egi.taskcache import LoadedTasks
+
+    made = [Task(id=f"t{i}", category="c", data={"check": (lambda i=i: i)}) for i in range(2)]
+    tasks = LoadedTasks(made)
+    tasks.drop_objects()
+    assert tasks.task(1) is made[1] and tasks.all() == made
