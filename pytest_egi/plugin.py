@@ -880,7 +880,8 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
-    """Model, mode, routing file and hash, seed, run directory (and the xdist mode we chose)."""
+    """Model, mode, routing file and hash, seed, run directory (and the xdist mode we chose,
+    with what the suites' placement on the workers is weighed by)."""
     s = config.stash.get(SETTINGS_KEY, None)
     if s is None or not s.model or s.routing is None:
         return None
@@ -891,8 +892,11 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         f"egi: routing {s.routing_path} (sha256 {s.routing_hash[:12]}), run {s.run_dir}",
     ]
     if config.stash.get(_WORKSTEAL_KEY, False):
-        lines.append("egi: xdist suite-affine work stealing (each suite on as few workers as the load "
-                     "allows; pass --dist to choose)")
+        from pytest_egi.scheduling import learned_durations
+
+        basis = ("learned item times (last -n run, same model and profile)" if learned_durations(config)
+                 else "item counts (no item times learned for this model and profile)")
+        lines.append(f"egi: xdist suite-affine work stealing, suites placed by {basis}; --dist to choose")
     if s.shard:
         lines.append(f"egi: shard {s.shard[0]}/{s.shard[1]} of run {s.run_id}: a deterministic "
                      f"1/{s.shard[1]} of the selected items, balanced by suite and category")

@@ -44,8 +44,8 @@ import pytest
 from xdist.scheduler.worksteal import MIN_PENDING, WorkStealingScheduling
 
 __all__ = ["DURATIONS_FILE", "GROUPS_FILE", "IMPORTS_FILE", "SchedulerHooks", "SuiteAffineScheduling",
-           "read_durations", "read_groups", "read_packages", "top_level_packages", "write_durations",
-           "write_groups"]
+           "learned_durations", "read_durations", "read_groups", "read_packages", "top_level_packages",
+           "write_durations", "write_groups"]
 
 
 DURATIONS_FILE = "egi-durations.json"
@@ -401,10 +401,9 @@ class SchedulerHooks:
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         if not self._use():
             return None
-        folder, model = self._durations_key(config)
-        expected = read_durations(folder, model) if model else {}
+        folder, _model = self._durations_key(config)
         self._scheduler = SuiteAffineScheduling(
-            config, log, expected=expected, packages=read_packages(folder))
+            config, log, expected=learned_durations(config), packages=read_packages(folder))
         return self._scheduler
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)  # outside the plugin's lazy prepare
@@ -467,3 +466,13 @@ class SchedulerHooks:
         if hasattr(session.config, "workerinput") and directory is not None:
             items = session.items
             write_groups(directory, [item.nodeid for item in items], [self._suite_of(item) for item in items])
+
+
+def learned_durations(config: pytest.Config) -> dict[str, float]:
+    """The mean seconds per item of each group in the last ``-n`` run of this session's model
+    and profile (:func:`read_durations` in the task cache folder, under ``"<model> <mode>"``):
+    what the initial placement weighs the suites by. Empty when there is none (no such file,
+    no entry for this model and profile, ``--egi-no-cache``, no model): the placement is then
+    by item counts."""
+    folder, model = SchedulerHooks._durations_key(config)
+    return read_durations(folder, model) if model else {}

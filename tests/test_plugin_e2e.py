@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -287,12 +288,16 @@ def pytest_sessionstart(session):
     (("--dist", "load"), "load", False),  # an explicit choice is kept
     (("-d",), "load", False),
 ])
-def test_xdist_distributes_with_worksteal_unless_told_otherwise(toy_project, extra, dist, header):
+def test_xdist_distributes_with_worksteal_unless_told_otherwise(
+    toy_project, extra, dist, header, monkeypatch
+):
+    repo = Path(__file__).resolve().parents[1]  # this checkout's pytest_egi, not an installed one
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")])))
     toy_project.makeconftest(DIST_PROBE)
     result = toy_project.runpytest_subprocess("toysuites", "--egi-model", "egi/oracle",
                                               "--egi-bootstrap", "0", "-n", "2", *extra)
     result.assert_outcomes(passed=6)
     assert (toy_project.path / "dist.txt").read_text() == dist
-    line = ("egi: xdist suite-affine work stealing (each suite on as few workers as the load allows; "
-            "pass --dist to choose)")
+    line = ("egi: xdist suite-affine work stealing, suites placed by item counts (no item times learned "
+            "for this model and profile); --dist to choose")  # a first run: nothing learned yet
     assert (line in result.stdout.str()) is header

@@ -4,6 +4,8 @@ workers as the load allows, so a worker builds only the worlds of its own suites
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -279,3 +281,33 @@ def test_an_items_group_is_one_string_per_group_not_per_item(tmp_path):
     assert groups[0] is groups[1] is groups[2] and groups[3] is groups[4]
     plain = read_groups(None, ids)
     assert plain[0] is plain[2] and plain[3] is plain[4]
+
+
+PLACED_BY_COUNTS = ("egi: xdist suite-affine work stealing, suites placed by item counts (no item times "
+                    "learned for this model and profile); --dist to choose")
+PLACED_BY_TIMES = ("egi: xdist suite-affine work stealing, suites placed by learned item times (last -n run, "
+                   "same model and profile); --dist to choose")
+
+
+def test_the_header_says_whether_suites_are_placed_by_learned_times_or_item_counts(
+    toy_project, tmp_path, monkeypatch
+):
+    """A first ``-n 2`` run (no durations file) places by item counts; a second of the same
+    model and profile by the first one's times; another profile, or another model, has none
+    learned yet."""
+    repo = Path(__file__).resolve().parents[1]  # this checkout's pytest_egi, not an installed one
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")])))
+    cache = tmp_path / "cache"
+
+    def header(model: str = "egi/oracle", *extra: str) -> list[str]:
+        result = toy_project.runpytest_subprocess(
+            "toysuites", "--egi-model", model, "--egi-bootstrap", "0", "--egi-cache", str(cache),
+            "-n", "2", *extra)  # fmt: skip
+        assert result.ret in (0, 1), result.stdout.str()
+        return [line for line in result.stdout.lines if line.startswith("egi: xdist")]
+
+    assert header() == [PLACED_BY_COUNTS]
+    assert "egi/oracle quick" in json.loads((cache / "tasks" / DURATIONS_FILE).read_text())["seconds"]
+    assert header() == [PLACED_BY_TIMES]
+    assert header("egi/oracle", "--egi-mode", "deep") == [PLACED_BY_COUNTS]
+    assert header("egi/null") == [PLACED_BY_COUNTS]

@@ -36,7 +36,7 @@ from pytest_egi.suite import (
 )
 from suites.mcp_universe.tasks import DOMAINS, ROUTED_DOMAINS, TEMPLATE_ENV, domain_module
 
-__all__ = ["KINDS", "SUITE", "McpUniverseOptions", "McpUniverseSuite", "summarize_domain"]
+__all__ = ["KINDS", "SUITE", "McpUniverseOptions", "McpUniverseSuite", "not_run", "summarize_domain"]
 
 KINDS = ("format", "static", "dynamic")
 _SUMMARY_KEYS = (
@@ -156,16 +156,13 @@ class McpUniverseSuite:
         "repository signal",
     }
 
-    def __init__(self) -> None:
-        self.not_run: dict[str, list[tuple[str, str]]] = {}
-        """Domain → (task id, reason) of the task files left out as unanswerable (last load)."""
-
     def load_tasks(self, profile: SuiteProfile, options: Any) -> list[Task]:
         """The generated tasks of the profile's domains (``<domain>-NNN``, upstream-sized;
         ``per_category`` / ``limit`` keep the first ones), or every file of the task folder
         (the profile's categories and limits are for generated tasks: a user's folder runs
         whole). A file the local data cannot answer (upstream's web_search files) is loaded and
-        checked but not run; :meth:`data_warnings` names it.
+        checked but not run; :meth:`data_warnings` names it (from the folder again: the tasks
+        may come from the task cache, without this call).
 
         Raises:
             ValueError: unknown category, a bad profile ``max_iterations``, or a bad task file
@@ -182,13 +179,10 @@ class McpUniverseSuite:
             )
         max_iterations = opts.max_iterations or _profile_iterations(profile)
         by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        self.not_run = {}
         if opts.task_dir is not None:
             for domain, task in load_task_dir(opts.task_dir):
                 task = _with_reference(domain, task, profile.seed)
-                if task.get("unanswerable"):
-                    self.not_run.setdefault(domain, []).append((task["id"], task["unanswerable"]))
-                else:
+                if not task.get("unanswerable"):
                     by_domain[domain].append(task)
         else:
             for domain in wanted:
@@ -232,12 +226,17 @@ class McpUniverseSuite:
 
     def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
         """Domains with task files left out because the local data cannot answer them
-        (upstream's web_search files ask about the real world), and task files the reference
-        solver cannot answer (they run, but egi/oracle errors on them)."""
+        (upstream's web_search files ask about the real world; see :func:`not_run`), and task
+        files the reference solver cannot answer (they run, but egi/oracle errors on them).
+
+        Raises:
+            ValueError: the task folder no longer loads (it changed since ``tasks`` were loaded).
+        """
+        left_out = not_run(tasks, options)
         out: dict[str, str] = {}
         for domain in DOMAINS:
             lines = []
-            left = self.not_run.get(domain) or []
+            left = left_out.get(domain) or []
             if left:
                 lines.append(f"{len(left)} task file(s) not run: the local data cannot answer them "
                              f"(first: {left[0][0]}: {left[0][1]})")  # fmt: skip
@@ -340,6 +339,36 @@ class McpUniverseSuite:
                 "evaluators": evs,
             }
         return dict(out)
+
+
+def not_run(tasks: list[Task], options: Any) -> dict[str, list[tuple[str, str]]]:
+    """The task files of ``mcp_universe.task_dir`` that ``load_tasks`` left out because the
+    local data cannot answer them: domain -> [(task id, reason), ...], in file order.
+
+    Found from the folder and the loaded ``tasks`` alone (the files whose id no loaded task
+    has, solved again: an unanswerable file fails fast), not from state ``load_tasks`` left
+    behind: the tasks may come from the cross-run task cache, whose key covers the folder's
+    files. Empty for generated tasks. The seed is the loaded tasks' (the profile's; 42 when
+    none was loaded).
+
+    Raises:
+        ValueError: the folder no longer loads (a bad file, as ``load_tasks`` raises).
+    """
+    from suites.mcp_universe.tasks import load_task_dir
+
+    task_dir = _options(options).task_dir
+    if task_dir is None:
+        return {}
+    loaded = {t.id for t in tasks}
+    seed = int(tasks[0].data["seed"]) if tasks else SuiteProfile().seed
+    out: dict[str, list[tuple[str, str]]] = {}
+    for domain, task in load_task_dir(task_dir):
+        if task["id"] in loaded:
+            continue
+        reason = _with_reference(domain, task, seed).get("unanswerable")
+        if reason:
+            out.setdefault(domain, []).append((task["id"], reason))
+    return out
 
 
 def _with_reference(domain: str, task: dict[str, Any], seed: int) -> dict[str, Any]:

@@ -4,6 +4,7 @@ local MCP servers as stdio subprocesses."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from tests.helpers.mcp_processes import killer_plugin, server_pids
 from tests.helpers.suite_run import run_suite
 from tests.suites.mcp_universe import upstream
+from tests.suites.mcp_universe.test_task_files import GOOD, WEB_SEARCH_REAL_WORLD, write
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = upstream.TASK_ROOT
@@ -129,3 +131,46 @@ def test_upstream_files_run_and_web_search_files_are_left_out_with_a_warning(pyt
     ) in out
     assert any("web_search: 1 task file(s) not run" in str(w) for w in egi["data_warnings"])
     assert "web_search.pass_rate" not in egi["suites"]["mcp_universe"]["sub_metrics"]
+
+
+LOAD_TASKS_REFUSED = """
+import suites.mcp_universe as _mcp_universe
+
+
+def _refused(*args, **kwargs):
+    raise AssertionError("load_tasks was called")
+
+
+_mcp_universe.SUITE.load_tasks = _refused
+"""
+
+
+def test_unanswerable_files_are_warned_about_on_a_warm_task_cache_run(pytester, tmp_path, monkeypatch):
+    """A collection without a model caches the tasks but not the data checks; a run with a
+    model in a fresh process then reads the tasks from the cache (``load_tasks`` is not called:
+    it would raise) and still names the task file it leaves out."""
+    folder, cache = tmp_path / "tasks", tmp_path / "cache"
+    write(folder, GOOD)
+    write(folder, WEB_SEARCH_REAL_WORLD, "world_cup.json", "web_search")
+    common = (str(ROOT / "suites" / "mcp_universe"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
+              "--egi-opt", f"mcp_universe.task_dir={folder}", "--egi-cache", str(cache))  # fmt: skip
+    result = pytester.runpytest(*common, "--collect-only", "-q")
+    assert result.ret == 0, result.stdout.str()
+    assert len(list((cache / "tasks").glob("tasks-mcp_universe-*.pkl"))) == 1
+    assert list((cache / "tasks").glob("checks-mcp_universe-*.pkl")) == []  # no model: not checked
+    pytester.makepyfile(refuse_load=LOAD_TASKS_REFUSED)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    out = pytester.path / "reports"
+    result = pytester.runpytest_subprocess(
+        *common, "-p", "refuse_load", "--egi-model", "egi/null", "--egi-report-dir", str(out),
+        "--egi-bootstrap", "0")  # fmt: skip
+    result.assert_outcomes(failed=1)  # the financial file; the web_search one is not run
+    warning = (
+        "web_search: 1 task file(s) not run: the local data cannot answer them (first: world_cup: "
+        "this web_search question asks about the real world (reference answer 'France'); the local "
+        "search and fetch servers serve only an invented corpus, which holds no real-world facts, so "
+        "no local search can support the answer)"
+    )
+    assert f"data warning (mcp_universe): {warning}" in result.stdout.lines
+    egi = json.loads(next(out.iterdir()).joinpath("egi.json").read_text())
+    assert {"suite": "mcp_universe", "category": "web_search", "warning": warning} in egi["data_warnings"]

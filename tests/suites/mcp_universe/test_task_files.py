@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from suites.mcp_universe import summarize_domain
+from pytest_egi.suite import SuiteProfile
+from suites.mcp_universe import McpUniverseOptions, McpUniverseSuite, not_run, summarize_domain
 from suites.mcp_universe.tasks import load_task_dir, load_task_file
 
 GOOD = {
@@ -182,4 +183,37 @@ def test_a_bad_profile_max_iterations_is_refused(value):
     assert str(info.value) == (
         f"max_iterations in the profile is {value!r}; fix: give a whole "
         "number of model calls of at least 1 (upstream's configs use 20)"
+    )
+
+
+WEB_SEARCH_REAL_WORLD = {
+    "category": "general",
+    "question": "Who won the 1998 FIFA World Cup?",
+    "output_format": {"answer": "[Your answer]"},
+    "mcp_servers": [{"name": "google-search"}, {"name": "fetch"}],
+    "evaluators": [{"func": "raw", "op": "google_search.llm_as_a_judge",
+                    "op_args": {"question": "Who won the 1998 FIFA World Cup?", "correct_answer": "France"}}],
+}  # fmt: skip
+"""A web_search task file about the real world: the local data cannot answer it."""
+
+
+def test_the_not_run_warning_needs_only_the_loaded_tasks_and_the_options(tmp_path):
+    """Another suite object than the one that loaded the tasks (as after a task cache read)
+    names the left-out file; a loaded file is never counted as left out."""
+    write(tmp_path, GOOD)
+    write(tmp_path, WEB_SEARCH_REAL_WORLD, "world_cup.json", "web_search")
+    options = McpUniverseOptions(task_dir=tmp_path)
+    tasks = McpUniverseSuite().load_tasks(SuiteProfile(seed=7), options)
+    assert [t.id for t in tasks] == ["task_0001"]
+    reason = (
+        "this web_search question asks about the real world (reference answer 'France'); the local "
+        "search and fetch servers serve only an invented corpus, which holds no real-world facts, so "
+        "no local search can support the answer"
+    )
+    assert not_run(tasks, options) == {"web_search": [("world_cup", reason)]}
+    assert not_run([], options) == {"web_search": [("world_cup", reason)]}
+    assert not_run(tasks, McpUniverseOptions()) == {}  # generated tasks leave none out
+    warnings = McpUniverseSuite().data_warnings(tasks, options)
+    assert warnings["web_search"] == (
+        f"web_search: 1 task file(s) not run: the local data cannot answer them (first: world_cup: {reason})"
     )
