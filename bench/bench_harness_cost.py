@@ -24,7 +24,9 @@ the same run):
 - the bootstrap's share of a 5,000-item run: the time ``aggregate`` spends in its 1,000
   bootstrap resamples of that run's 5,000 records (least of ``--repeat`` tries), over the
   serial run's wall time; with the suite's ``summary_columns`` hook (resamples summed as one
-  matrix product) and without it (its ``summarize`` called on every resample).
+  matrix product) and without it (its ``summarize`` called on every resample); numpy's
+  import, which the bootstrap pays once per session, is timed apart (a fresh interpreter,
+  median of at least 3) and printed beside them.
 
 - the main job (``--suites`` at the quick profile with ``egi/oracle``; the deep profile too
   unless ``--quick``) serially and with ``-n 2``: wall and CPU seconds (median of ``--repeat``),
@@ -345,7 +347,8 @@ def aggregate_s(folder: Path, n: int, resamples: int, columns: bool = True) -> f
     routing, _ = load_routing(folder / "routing.yaml")
     weights, floors = apply_weights(routing, {}), apply_floors(routing, {})
     records = synthetic_records(n)
-    aggregate(records[:10], routing, weights=weights, floors=floors, bootstrap_resamples=0)  # imports
+    # imports, numpy's among them (the bootstrap imports it once per session: numpy_import_s)
+    aggregate(records[:10], routing, weights=weights, floors=floors, bootstrap_resamples=1)
     hook = NoopSuite.summary_columns
     if not columns:
         del NoopSuite.summary_columns
@@ -355,6 +358,14 @@ def aggregate_s(folder: Path, n: int, resamples: int, columns: bool = True) -> f
         return time.perf_counter() - start
     finally:
         NoopSuite.summary_columns = hook
+
+
+def numpy_import_s() -> float:
+    """Seconds a fresh interpreter takes to import numpy: what a session's bootstrap adds
+    once, on top of its resamples (the bootstrap figures leave it out)."""
+    code = "import time; t = time.perf_counter(); import numpy; print(time.perf_counter() - t)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
 
 
 def main() -> None:
@@ -395,6 +406,7 @@ def main() -> None:
                          for _ in range(repeat))
             for columns in (True, False)
         }  # fmt: skip
+        numpy_s = statistics.median(numpy_import_s() for _ in range(max(repeat, 3)))
     print("harness cost per item (throwaway suite vs bare pytest, same items, same run)")
     head = ("items", "workers", "wall s egi/bare", "CPU s egi/bare", "CPU ms/item above bare",
             "controller RSS MB egi/bare", "worker RSS MB egi/bare")  # fmt: skip
@@ -419,6 +431,8 @@ def main() -> None:
     for columns, how in ((True, "with summary_columns"), (False, "summarize per resample")):
         print(f"bootstrap (1000 resamples, {how}) of a {n_boot}-item run: {boot[columns]:.2f} s, "
               f"{100 * boot[columns] / wall:.1f}% of the run's serial wall time ({wall:.2f} s)")  # fmt: skip
+    print(f"numpy import, once per session by the bootstrap (not in the two figures above): {numpy_s:.2f} s, "
+          f"{100 * numpy_s / wall:.1f}% of that run")  # fmt: skip
     print()
     print(f"main job: {args.suites} with egi/oracle (median of {repeat})")
     print("profile | workers | wall s | CPU s | controller RSS MB | largest worker RSS MB | wall over serial")

@@ -35,6 +35,9 @@ def test_bench_prints_every_table():
     assert any(line.startswith("aggregate of 10000 records, bootstrap off: ") for line in lines)
     for how in ("with summary_columns", "summarize per resample"):
         assert any(line.startswith(f"bootstrap (1000 resamples, {how}) of a 1-item run: ") for line in lines)
+    # numpy's one-time import is timed apart, not inside the first bootstrap figure
+    [numpy] = [line for line in lines if line.startswith("numpy import, once per session by the bootstrap")]
+    assert 0 < float(numpy.split(": ")[1].split(" s,")[0]) < 30
     assert "main job: suites/crmarena with egi/oracle (median of 1)" in lines
     assert (
         "profile | workers | wall s | CPU s | controller RSS MB | largest worker RSS MB | wall over serial"
