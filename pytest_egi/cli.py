@@ -322,7 +322,7 @@ def merge_shards(
         order).
 
     Raises:
-        CliError: a shard is missing, did not finish, lacks a record for an item of its plan,
+        CliError: a shard is missing (names every missing one), did not finish, lacks a record for an item of its plan,
             shares an item with another, or differs from the others in model, mode, seed,
             trials, routing, judge, simulator, suite options, selection or suite version
             (every message names the shard and the fix).
@@ -367,10 +367,15 @@ def merge_shards(
     n = first[1]["shard"][1]
     run_id = first[1].get("run_id")
     missing = [k for k in range(1, n + 1) if k not in shards]
+    if len(missing) == 1:
+        raise CliError(f"--merge: shard {missing[0]}/{n} of run {run_id} missing (expected folder "
+                       f"{shard_dir_name(missing[0], n)}); run it with --egi-run-id {run_id} "
+                       f"--egi-shard {missing[0]}/{n}, or pass its folder")
     if missing:
         raise CliError("--merge: " + ", ".join(f"shard {k}/{n}" for k in missing) + f" of run {run_id} "
-                       f"missing (expected folder {shard_dir_name(missing[0], n)}); run it with "
-                       f"--egi-run-id {run_id} --egi-shard {missing[0]}/{n}, or pass its folder")
+                       "missing (expected folders " + ", ".join(shard_dir_name(k, n) for k in missing)
+                       + f"); run each with --egi-run-id {run_id} and "
+                       + ", ".join(f"--egi-shard {k}/{n}" for k in missing) + ", or pass their folders")
     records: dict[tuple[str, str, int], dict[str, Any]] = {}
     owner: dict[tuple[str, str, int], int] = {}
     versions: dict[str, tuple[Any, int]] = {}
