@@ -322,10 +322,11 @@ def merge_shards(
         order).
 
     Raises:
-        CliError: a shard is missing (names every missing one), did not finish, lacks a record for an item of its plan,
-            shares an item with another, or differs from the others in model, mode, seed,
-            trials, routing, judge, simulator, suite options, selection or suite version
-            (every message names the shard and the fix).
+        CliError: a shard is missing (every missing one is named), did not finish, lacks a
+            record for an item of its plan, shares an item with another, or differs from the
+            others in model, mode, seed, trials, routing, judge, simulator, suite options,
+            selection or suite version (every message names the shard and the fix). A shard
+            dealt no item is complete with an empty plan and no record.
     """
     from pytest_egi.runlog import (
         RunLogError,
