@@ -49,10 +49,32 @@ class CliError(Exception):
 
 
 def _latest_run(reports: Path) -> Path:
-    runs = sorted(p for p in reports.glob("*") if (p / "egi.json").exists())
+    """The newest run folder directly under ``reports`` (one with an egi.json): the one most
+    recently updated or started by its ``run.json`` (``updated``, else ``started``), else by
+    its egi.json's modification time; ties go to the later egi.json, then the later name.
+
+    Raises:
+        CliError: ``reports`` holds no run folder with an egi.json.
+    """
+    runs = [p for p in reports.glob("*") if (p / "egi.json").is_file()]
     if not runs:
         raise CliError(f"no run with an egi.json under {reports}; run pytest with --egi-model first")
-    return runs[-1]
+    return max(runs, key=_run_time)
+
+
+def _run_time(run: Path) -> tuple[float, float, str]:
+    """(when the run was last updated or started, seconds since the epoch; its egi.json's
+    mtime; its name): the sort key of :func:`_latest_run`."""
+    from pytest_egi.runlog import MANIFEST_FILE
+
+    mtime = (run / "egi.json").stat().st_mtime
+    try:
+        manifest = json.loads((run / MANIFEST_FILE).read_text(encoding="utf-8"))
+        stamp = manifest.get("updated") or manifest.get("started")
+        when = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+    except (OSError, ValueError, TypeError, AttributeError):  # no run.json, or no time in it
+        when = mtime
+    return when, mtime, run.name
 
 
 def _load_egi(run: Path) -> dict[str, Any]:
@@ -626,7 +648,10 @@ def _parser() -> argparse.ArgumentParser:
                "run's --egi-max-error-rate (the rule of pytest's exit status), else 0; 2 for a "
                "usage error.",
     )
-    report.add_argument("run", nargs="?", help="run directory (default: the latest under --reports)")
+    report.add_argument("run", nargs="?",
+                        help="run directory (default: the newest run under --reports: the one most "
+                             "recently updated or started, by its run.json, else by the time its "
+                             "egi.json was written)")
     report.add_argument("--reports", default="reports", metavar="DIR")
     report.add_argument(
         "--rescore", action="store_true", help="re-run the scorers on stored trajectories and re-aggregate"
