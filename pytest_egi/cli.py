@@ -256,6 +256,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     records = load_records(run)
     _importable_suites(egi, records)
     if not args.rescore:
+        shard = (egi.get("session") or {}).get("shard")
+        if shard:  # a shard's folder (reports/ID/shard-K-of-N): its session's run is ID
+            settings = replace(settings, run_id=egi.get("run_id") or run.parent.name,
+                               report_dir=run.parent.parent, shard=(int(shard[0]), int(shard[1])))
         agg, verdict = _judge(settings, records, egi, run)
         for line in summary_lines(settings, agg, records, verdict) + session_lines(egi.get("session") or {}):
             print(line)

@@ -22,7 +22,7 @@ from pytest_egi.report.terminal import summary_lines
 from pytest_egi.runlog import Journal, read_manifest
 from pytest_egi.shared import request_stop
 from pytest_egi.state import Case, RunSettings, loaded_tasks_of
-from pytest_egi.verdict import Verdict, judge_gate, judge_run, stopped_before_end
+from pytest_egi.verdict import Verdict, judge_gate, judge_run, session_selection, stopped_before_end
 
 __all__ = ["CRASH_TEXT", "EARLY_STOP_ERRORS", "EgiSession"]
 
@@ -359,16 +359,13 @@ class EgiSession:
                                      stop_reason=stop)
         # the intervals are drawn further on, once the records have been let go of
         self.aggregate = aggregate_run(records, s, stopped_early=stopped, defer_bootstrap=True)
-        selection = dict(s.selection)
-        if s.shard:
-            selection["--egi-shard"] = f"{s.shard[0]}/{s.shard[1]}"
         self.verdict = judge_run(
             error_rate=self.aggregate.error_rate,
             max_error_rate=s.max_error_rate,
             items_ran=len(records),
             items_collected=self.items_collected,
             stop_reason=stop,
-            selection=selection,
+            selection=session_selection(s.selection, s.shard),
             deselected=self.items_deselected,
         )
         result = self.aggregate.result

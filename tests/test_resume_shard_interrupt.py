@@ -485,23 +485,34 @@ def sharded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return project
 
 
-@pytest.fixture
-def merge(monkeypatch, capsys):
-    """``egi-bench report --merge ARGS...`` in this process: (exit status, stdout, stderr);
-    the toy suite it imports is forgotten afterwards."""
+def _in_process(monkeypatch, capsys, *prefix: str):
+    """Yield ``run(*args)``: ``egi-bench *prefix *args`` in this process, as (exit status,
+    stdout, stderr); the toy suite it imports is forgotten afterwards."""
     monkeypatch.setattr(sys, "path", list(sys.path))
     for name in [m for m in sys.modules if m.split(".")[0] == "toysuites"]:
         monkeypatch.delitem(sys.modules, name)
 
     def run(*args: Path | str) -> tuple[int, str, str]:
         capsys.readouterr()
-        status = main(["report", "--merge", *map(str, args)])
+        status = main([*prefix, *map(str, args)])
         out = capsys.readouterr()
         return status, out.out, out.err
 
     yield run
     for name in [m for m in sys.modules if m.split(".")[0] == "toysuites"]:
         del sys.modules[name]
+
+
+@pytest.fixture
+def merge(monkeypatch, capsys):
+    """``egi-bench report --merge ARGS...`` in this process: (exit status, stdout, stderr)."""
+    yield from _in_process(monkeypatch, capsys, "report", "--merge")
+
+
+@pytest.fixture
+def egi_bench(monkeypatch, capsys):
+    """``egi-bench ARGS...`` in this process: (exit status, stdout, stderr)."""
+    yield from _in_process(monkeypatch, capsys)
 
 
 def _shard(root: Path, k: int) -> Path:
@@ -710,3 +721,22 @@ def test_a_session_that_is_not_a_shard_and_collects_nothing_exits_5(tmp_path):
     proc = _pytest(project, "--egi-run-id", "NONE", "-k", "no_such_item")
     assert proc.returncode == 5, proc.stdout + proc.stderr
     assert not (project / "reports" / "NONE").exists()
+
+
+def _session_summary(proc: subprocess.CompletedProcess) -> list[str]:
+    """The lines a session printed under ``=== EGI summary ===``, to its ``egi report:`` line."""
+    lines = proc.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if " EGI summary " in line) + 1
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("egi report: "))
+    return lines[start:end + 1]
+
+
+def test_report_on_a_shard_prints_the_sessions_headline_and_labels(sparse, egi_bench):
+    project, procs = sparse
+    run = project / "reports" / "T" / "shard-1-of-12"
+    session = _session_summary(procs[1])
+    assert session[0] == ('EGI (subset: --egi-shard "1/12"; partial: M1 M4, 42% of weight) 100.0  — not '
+                          "comparable to a full EGI")
+    status, out, err = egi_bench("report", run)
+    assert (status, err) == (0, "")
+    assert out.splitlines() == session
