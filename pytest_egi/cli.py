@@ -49,10 +49,32 @@ class CliError(Exception):
 
 
 def _latest_run(reports: Path) -> Path:
-    runs = sorted(p for p in reports.glob("*") if (p / "egi.json").exists())
+    """The newest run folder directly under ``reports`` (one with an egi.json): the one most
+    recently updated or started by its ``run.json`` (``updated``, else ``started``), else by
+    its egi.json's modification time; ties go to the later egi.json, then the later name.
+
+    Raises:
+        CliError: ``reports`` holds no run folder with an egi.json.
+    """
+    runs = [p for p in reports.glob("*") if (p / "egi.json").is_file()]
     if not runs:
         raise CliError(f"no run with an egi.json under {reports}; run pytest with --egi-model first")
-    return runs[-1]
+    return max(runs, key=_run_time)
+
+
+def _run_time(run: Path) -> tuple[float, float, str]:
+    """(when the run was last updated or started, seconds since the epoch; its egi.json's
+    mtime; its name): the sort key of :func:`_latest_run`."""
+    from pytest_egi.runlog import MANIFEST_FILE
+
+    mtime = (run / "egi.json").stat().st_mtime
+    try:
+        manifest = json.loads((run / MANIFEST_FILE).read_text(encoding="utf-8"))
+        stamp = manifest.get("updated") or manifest.get("started")
+        when = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+    except (OSError, ValueError, TypeError, AttributeError):  # no run.json, or no time in it
+        when = mtime
+    return when, mtime, run.name
 
 
 def _load_egi(run: Path) -> dict[str, Any]:
@@ -234,6 +256,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     records = load_records(run)
     _importable_suites(egi, records)
     if not args.rescore:
+        shard = (egi.get("session") or {}).get("shard")
+        if shard:  # a shard's folder (reports/ID/shard-K-of-N): its session's run is ID
+            settings = replace(settings, run_id=egi.get("run_id") or run.parent.name,
+                               report_dir=run.parent.parent, shard=(int(shard[0]), int(shard[1])))
         agg, verdict = _judge(settings, records, egi, run)
         for line in summary_lines(settings, agg, records, verdict) + session_lines(egi.get("session") or {}):
             print(line)
@@ -322,10 +348,11 @@ def merge_shards(
         order).
 
     Raises:
-        CliError: a shard is missing, did not finish, lacks a record for an item of its plan,
-            shares an item with another, or differs from the others in model, mode, seed,
-            trials, routing, judge, simulator, suite options, selection or suite version
-            (every message names the shard and the fix).
+        CliError: a shard is missing (every missing one is named), did not finish, lacks a
+            record for an item of its plan, shares an item with another, or differs from the
+            others in model, mode, seed, trials, routing, judge, simulator, suite options,
+            selection or suite version (every message names the shard and the fix). A shard
+            dealt no item is complete with an empty plan and no record.
     """
     from pytest_egi.runlog import (
         RunLogError,
@@ -367,10 +394,15 @@ def merge_shards(
     n = first[1]["shard"][1]
     run_id = first[1].get("run_id")
     missing = [k for k in range(1, n + 1) if k not in shards]
+    if len(missing) == 1:
+        raise CliError(f"--merge: shard {missing[0]}/{n} of run {run_id} missing (expected folder "
+                       f"{shard_dir_name(missing[0], n)}); run it with --egi-run-id {run_id} "
+                       f"--egi-shard {missing[0]}/{n}, or pass its folder")
     if missing:
         raise CliError("--merge: " + ", ".join(f"shard {k}/{n}" for k in missing) + f" of run {run_id} "
-                       f"missing (expected folder {shard_dir_name(missing[0], n)}); run it with "
-                       f"--egi-run-id {run_id} --egi-shard {missing[0]}/{n}, or pass its folder")
+                       "missing (expected folders " + ", ".join(shard_dir_name(k, n) for k in missing)
+                       + f"); run each with --egi-run-id {run_id} and "
+                       + ", ".join(f"--egi-shard {k}/{n}" for k in missing) + ", or pass their folders")
     records: dict[tuple[str, str, int], dict[str, Any]] = {}
     owner: dict[tuple[str, str, int], int] = {}
     versions: dict[str, tuple[Any, int]] = {}
@@ -620,7 +652,10 @@ def _parser() -> argparse.ArgumentParser:
                "run's --egi-max-error-rate (the rule of pytest's exit status), else 0; 2 for a "
                "usage error.",
     )
-    report.add_argument("run", nargs="?", help="run directory (default: the latest under --reports)")
+    report.add_argument("run", nargs="?",
+                        help="run directory (default: the newest run under --reports: the one most "
+                             "recently updated or started, by its run.json, else by the time its "
+                             "egi.json was written)")
     report.add_argument("--reports", default="reports", metavar="DIR")
     report.add_argument(
         "--rescore", action="store_true", help="re-run the scorers on stored trajectories and re-aggregate"

@@ -22,7 +22,7 @@ from pytest_egi.report.terminal import summary_lines
 from pytest_egi.runlog import Journal, read_manifest
 from pytest_egi.shared import request_stop
 from pytest_egi.state import Case, RunSettings, loaded_tasks_of
-from pytest_egi.verdict import Verdict, judge_gate, judge_run, stopped_before_end
+from pytest_egi.verdict import Verdict, judge_gate, judge_run, session_selection, stopped_before_end
 
 __all__ = ["CRASH_TEXT", "EARLY_STOP_ERRORS", "EgiSession"]
 
@@ -101,6 +101,7 @@ class EgiSession:
         self.items_collected: int | None = None
         self.items_deselected: int | None = None
         self.verdict: Verdict | None = None
+        self.empty_shard = False
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -336,14 +337,17 @@ class EgiSession:
         if int(exitstatus) == pytest.ExitCode.USAGE_ERROR:
             return
         stop = self._stop_reason(session, int(exitstatus))
-        if self.journal is not None or self.resumed:
+        self.empty_shard = self._is_empty_shard(int(exitstatus), stop)
+        if self.empty_shard and self.plan is None:
+            self.plan = []
+        if self.journal is not None or self.resumed or self.empty_shard:
             self._write_manifest("interrupted" if stop else "complete", stop)
-        if not (self.recorded or self.resumed) or self.settings.routing is None:
+        if not (self.recorded or self.resumed or self.empty_shard) or self.settings.routing is None:
             return
         s = self.settings
         _release_tasks(session.items)
         records = self._records()
-        if not records:
+        if not records and not self.empty_shard:
             return
         collected = self._collected()
         if collected is not None:  # xdist: what the workers collected
@@ -355,22 +359,20 @@ class EgiSession:
                                      stop_reason=stop)
         # the intervals are drawn further on, once the records have been let go of
         self.aggregate = aggregate_run(records, s, stopped_early=stopped, defer_bootstrap=True)
-        selection = dict(s.selection)
-        if s.shard:
-            selection["--egi-shard"] = f"{s.shard[0]}/{s.shard[1]}"
         self.verdict = judge_run(
             error_rate=self.aggregate.error_rate,
             max_error_rate=s.max_error_rate,
             items_ran=len(records),
             items_collected=self.items_collected,
             stop_reason=stop,
-            selection=selection,
+            selection=session_selection(s.selection, s.shard),
             deselected=self.items_deselected,
         )
         result = self.aggregate.result
         result.gate = judge_gate(result.gate, self.verdict, shard=s.shard, run_dir=s.run_dir)
-        if int(exitstatus) == pytest.ExitCode.NO_TESTS_COLLECTED and self.resumed:
-            exitstatus = pytest.ExitCode.OK  # resumed with every item already complete
+        if int(exitstatus) == pytest.ExitCode.NO_TESTS_COLLECTED and (self.resumed or self.empty_shard):
+            # resumed with every item already complete, or a shard dealt no item: complete
+            exitstatus = pytest.ExitCode.OK
         status = self._exit_status(int(exitstatus))
         info = {
             "interrupted": bool(self.interrupted),
@@ -396,6 +398,19 @@ class EgiSession:
         self.written = write_report_files(s, self.aggregate, digest, session_info=info, verdict=self.verdict)
         self._usage = digest.usage  # for the terminal summary, then dropped
         session.exitstatus = status
+
+    def _is_empty_shard(self, exitstatus: int, stop: str | None) -> bool:
+        """A shard (``--egi-shard K/N``) that was dealt no EGI item (more shards than selected
+        items) and ended normally: it is a complete shard with an empty plan, so it writes
+        its folder (run.json complete, an empty records.jsonl, egi.json) for
+        ``egi-bench report --merge``, and exits 0 rather than pytest's 5."""
+        if not self.settings.shard or self.recorded or self.resumed or stop or self.interrupted:
+            return False
+        if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            return True
+        collected = self._collected()
+        count = len(collected.get("items") or {}) if collected is not None else self.items_collected
+        return exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and count == 0
 
     def _records(self) -> list[dict[str, Any]]:
         """Every record of the run, read back at session end, one per (suite, task, trial),
@@ -468,6 +483,13 @@ class EgiSession:
             return
         tr = terminalreporter
         tr.write_sep("=", "EGI summary", bold=True)
+        if self.empty_shard:  # nothing to score: the table would be all dashes
+            k, n = self.settings.shard
+            tr.write_line(f"egi: shard {k}/{n} of run {self.settings.run_id} had no items to run (fewer "
+                          f"selected items than shards); it is complete with an empty plan, and "
+                          f"egi-bench report --merge takes it with the others", yellow=True, bold=True)
+            tr.write_line(f"egi report: {self.written.get('run_dir')}")
+            return
         lines = summary_lines(self.settings, self.aggregate, None, self.verdict, usage=self._usage)
         self._usage = None
         flagged = bool(self.verdict and self.verdict.flags)

@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from pytest_egi.scoring import GateResult
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "gate_not_judged_reason",
     "judge_gate",
     "judge_run",
+    "session_selection",
     "stopped_before_end",
     "stored_run_stopped",
     "verdict_from_egi",
@@ -237,6 +240,16 @@ def verdict_from_egi(egi: dict[str, Any], error_rate: float, max_error_rate: flo
         items_ran=items_ran,
         items_collected=items_collected,
         stop_reason=stop_reason,
-        selection=(egi.get("config") or {}).get("selection") or {},
+        selection=session_selection((egi.get("config") or {}).get("selection") or {}, session.get("shard")),
         deselected=session.get("items_deselected"),
     )
+
+
+def session_selection(selection: dict[str, Any], shard: Sequence[int] | None) -> dict[str, Any]:
+    """The selection a session is judged with: the run's ``selection`` (egi.json
+    ``config.selection``), plus ``--egi-shard: "K/N"`` for shard ``(K, N)`` of a run, which
+    makes its EGI a subset; a new dict, ``selection`` unchanged."""
+    out = dict(selection)
+    if shard:
+        out["--egi-shard"] = f"{shard[0]}/{shard[1]}"
+    return out

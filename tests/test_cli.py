@@ -281,3 +281,33 @@ def test_report_help_documents_the_exit_status(capsys):
             "was); with --rescore, 1 when the rescored run breaches a floor on a measured bucket "
             "(its release gate judged) or its error rate is above the run's --egi-max-error-rate "
             "(the rule of pytest's exit status), else 0; 2 for a usage error.") in help_text
+
+
+def test_report_without_a_run_shows_the_newest_run_not_the_last_name(toy_project, monkeypatch, capsys):
+    for run_id in ("zeta", "alpha"):  # made in the opposite alphabetical order
+        toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "--egi-mode", "deep",
+                              "--egi-bootstrap", "0", "--egi-run-id", run_id)
+    monkeypatch.syspath_prepend(str(toy_project.path))
+    reports = toy_project.path / "reports"
+    capsys.readouterr()
+    assert main(["report", "--reports", str(reports)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"egi report: {reports / 'alpha'}"
+    # run.json's time decides (a resumed run is updated after it started) ...
+    zeta = json.loads((reports / "zeta" / "run.json").read_text())
+    (reports / "zeta" / "run.json").write_text(json.dumps({**zeta, "updated": "2999-01-01T00:00:00Z"}))
+    assert main(["report", "--reports", str(reports)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"egi report: {reports / 'zeta'}"
+    # ... else, for a run without one, the time its egi.json was written
+    for run_id, when in (("zeta", 1_000_000), ("alpha", 2_000_000)):
+        (reports / run_id / "run.json").unlink()
+        os.utime(reports / run_id / "egi.json", (when, when))
+    assert main(["report", "--reports", str(reports)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"egi report: {reports / 'alpha'}"
+
+
+def test_report_help_says_which_run_is_the_default(capsys):
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert ("run directory (default: the newest run under --reports: the one most recently updated "
+            "or started, by its run.json, else by the time its egi.json was written)") in help_text

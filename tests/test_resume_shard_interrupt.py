@@ -485,23 +485,34 @@ def sharded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return project
 
 
-@pytest.fixture
-def merge(monkeypatch, capsys):
-    """``egi-bench report --merge ARGS...`` in this process: (exit status, stdout, stderr);
-    the toy suite it imports is forgotten afterwards."""
+def _in_process(monkeypatch, capsys, *prefix: str):
+    """Yield ``run(*args)``: ``egi-bench *prefix *args`` in this process, as (exit status,
+    stdout, stderr); the toy suite it imports is forgotten afterwards."""
     monkeypatch.setattr(sys, "path", list(sys.path))
     for name in [m for m in sys.modules if m.split(".")[0] == "toysuites"]:
         monkeypatch.delitem(sys.modules, name)
 
     def run(*args: Path | str) -> tuple[int, str, str]:
         capsys.readouterr()
-        status = main(["report", "--merge", *map(str, args)])
+        status = main([*prefix, *map(str, args)])
         out = capsys.readouterr()
         return status, out.out, out.err
 
     yield run
     for name in [m for m in sys.modules if m.split(".")[0] == "toysuites"]:
         del sys.modules[name]
+
+
+@pytest.fixture
+def merge(monkeypatch, capsys):
+    """``egi-bench report --merge ARGS...`` in this process: (exit status, stdout, stderr)."""
+    yield from _in_process(monkeypatch, capsys, "report", "--merge")
+
+
+@pytest.fixture
+def egi_bench(monkeypatch, capsys):
+    """``egi-bench ARGS...`` in this process: (exit status, stdout, stderr)."""
+    yield from _in_process(monkeypatch, capsys)
 
 
 def _shard(root: Path, k: int) -> Path:
@@ -642,3 +653,90 @@ def test_merging_a_run_that_is_not_a_shard_is_refused(reference, merge):
     assert merge(reference) == (
         2, "", f"egi-bench: error: --merge {reference}: not a shard (run without --egi-shard); nothing to "
         "merge\n")
+
+
+# -- more shards than items --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sparse(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[int, subprocess.CompletedProcess]]:
+    """The 10 toy items in 12 shards (reports/T/shard-K-of-12): shards 11 and 12 are dealt no
+    item; shard 12 runs with two xdist workers. The toy project and each shard's session."""
+    project = _project(tmp_path_factory.mktemp("sparse"))
+    procs = {}
+    for batch in ((1, 2, 3, 4, 5, 6), (7, 8, 9, 10, 11, 12)):  # two cores: six at a time
+        started = {k: _start(project, "--egi-run-id", "T", "--egi-shard", f"{k}/12",
+                             *(("-n", "2") if k == 12 else ())) for k in batch}
+        procs.update({k: _wait(p) for k, p in started.items()})
+    return project, procs
+
+
+@pytest.mark.parametrize("k", [11, 12])
+def test_a_shard_dealt_no_item_is_complete_and_empty(sparse, k):
+    project, procs = sparse
+    proc = procs[k]
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run = project / "reports" / "T" / f"shard-{k}-of-12"
+    lines = proc.stdout.splitlines()
+    at = lines.index(f"egi: shard {k}/12 of run T had no items to run (fewer selected items than "
+                     "shards); it is complete with an empty plan, and egi-bench report --merge takes it "
+                     "with the others")
+    assert lines[at + 1] == f"egi report: {run}"
+    manifest = _json(run / "run.json")
+    assert (manifest["status"], manifest["shard"], manifest["run_id"], manifest["plan"]) == (
+        "complete", [k, 12], "T", [])
+    assert (run / "records.jsonl").read_text() == ""
+    session = _json(run / "egi.json")["session"]
+    assert (session["exit_status"], session["items_collected"], session["items_ran"], session["shard"]) == (
+        0, 0, 0, [k, 12])
+
+
+def test_shards_dealt_no_item_are_merged_with_the_others(tmp_path, sparse, reference, merge):
+    project, procs = sparse
+    assert [k for k, p in procs.items() if p.returncode != 0] == []
+    run = tmp_path / "T"
+    shutil.copytree(project / "reports" / "T", run)
+    status, out, err = merge(run)
+    assert (status, err) == (0, "")
+    assert out.splitlines()[-1] == f"egi report: {run} (merged from 12 shards, no model called)"
+    _assert_same_run(run, reference)
+    assert _json(run / "egi.json")["session"]["items_collected"] == 10
+
+
+def test_every_missing_shard_is_named(tmp_path, sparse, merge):
+    project, _ = sparse
+    run = tmp_path / "T"
+    shutil.copytree(project / "reports" / "T", run)
+    for k in (4, 11, 12):
+        shutil.rmtree(run / f"shard-{k}-of-12", ignore_errors=True)  # 11 and 12: none before the fix
+    assert merge(run) == (2, "", (
+        "egi-bench: error: --merge: shard 4/12, shard 11/12, shard 12/12 of run T missing (expected folders "
+        "shard-4-of-12, shard-11-of-12, shard-12-of-12); run each with --egi-run-id T and --egi-shard 4/12, "
+        "--egi-shard 11/12, --egi-shard 12/12, or pass their folders\n"))
+    assert not (run / "egi.json").exists()
+
+
+def test_a_session_that_is_not_a_shard_and_collects_nothing_exits_5(tmp_path):
+    project = _project(tmp_path / "p")
+    proc = _pytest(project, "--egi-run-id", "NONE", "-k", "no_such_item")
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    assert not (project / "reports" / "NONE").exists()
+
+
+def _session_summary(proc: subprocess.CompletedProcess) -> list[str]:
+    """The lines a session printed under ``=== EGI summary ===``, to its ``egi report:`` line."""
+    lines = proc.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if " EGI summary " in line) + 1
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("egi report: "))
+    return lines[start:end + 1]
+
+
+def test_report_on_a_shard_prints_the_sessions_headline_and_labels(sparse, egi_bench):
+    project, procs = sparse
+    run = project / "reports" / "T" / "shard-1-of-12"
+    session = _session_summary(procs[1])
+    assert session[0] == ('EGI (subset: --egi-shard "1/12"; partial: M1 M4, 42% of weight) 100.0  — not '
+                          "comparable to a full EGI")
+    status, out, err = egi_bench("report", run)
+    assert (status, err) == (0, "")
+    assert out.splitlines() == session
