@@ -1,5 +1,6 @@
 """Stopping MCP servers and the event loop never blocks: a start cut short by a Ctrl-C, a
-portal task that never ends, a server whose stop never finishes.
+portal task that never ends, a server whose stop never finishes, and a whole serial session
+that gets its second SIGTERM while a suite's server is starting (it exits 2 at once).
 
 Every wait here is bounded (``_bounded``), so a regression fails instead of hanging the run.
 The stuck server (``stuck_server.py``) reports over a local socket that it has received the
@@ -8,8 +9,11 @@ request it never answers, so the tests interrupt the client exactly there, witho
 
 from __future__ import annotations
 
+import os
+import queue
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -22,6 +26,7 @@ import pytest
 from pytest_egi.mcp import client
 from pytest_egi.mcp.client import McpServer, ServerSpec, _child_pids, close_all, running_servers
 from tests.mcp.test_client import ECHO, alive
+from tests.toy_project import ROUTING, SUITE_INIT, TEST_MODULE
 
 STUCK = str(Path(__file__).with_name("stuck_server.py"))
 BOUND_S = 20.0
@@ -145,3 +150,80 @@ def test_close_all_returns_while_the_event_loop_is_stuck_and_kills_the_server(mo
     server.start()  # a new loop and a new process
     assert server.call_tool("echo", {"text": "again"}).text == "again"
     close_all()
+
+
+# -- a whole session: two SIGTERMs while a suite's server is starting ------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+SESSION_CONFTEST = """
+import sys
+from pytest_egi.mcp.client import ServerSpec, shared_server
+
+SPEC = ServerSpec.of("stuck", sys.executable, [{stuck!r}, "tools/list", {port!r}], timeout_s=120)
+
+
+def pytest_runtest_call(item):
+    shared_server(SPEC).list_tools()  # blocks: the server never lists its tools
+"""
+
+
+def _toy_project(root: Path, port: int) -> Path:
+    """The toy suite, whose every item first starts the stuck server (``SESSION_CONFTEST``)."""
+    toy = root / "toysuites" / "toy"
+    toy.mkdir(parents=True)
+    (root / "routing.yaml").write_text(ROUTING)
+    (root / "conftest.py").write_text(SESSION_CONFTEST.format(stuck=STUCK, port=str(port)))
+    (root / "toysuites" / "__init__.py").write_text("")
+    (toy / "__init__.py").write_text(SUITE_INIT)
+    (toy / "test_toy.py").write_text(TEST_MODULE)
+    return root
+
+
+def _lines(stream, into: queue.Queue) -> None:
+    for line in stream:
+        into.put(line)
+    into.put(None)
+
+
+def test_a_second_sigterm_while_a_server_starts_ends_the_serial_session_at_once(tmp_path, listener):
+    project = _toy_project(tmp_path / "p", listener.getsockname()[1])
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    environ["PYTHONUNBUFFERED"] = "1"  # each line reaches the pipe as it is written
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "toysuites", "--egi-model", "egi/oracle",
+         "--egi-mode", "quick", "--egi-run-id", "S"],
+        cwd=project, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+    )
+    output: queue.Queue[str | None] = queue.Queue()
+    threading.Thread(target=_lines, args=(proc.stdout, output), daemon=True).start()
+    server_pid = None
+    lines: list[str] = []
+    try:
+        listener.settimeout(120)  # the session's start-up (a loaded machine can be slow)
+        conn, _ = listener.accept()  # the first item is blocked on the server's tools/list
+        with conn:
+            server_pid = int(conn.makefile().read())
+        os.kill(proc.pid, signal.SIGTERM)
+        while not any(line.startswith("egi: SIGTERM: finishing the items in flight") for line in lines):
+            line = output.get(timeout=BOUND_S)  # the first SIGTERM was handled
+            assert line is not None, "".join(lines)
+            lines.append(line)
+        os.kill(proc.pid, signal.SIGTERM)
+        begin = time.monotonic()
+        status = proc.wait(60)  # below the server's request timeout: a hang shows as one
+        seconds = time.monotonic() - begin
+        while (line := output.get(timeout=BOUND_S)) is not None:
+            lines.append(line)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        if server_pid is not None and alive(server_pid):
+            os.killpg(server_pid, signal.SIGKILL)
+    text = "".join(lines)
+    assert status == 2, text
+    assert seconds < 5, text  # the server is well-behaved: it exits when its stdin closes
+    assert "KeyboardInterrupt: a second SIGTERM: stopped at once" in text
+    assert lines[-1].startswith("=") and "no tests ran" in lines[-1]
+    assert not alive(server_pid)
