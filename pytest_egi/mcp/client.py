@@ -16,6 +16,12 @@ Lifetime (DESIGN §9.4, "real parts"):
   it) and it is registered with :mod:`atexit` when the first server starts. Stopping follows
   the SDK's shutdown sequence: close the server's stdin, wait 2 s, SIGTERM the process
   group, SIGKILL after 2 s more. A server whose parent dies sees EOF on stdin and exits.
+- Stopping never blocks for long, whatever state a server or the event loop is in. A start
+  cut short by a ``KeyboardInterrupt`` (a second Ctrl-C or SIGTERM, ``pytest_egi.interrupt``)
+  leaves a half-started server that :func:`close_all` stops like a running one; a stop that
+  has not finished within :data:`_STOP_S` is cancelled, and its process group killed; the
+  event loop's remaining tasks are cancelled, and a loop that does not end within
+  :data:`_PORTAL_STOP_S` is abandoned (its thread is a daemon).
 
 Failures, in the terms of :mod:`pytest_egi.agents.tools`:
 
@@ -34,9 +40,11 @@ Failures, in the terms of :mod:`pytest_egi.agents.tools`:
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import contextlib
 import json
 import os
+import signal
 import tempfile
 import threading
 import time
@@ -65,6 +73,14 @@ INVALID_PARAMS = -32602
 
 _STDERR_TAIL = 2000
 """Characters of the server's stderr quoted in a :class:`McpServerError`."""
+
+_STOP_S = 10.0
+"""Seconds a server's stop may take (the SDK's sequence takes at most about 5) before its task
+is cancelled and its process group killed (SIGKILL)."""
+
+_PORTAL_STOP_S = 5.0
+"""Seconds :func:`close_all` waits for the event loop to end once its tasks are cancelled;
+past them the loop's (daemon) thread is left to the interpreter's exit."""
 
 
 class McpServerError(RuntimeError):
@@ -217,26 +233,108 @@ def running_servers() -> list[McpServer]:
 
 
 def close_all() -> None:
-    """Stop every running server of this process and the event-loop thread.
+    """Stop every running (or half-started) server of this process and the event-loop thread.
 
     Safe to call repeatedly; servers start again on their next use. Called by the plugin at
     ``pytest_unconfigure`` and at interpreter exit. The servers are stopped at the same time
     (each waits for its process to exit), so stopping N servers takes about as long as one.
+    Bounded: each server's stop takes at most :data:`_STOP_S` seconds (then its process group
+    is killed), the loop's remaining tasks (a call a ``KeyboardInterrupt`` cut short) are
+    cancelled, and the loop gets :data:`_PORTAL_STOP_S` seconds to end.
     """
     global _portal_cm, _portal
     servers = running_servers()
     if len(servers) > 1:
-        stoppers = [threading.Thread(target=s.close, name=f"egi-mcp-close-{s.spec.name}") for s in servers]
+        stoppers = [_daemon(s.close, f"egi-mcp-close-{s.spec.name}") for s in servers]
         for thread in stoppers:
-            thread.start()
-        for thread in stoppers:
-            thread.join()
+            thread.join(2 * _STOP_S + 1)  # close() is bounded by 2 * _STOP_S
     for server in servers:  # the one server, or any a failed thread left running
-        server.close()
+        if server in running_servers():
+            server.close()
     with _lock:
-        cm, _portal_cm, _portal = _portal_cm, None, None
+        portal, cm, _portal_cm, _portal = _portal, _portal_cm, None, None
     if cm is not None:
-        cm.__exit__(None, None, None)
+        # cancel what is left on the loop, then leave the portal's context (which joins the
+        # loop's thread); in a daemon thread, so a task that ignores cancellation (or holds
+        # the loop's thread) cannot block the caller
+        _daemon(_stop_portal, "egi-mcp-stop", portal, cm).join(_PORTAL_STOP_S)
+
+
+def _stop_portal(portal: Any, cm: Any) -> None:
+    with contextlib.suppress(RuntimeError):  # the loop already ended
+        portal.call(portal.stop, True)
+    cm.__exit__(None, None, None)
+
+
+def _daemon(target: Any, name: str, *args: Any) -> threading.Thread:
+    """``target(*args)`` in a new daemon thread, started."""
+    thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+    thread.start()
+    return thread
+
+
+def _kill_group(pid: int | None) -> None:
+    """SIGKILL the process group of ``pid`` (a server is its group's leader), when ``pid`` is
+    still a child of this process (so it cannot be an unrelated process that reused the id)."""
+    if pid is not None and pid in _child_pids():
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)
+
+
+class _Connection:
+    """One server's client context (``mcp.Client`` over ``stdio_client``), entered and left in
+    one task on the portal's event loop, driven from other threads without ever blocking on the
+    loop for longer than asked.
+
+    Attributes:
+        ready: resolves to the entered client once the handshake is over, or to the error
+            that ended the task before then.
+        done: set when the task is over (the transport is closed and its process stopped).
+    """
+
+    def __init__(self, portal: Any, client: Any) -> None:
+        self.portal = portal
+        self.ready: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self.done = threading.Event()
+        self._stop: Any = None
+        self.task = portal.start_task_soon(self._run, client, name="egi-mcp-server")
+
+    async def _run(self, client: Any) -> None:
+        import anyio
+
+        try:
+            self._stop = anyio.Event()
+            async with client as entered:
+                self.ready.set_result(entered)
+                await self._stop.wait()
+        except BaseException as exc:
+            if not self.ready.done():
+                self.ready.set_exception(exc)
+            raise
+        finally:
+            self.done.set()
+
+    def stop(self, timeout: float) -> bool:
+        """Leave the client context (the SDK's shutdown: close stdin, then SIGTERM/SIGKILL),
+        waiting at most ``timeout`` seconds; a context not entered yet (a start cut short) or
+        not left by then is cancelled, with ``timeout`` seconds more.
+
+        Returns:
+            True when the task is over (the server process is stopped).
+        """
+        if self.done.is_set():
+            return True
+        if self.ready.done() and self.ready.exception() is None:
+            # set the stop event on the loop; from a daemon thread, as the loop may be stuck
+            _daemon(self._request_stop, "egi-mcp-stop-request")
+            if self.done.wait(timeout):
+                return True
+        self.task.cancel()  # the portal cancels the task's scope on the loop (non-blocking)
+        return self.done.wait(timeout)
+
+    def _request_stop(self) -> None:
+        with contextlib.suppress(Exception):  # the loop ended: the task is over anyway
+            self.portal.call(self._stop.set)
 
 
 def shared_server(spec: ServerSpec) -> McpServer:
@@ -270,7 +368,7 @@ class McpServer:
         self.startup_s: float | None = None
         self.starts = 0
         self._lock = threading.RLock()
-        self._cm: Any = None
+        self._conn: _Connection | None = None
         self._client: Any = None
         self._tools: list[McpToolSpec] | None = None
         self._errlog_path: str | None = None
@@ -295,6 +393,11 @@ class McpServer:
     def start(self) -> None:
         """Spawn the server, run the MCP handshake and list its tools (no-op when running).
 
+        A start cut short by a ``KeyboardInterrupt`` (or any other exception that is not an
+        :class:`Exception`) leaves the server half-started and listed in
+        :func:`running_servers`, so :meth:`close` / :func:`close_all` stop it; the
+        interruption goes on at once.
+
         Raises:
             McpServerError: the command cannot be run, or the server exits or does not
                 answer the handshake within ``spec.timeout_s``.
@@ -302,6 +405,8 @@ class McpServer:
         with self._lock:
             if self._client is not None:
                 return
+            if self._conn is not None:  # a start cut short: stop what is left of it first
+                self.close()
             from mcp import Client, StdioServerParameters
             from mcp.client.stdio import stdio_client
 
@@ -319,21 +424,27 @@ class McpServer:
             client = Client(
                 stdio_client(params, errlog=self._errlog), read_timeout_seconds=self.spec.timeout_s
             )
-            cm = portal.wrap_async_context_manager(client)
             begin = time.perf_counter()
             before = _child_pids()
+            argv = [self.spec.command, *self.spec.args]
+            conn = _Connection(portal, client)
             try:
-                entered = cm.__enter__()
+                entered = conn.ready.result()
                 listed = portal.call(entered.list_tools)
             except Exception as exc:
-                with contextlib.suppress(Exception):
-                    cm.__exit__(None, None, None)
+                if not conn.stop(_STOP_S):
+                    _kill_group(_find_child(before, argv))
                 message = self._fault_message("could not be started", exc)
                 self._release()
                 raise McpServerError(message, server=self.spec.name, code=_code(exc)) from exc
-            self._cm, self._client = cm, entered
+            except BaseException:  # KeyboardInterrupt: keep what was started for close()
+                self._conn, self.pid = conn, _find_child(before, argv)
+                with _lock:
+                    _running[id(self)] = self
+                raise
+            self._conn, self._client = conn, entered
             self._tools = [McpToolSpec.from_sdk(t) for t in listed.tools]
-            self.pid = _find_child(before, [self.spec.command, *self.spec.args])
+            self.pid = _find_child(before, argv)
             self.startup_s = time.perf_counter() - begin
             self.starts += 1
             with _lock:
@@ -379,15 +490,17 @@ class McpServer:
             return _result(result)
 
     def close(self) -> None:
-        """Stop the server (close stdin, then SIGTERM/SIGKILL its process group if it lingers).
+        """Stop the server (close stdin, then SIGTERM/SIGKILL its process group if it lingers),
+        or what a start cut short left of it.
 
+        Bounded: a stop not over within :data:`_STOP_S` seconds is cancelled, and one still
+        not over :data:`_STOP_S` seconds later has its process group killed (SIGKILL).
         Idempotent; a later call starts it again.
         """
         with self._lock:
-            cm, self._cm, self._client = self._cm, None, None
-            if cm is not None:
-                with contextlib.suppress(Exception):  # a dead server's transport may complain
-                    cm.__exit__(None, None, None)
+            conn, self._conn, self._client = self._conn, None, None
+            if conn is not None and not conn.stop(_STOP_S):
+                _kill_group(self.pid)
             self._release()
 
     def stderr_tail(self, chars: int = _STDERR_TAIL) -> str:
