@@ -1370,7 +1370,6 @@ def egi(egi_case: Case, request: pytest.FixtureRequest) -> EgiRecorder:
     return recorder
 
 
-
 def _write_or_send_raw(item: pytest.Item, report: pytest.TestReport, raw: tuple[str, str]) -> None:
     """Put the item's trajectory file (``raw``: path in the run directory, JSON text) on disk
     before its record reaches the journal.

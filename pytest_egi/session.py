@@ -21,7 +21,7 @@ from pytest_egi.report.files import RecordsDigest, write_record_files, write_rep
 from pytest_egi.report.terminal import summary_lines
 from pytest_egi.runlog import Journal, read_manifest
 from pytest_egi.shared import request_stop
-from pytest_egi.state import Case, RunSettings, loaded_tasks_of
+from pytest_egi.state import RunSettings, case_of, loaded_tasks_of
 from pytest_egi.verdict import Verdict, judge_gate, judge_run, session_selection, stopped_before_end
 
 __all__ = ["CRASH_TEXT", "EARLY_STOP_ERRORS", "EgiSession"]
@@ -287,7 +287,7 @@ class EgiSession:
         report them through the shared directory, ``pytest_egi.records.write_collected``)."""
         from pytest_egi.plugin import deselected_count
 
-        egi_items = [item.nodeid for item in session.items if _is_egi_item(item)]
+        egi_items = [item.nodeid for item in session.items if case_of(item) is not None]
         self.items_collected = len(egi_items)
         self.items_deselected = deselected_count(self.config)
         self.plan = egi_items
@@ -509,8 +509,3 @@ def _release_tasks(items: list[pytest.Item]) -> None:
     item has run: the records read back for aggregation reuse that memory."""
     for tasks in loaded_tasks_of(items):
         tasks.release()
-
-
-def _is_egi_item(item: pytest.Item) -> bool:
-    callspec = getattr(item, "callspec", None)
-    return callspec is not None and isinstance(callspec.params.get("egi_case"), Case)

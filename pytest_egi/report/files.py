@@ -264,13 +264,12 @@ def write_run(
 ) -> dict[str, str]:
     """Write every run file atomically (:func:`write_record_files`, then
     :func:`write_report_files`); returns ``{"run_dir": ..., "egi_json": ...}`` paths."""
-    ordered = sorted(records, key=record_sort_key)
-    write_record_files(settings, ordered)
+    ordered = write_record_files(settings, records)
     digest = RecordsDigest.of(settings, ordered)
     return write_report_files(settings, agg, digest, ordered, session_info=session_info, verdict=verdict)
 
 
-def write_record_files(settings: Any, records: list[dict[str, Any]]) -> None:
+def write_record_files(settings: Any, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Write the files made from the records alone, atomically, a piece at a time:
     records.jsonl, timings.jsonl, results.csv and each suite's extra files. Besides the
     records, no copy of them and no whole file's text is held (a run of many items).
@@ -278,6 +277,9 @@ def write_record_files(settings: Any, records: list[dict[str, Any]]) -> None:
     Args:
         settings: the run's settings (``run_dir``).
         records: the run's records, in any order (written sorted by (suite, task, trial)).
+
+    Returns:
+        The records in the order written (a new list of the same dicts).
     """
     rd = RunDir(settings.run_dir)
     ordered = sorted(records, key=record_sort_key)
@@ -289,6 +291,7 @@ def write_record_files(settings: Any, records: list[dict[str, Any]]) -> None:
     # the CSV's fields are none that split_timing takes out
     _write_results_csv(rd.results_csv, ordered)
     _write_suite_files(rd.root, ordered, lambda r: split_timing(r)[0])
+    return ordered
 
 
 class RecordLines:
