@@ -7,10 +7,13 @@ WebSocket server (:mod:`suites.benchforce.server`, a real subprocess, one per wo
 on the session's own state. An entry passes iff the final state equals the dry run of its gold
 actions, no forbidden action ran, and every expected output was said
 (:mod:`suites.benchforce.scorer`). Categories are the environments. Native sub-metrics per
-environment: ``<env>.accuracy_all`` (M1), ``<env>.finished_rate`` (M2),
-``<env>.accuracy_finished`` (M5, ``gap`` against ``accuracy_all``), and reported diagnostics
-(upstream's stateless accuracy, each criterion's rate, endings, agent tokens / replies / tool
-calls). Differences from upstream: see README.md here.
+environment: ``<env>.accuracy_all`` (M1), ``<env>.finished_rate`` (M2: sessions the caller
+ended, goal met or not, upstream's ``terminate``; a turn limit or timeout is unfinished),
+``<env>.accuracy_finished`` (M5, ``gap`` against ``accuracy_all``), routed for the
+environments the EGI-Bench report routes (:data:`ROUTED_ENVIRONMENTS`: ``hospital``,
+``hr_software``; ``order_management``'s are reported only), and reported diagnostics
+(upstream's stateless accuracy, each criterion's rate, endings and the caller's reasons,
+agent tokens / replies / tool calls). Differences from upstream: see README.md here.
 """
 
 from __future__ import annotations
@@ -36,7 +39,13 @@ from suites.benchforce.scorer import (
     summarize_env,
 )
 
-__all__ = ["MIN_MAX_TURNS", "SUITE", "BenchforceOptions", "BenchforceSuite"]
+__all__ = ["MIN_MAX_TURNS", "ROUTED_ENVIRONMENTS", "SUITE", "BenchforceOptions", "BenchforceSuite"]
+
+ROUTED_ENVIRONMENTS = ("hospital", "hr_software")
+"""The environments whose ``accuracy_all`` / ``finished_rate`` / ``accuracy_finished`` are
+routed (``routing.yaml``): the ones the EGI-Bench report routes. ``order_management`` (one
+upstream entry: its three routes would move in steps of 1) is run by the deep profile and
+reported, not routed."""
 
 MIN_MAX_TURNS = 2
 """The fewest agent replies a session may allow: the caller answers every reply but the last,
@@ -90,26 +99,39 @@ class BenchforceSuite:
     """The Benchforce suite object (see :class:`pytest_egi.suite.Suite`)."""
 
     name = "benchforce"
-    version = "2"
+    version = "3"
     categories = ENVIRONMENTS
     options_model = BenchforceOptions
     profile_keys = frozenset({"max_turns"})
     sub_metrics = frozenset(f"{e}.{k}" for e in ENVIRONMENTS for k in SUMMARY_KEYS)
-    diagnostics = frozenset(f"{e}.{k}" for e in ENVIRONMENTS for k in DIAGNOSTIC_KEYS)
-    null_floor: dict[str, float | None] = {f"{e}.accuracy_finished": None for e in ENVIRONMENTS}
+    diagnostics = frozenset(
+        {f"{e}.{k}" for e in ENVIRONMENTS for k in DIAGNOSTIC_KEYS}
+        | {f"{e}.{k}" for e in ENVIRONMENTS if e not in ROUTED_ENVIRONMENTS for k in ROUTED_KEYS}
+    )
+    null_floor: dict[str, float | None] = {
+        **{f"{e}.finished_rate": 1.0 for e in ROUTED_ENVIRONMENTS},
+        **{f"{e}.accuracy_finished": 0.0 for e in ROUTED_ENVIRONMENTS},
+    }
+    """``egi/null`` under upstream's definition of finished: the caller gives up after 3
+    failed turns and hangs up (``exit_conversation``), which upstream counts as finished, so
+    every session finishes (``finished_rate`` 1.0, M2 reads 100) and none passes
+    (``accuracy_finished`` 0.0 = ``accuracy_all``: the M5 gap route reads 100). Faithful to
+    upstream and EGI-Bench's formulas; M1 carries the floor (README, "Differences")."""
     sub_metric_notes = {
         **{
             f"{e}.accuracy_all": "passed entries / entries (0-1), trials grouped per entry"
             for e in ENVIRONMENTS
         },
         **{
-            f"{e}.finished_rate": "share of sessions the caller ended with its goal met (0-1); turn limit, "
-            "timeout and a caller giving up are unfinished"
+            f"{e}.finished_rate": "share of sessions the caller ended (0-1), goal met or not (upstream's "
+            "terminate); a turn limit or timeout is unfinished; a caller that gives up finishes "
+            "(egi/null: 1.0)"
             for e in ENVIRONMENTS
         },
         **{
-            f"{e}.accuracy_finished": "passes among finished sessions (0-1); undefined when no session "
-            "finished (egi/null's case), so its gap route is left out rather than read as 100"
+            f"{e}.accuracy_finished": "accuracy_all over the finished sessions (0-1), entries with a "
+            "finished session; undefined when none finished, so its gap route is left out rather "
+            "than read as 100"
             for e in ENVIRONMENTS
         },
     }

@@ -69,8 +69,10 @@ def test_quick_null_scores_zero(pytester, server_mark):
     result.assert_outcomes(failed=ENTRIES)
     assert result.ret == 1
     subs = egi["suites"]["benchforce"]["sub_metrics"]
-    assert subs["hospital.accuracy_all"] == 0.0
-    assert subs["hospital.finished_rate"] == 0.0
+    assert subs["hospital.accuracy_all"] == subs["hospital.accuracy_finished"] == 0.0
+    # every caller gave up after 3 failed turns and hung up: finished under upstream's rule
+    assert subs["hospital.finished_rate"] == subs["hospital.gave_up_rate"] == 1.0
+    assert subs["hospital.goal_met_rate"] == 0.0
     assert _servers(server_mark) == []
 
 

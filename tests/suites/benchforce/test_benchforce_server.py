@@ -166,7 +166,9 @@ def test_oracle_passes_and_null_fails_every_template(tasks):
         assert score.success, (task.id, score.got)
         assert traj["info"]["benchforce"]["ending"] == "user_exit" and score.values["finished"] == 1.0
         null = SUITE.score(task, run_trial(task, NullClient()).to_dict(), None)
-        assert not null.success and null.values["finished"] == 0.0 and null.values["gave_up"] == 1.0
+        # the caller gave up and hung up: finished under upstream's rule, not passed
+        assert not null.success and null.values["finished"] == null.values["gave_up"] == 1.0
+        assert null.values["goal_met"] == 0.0 and score.values["goal_met"] == 1.0
 
 
 class _AlwaysAsks:
