@@ -142,8 +142,11 @@ def test_finished_rate_accuracy_finished_and_gap_by_hand_on_mixed_endings():
     """Six sessions over four entries, a model's wording, every way a session ends. Finished
     = the caller ended it (upstream's terminate), goal met or not; turn limit and timeout are
     unfinished. Trials are grouped per entry (A10.1)."""
-    tasks = {t.data["template"]: t for t in SUITE.load_tasks(SuiteProfile(seed=42, categories=["hospital"]), None)}
-    book, cancel, contact, dosage = (tasks[k] for k in ("schedule", "cancel", "emergency_contact", "medication_dosage"))
+    tasks = SUITE.load_tasks(SuiteProfile(seed=42, categories=["hospital"]), None)
+    first = {t.data["template"]: t for t in reversed(tasks)}  # each template's first entry
+    book, cancel, contact, dosage = (
+        first[k] for k in ("schedule", "cancel", "emergency_contact", "medication_dosage")
+    )
     booking = book.data["actions"][0]["arguments"]  # Wesley Sandoval, Dr. Elena Kowalczyk, 2024-06-24 1:30 PM
     cancelling = cancel.data["actions"][0]["arguments"]  # Hana Quiroga, 2024-06-04 10:30 AM
     new_contact = contact.data["actions"][0]["arguments"]  # Yusuf Sandoval, 555-7567
