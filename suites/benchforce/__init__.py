@@ -148,7 +148,10 @@ class BenchforceSuite:
                 ``data_dir`` every built one that reads upstream's files), or generated gold
                 actions that cannot be dry-run (message names the entry, the action and why). An upstream
                 entry (``data_dir``) that cannot run is kept, marked ``unrunnable`` with the
-                reason, and skipped when its item runs.
+                reason, and skipped when its item runs; one that could not be read or prepared
+                (malformed, or its preparation raised) is kept, marked ``load_error`` (naming
+                the entries file and the entry), and its item errors: one entry never stops
+                the collection of the others.
             FileNotFoundError: ``data_dir`` has no folder for a wanted environment.
         """
         from suites.benchforce.scorer import expected_state
@@ -167,12 +170,14 @@ class BenchforceSuite:
             if name not in wanted:
                 continue
             env = environment(name)
-            entries, unrunnable = self._entries(env, profile, opts)
+            entries, unrunnable, errors = self._entries(env, profile, opts)
             for entry in entries:
                 data = {**entry, "env": name, "seed": profile.seed, "max_turns": max_turns}
                 if opts.data_dir is not None:
                     data["data_dir"] = str(opts.data_dir)
-                if entry["id"] in unrunnable:
+                if entry["id"] in errors:
+                    data["load_error"] = errors[entry["id"]]
+                elif entry["id"] in unrunnable:
                     data["unrunnable"] = unrunnable[entry["id"]]
                 else:
                     try:
@@ -183,6 +188,11 @@ class BenchforceSuite:
                                 f"{name} entry {entry['id']!r}: its gold cannot be right: {exc}"
                             ) from None
                         data["unrunnable"] = f"its gold actions cannot run on these files: {exc}"
+                    except Exception as exc:
+                        if opts.data_dir is None:
+                            raise
+                        # an upstream entry whose dry run raised: this entry errors, not the collection
+                        data["load_error"] = self._prepare_error(env, opts, entry, exc)
                 out.append(Task(id=f"{name}.{entry['id']}", category=name, data=data))
         if profile.limit is not None:
             out = out[: profile.limit]
@@ -191,32 +201,55 @@ class BenchforceSuite:
     @staticmethod
     def _entries(
         env: Any, profile: SuiteProfile, opts: BenchforceOptions
-    ) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    ) -> tuple[list[dict[str, Any]], dict[str, str], dict[str, str]]:
         """The environment's entries (generated, or upstream's with ``data_dir``), cut to
-        ``per_category``, and the ones that cannot run (id -> why)."""
+        ``per_category``, the ones that cannot run (id -> why) and the ones that could not be
+        read or prepared (id -> the error, naming the file and the entry)."""
         if opts.data_dir is not None:
             from suites.benchforce.upstream import load_upstream
 
             upstream = load_upstream(env, opts.data_dir)
-            entries, unrunnable = upstream.entries, upstream.unrunnable
+            entries, unrunnable, errors = upstream.entries, upstream.unrunnable, upstream.errors
         else:
-            entries, unrunnable = env.make_entries(env.build_world(profile.seed), profile.seed), {}
+            entries = env.make_entries(env.build_world(profile.seed), profile.seed)
+            unrunnable, errors = {}, {}
         if profile.per_category:
             entries = entries[: profile.per_category]
-        return entries, unrunnable
+        return entries, unrunnable, errors
+
+    @staticmethod
+    def _prepare_error(env: Any, opts: BenchforceOptions, entry: dict[str, Any], exc: Exception) -> str:
+        from suites.benchforce.envs.upstream_files import entries_file, prepare_error
+        from suites.benchforce.upstream import env_dir
+
+        folder = env_dir(opts.data_dir, env.name)  # type: ignore[arg-type]
+        return prepare_error(entries_file(folder) or folder, entry, exc)
 
     def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
         """Per environment, the upstream entries that cannot run on the given files (they are
-        skipped with their reason, never scored)."""
-        out: dict[str, list[Task]] = defaultdict(list)
+        skipped with their reason, never scored) and those that could not be read or prepared
+        (their items error, each naming the file and the entry)."""
+        skipped: dict[str, list[Task]] = defaultdict(list)
+        broken: dict[str, list[Task]] = defaultdict(list)
         for task in tasks:
-            if task.data.get("unrunnable"):
-                out[task.category].append(task)
-        return {
-            env: f"{len(ts)} of the upstream entries cannot run on these files and are skipped "
-            f"(first: {ts[0].id}: {ts[0].data['unrunnable']})"
-            for env, ts in out.items()
-        }
+            if task.data.get("load_error"):
+                broken[task.category].append(task)
+            elif task.data.get("unrunnable"):
+                skipped[task.category].append(task)
+        out: dict[str, str] = {}
+        for env in ENVIRONMENTS:
+            parts = []
+            if skipped[env]:
+                ts = skipped[env]
+                parts.append(f"{len(ts)} of the upstream entries cannot run on these files and are "
+                             f"skipped (first: {ts[0].id}: {ts[0].data['unrunnable']})")  # fmt: skip
+            if broken[env]:
+                ts = broken[env]
+                parts.append(f"{len(ts)} of the upstream entries could not be read or prepared and "
+                             f"error (first: {ts[0].id}: {ts[0].data['load_error']})")  # fmt: skip
+            if parts:
+                out[env] = "; ".join(parts)
+        return out
 
     def prepare(self, tasks: list[Task], options: Any) -> None:
         """Start this process's environment server before the first item (stopped at
@@ -227,10 +260,15 @@ class BenchforceSuite:
             shared_server().start()
 
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> Any:
-        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``."""
+        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``. An entry
+        that cannot run (``unrunnable``, ``load_error``: its item skips or errors before any
+        model call) gets one with no plan, so a malformed gold cannot fail the item's setup."""
         from suites.benchforce.policy import BenchforcePolicy
 
-        return BenchforcePolicy(task.data, environment(task.category), noise)
+        data = task.data
+        if data.get("unrunnable") or data.get("load_error"):
+            data = {"actions": [], "user": {}}
+        return BenchforcePolicy(data, environment(task.category), noise)
 
     def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
         """:func:`~suites.benchforce.scorer.score_trial` (pure on the stored trajectory)."""

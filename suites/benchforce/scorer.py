@@ -98,9 +98,13 @@ def dry_run(env: Environment, world: dict[str, Any], actions: list[dict[str, Any
     A read action with a ``*`` wildcard is skipped (it cannot change the state).
 
     Raises:
-        ValueError: a write action has a ``*`` wildcard, an action names no tool, or the tool
+        ValueError: a write action has a ``*`` wildcard, an action names no tool, its
+            arguments break the tool's JSON schema (a required one missing, an unknown one, a
+            wrong type: the server would refuse the same call from the agent), or the tool
             refuses it (gold that cannot be right; the message names the action and the reason).
     """
+    from suites.benchforce.server import schema_problem
+
     state = copy_world(world)
     for i, action in enumerate(actions):
         name, args = action.get("name"), dict(action.get("arguments") or {})
@@ -110,6 +114,9 @@ def dry_run(env: Environment, world: dict[str, Any], actions: list[dict[str, Any
             if env.tools[str(name)].kind == "read":
                 continue
             raise ValueError(f"action {i} ({name}) has a '*' wildcard argument, so it cannot be dry-run")
+        problem = schema_problem(env.tools[str(name)].parameters, args)
+        if problem is not None:
+            raise ValueError(f"action {i} ({name}) has arguments the tool's schema refuses: {problem}")
         try:
             apply_call(env, state, str(name), args)
         except EnvToolError as exc:
