@@ -256,8 +256,6 @@ class EnvSession:
                 return connect(
                     server.url, open_timeout=self.timeout_s, close_timeout=1, max_size=100 * 2**20
                 ).__enter__()
-            except EnvironmentFault:
-                raise  # the server could not be started
             except Exception as exc:  # OSError, TimeoutError, websockets' handshake errors
                 if attempt == 1:
                     if not server.dead_after(1.0):

@@ -85,12 +85,16 @@ def test_quick_oracle_passes_every_entry_and_leaves_no_server(pytester, server_m
 def test_quick_null_scores_zero(pytester, server_mark):
     result, egi = run_suite(pytester, "benchforce", "egi/null")
     result.assert_outcomes(failed=ENTRIES)
-    assert result.ret == 1
     subs = egi["suites"]["benchforce"]["sub_metrics"]
     assert subs["hospital.accuracy_all"] == subs["hospital.accuracy_finished"] == 0.0
     # every caller gave up after 3 failed turns and hung up: finished under upstream's rule
     assert subs["hospital.finished_rate"] == subs["hospital.gave_up_rate"] == 1.0
     assert subs["hospital.goal_met_rate"] == 0.0
+    # so M2 (finished rate) and M5 (100 - (accuracy_finished - accuracy_all)) read 100, and a
+    # run of Benchforce alone passes the M2 and M5 floors: the session exits 0 (M1 is 0)
+    assert (egi["buckets"]["M1"]["value"], egi["buckets"]["M2"]["value"], egi["buckets"]["M5"]["value"]) == (
+        0.0, 100.0, 100.0)  # fmt: skip
+    assert egi["gate"]["release_ready"] is True and result.ret == 0
     assert _servers(server_mark) == []
 
 
