@@ -26,6 +26,7 @@ Run by the plugin (:func:`start_gateway`); by hand: ``python -m pytest_egi.model
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -147,16 +148,12 @@ class GatewayProcess:
     directory: str
 
     def stop(self, timeout_s: float = 5.0) -> None:
-        """Terminate the process (kill after ``timeout_s`` seconds) and remove its directory."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        """Terminate the process's group, SIGKILL it after ``timeout_s`` seconds, wait a
+        bounded time for it to be reaped (:func:`pytest_egi.processes.stop_process`: never an
+        untimed wait), and remove its directory."""
+        from pytest_egi.processes import stop_process
+
+        stop_process(self.process, group=True, graceful=False, term_s=timeout_s)
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
@@ -196,8 +193,9 @@ def start_gateway(timeout_s: float = 30.0) -> GatewayProcess:
 
 
 def _drain(stream: Any) -> None:
-    for _ in stream:
-        pass
+    with contextlib.suppress(OSError, ValueError):  # closed by stop() while reading
+        for _ in stream:
+            pass
 
 
 def main(argv: list[str] | None = None) -> None:

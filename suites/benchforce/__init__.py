@@ -7,10 +7,13 @@ WebSocket server (:mod:`suites.benchforce.server`, a real subprocess, one per wo
 on the session's own state. An entry passes iff the final state equals the dry run of its gold
 actions, no forbidden action ran, and every expected output was said
 (:mod:`suites.benchforce.scorer`). Categories are the environments. Native sub-metrics per
-environment: ``<env>.accuracy_all`` (M1), ``<env>.finished_rate`` (M2),
-``<env>.accuracy_finished`` (M5, ``gap`` against ``accuracy_all``), and reported diagnostics
-(upstream's stateless accuracy, each criterion's rate, endings, agent tokens / replies / tool
-calls). Differences from upstream: see README.md here.
+environment: ``<env>.accuracy_all`` (M1), ``<env>.finished_rate`` (M2: sessions the caller
+ended, goal met or not, upstream's ``terminate``; a turn limit or timeout is unfinished),
+``<env>.accuracy_finished`` (M5, ``gap`` against ``accuracy_all``), routed for the
+environments the EGI-Bench report routes (:data:`ROUTED_ENVIRONMENTS`: ``hospital``,
+``hr_software``; ``order_management``'s are reported only), and reported diagnostics
+(upstream's stateless accuracy, each criterion's rate, endings and the caller's reasons,
+agent tokens / replies / tool calls). Differences from upstream: see README.md here.
 """
 
 from __future__ import annotations
@@ -36,7 +39,13 @@ from suites.benchforce.scorer import (
     summarize_env,
 )
 
-__all__ = ["MIN_MAX_TURNS", "SUITE", "BenchforceOptions", "BenchforceSuite"]
+__all__ = ["MIN_MAX_TURNS", "ROUTED_ENVIRONMENTS", "SUITE", "BenchforceOptions", "BenchforceSuite"]
+
+ROUTED_ENVIRONMENTS = ("hospital", "hr_software")
+"""The environments whose ``accuracy_all`` / ``finished_rate`` / ``accuracy_finished`` are
+routed (``routing.yaml``): the ones the EGI-Bench report routes. ``order_management`` (one
+upstream entry: its three routes would move in steps of 1) is run by the deep profile and
+reported, not routed."""
 
 MIN_MAX_TURNS = 2
 """The fewest agent replies a session may allow: the caller answers every reply but the last,
@@ -90,26 +99,39 @@ class BenchforceSuite:
     """The Benchforce suite object (see :class:`pytest_egi.suite.Suite`)."""
 
     name = "benchforce"
-    version = "2"
+    version = "3"
     categories = ENVIRONMENTS
     options_model = BenchforceOptions
     profile_keys = frozenset({"max_turns"})
     sub_metrics = frozenset(f"{e}.{k}" for e in ENVIRONMENTS for k in SUMMARY_KEYS)
-    diagnostics = frozenset(f"{e}.{k}" for e in ENVIRONMENTS for k in DIAGNOSTIC_KEYS)
-    null_floor: dict[str, float | None] = {f"{e}.accuracy_finished": None for e in ENVIRONMENTS}
+    diagnostics = frozenset(
+        {f"{e}.{k}" for e in ENVIRONMENTS for k in DIAGNOSTIC_KEYS}
+        | {f"{e}.{k}" for e in ENVIRONMENTS if e not in ROUTED_ENVIRONMENTS for k in ROUTED_KEYS}
+    )
+    null_floor: dict[str, float | None] = {
+        **{f"{e}.finished_rate": 1.0 for e in ROUTED_ENVIRONMENTS},
+        **{f"{e}.accuracy_finished": 0.0 for e in ROUTED_ENVIRONMENTS},
+    }
+    """``egi/null`` under upstream's definition of finished: the caller gives up after 3
+    failed turns and hangs up (``exit_conversation``), which upstream counts as finished, so
+    every session finishes (``finished_rate`` 1.0, M2 reads 100) and none passes
+    (``accuracy_finished`` 0.0 = ``accuracy_all``: the M5 gap route reads 100). Faithful to
+    upstream and EGI-Bench's formulas; M1 carries the floor (README, "Differences")."""
     sub_metric_notes = {
         **{
             f"{e}.accuracy_all": "passed entries / entries (0-1), trials grouped per entry"
             for e in ENVIRONMENTS
         },
         **{
-            f"{e}.finished_rate": "share of sessions the caller ended with its goal met (0-1); turn limit, "
-            "timeout and a caller giving up are unfinished"
+            f"{e}.finished_rate": "share of sessions the caller ended (0-1), goal met or not (upstream's "
+            "terminate); a turn limit or timeout is unfinished; a caller that gives up finishes "
+            "(egi/null: 1.0)"
             for e in ENVIRONMENTS
         },
         **{
-            f"{e}.accuracy_finished": "passes among finished sessions (0-1); undefined when no session "
-            "finished (egi/null's case), so its gap route is left out rather than read as 100"
+            f"{e}.accuracy_finished": "accuracy_all over the finished sessions (0-1), entries with a "
+            "finished session; undefined when none finished, so its gap route is left out rather "
+            "than read as 100"
             for e in ENVIRONMENTS
         },
     }
@@ -126,7 +148,10 @@ class BenchforceSuite:
                 ``data_dir`` every built one that reads upstream's files), or generated gold
                 actions that cannot be dry-run (message names the entry, the action and why). An upstream
                 entry (``data_dir``) that cannot run is kept, marked ``unrunnable`` with the
-                reason, and skipped when its item runs.
+                reason, and skipped when its item runs; one that could not be read or prepared
+                (malformed, or its preparation raised) is kept, marked ``load_error`` (naming
+                the entries file and the entry), and its item errors: one entry never stops
+                the collection of the others.
             FileNotFoundError: ``data_dir`` has no folder for a wanted environment.
         """
         from suites.benchforce.scorer import expected_state
@@ -145,12 +170,14 @@ class BenchforceSuite:
             if name not in wanted:
                 continue
             env = environment(name)
-            entries, unrunnable = self._entries(env, profile, opts)
+            entries, unrunnable, errors = self._entries(env, profile, opts)
             for entry in entries:
                 data = {**entry, "env": name, "seed": profile.seed, "max_turns": max_turns}
                 if opts.data_dir is not None:
                     data["data_dir"] = str(opts.data_dir)
-                if entry["id"] in unrunnable:
+                if entry["id"] in errors:
+                    data["load_error"] = errors[entry["id"]]
+                elif entry["id"] in unrunnable:
                     data["unrunnable"] = unrunnable[entry["id"]]
                 else:
                     try:
@@ -161,6 +188,11 @@ class BenchforceSuite:
                                 f"{name} entry {entry['id']!r}: its gold cannot be right: {exc}"
                             ) from None
                         data["unrunnable"] = f"its gold actions cannot run on these files: {exc}"
+                    except Exception as exc:
+                        if opts.data_dir is None:
+                            raise
+                        # an upstream entry whose dry run raised: this entry errors, not the collection
+                        data["load_error"] = self._prepare_error(env, opts, entry, exc)
                 out.append(Task(id=f"{name}.{entry['id']}", category=name, data=data))
         if profile.limit is not None:
             out = out[: profile.limit]
@@ -169,32 +201,55 @@ class BenchforceSuite:
     @staticmethod
     def _entries(
         env: Any, profile: SuiteProfile, opts: BenchforceOptions
-    ) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    ) -> tuple[list[dict[str, Any]], dict[str, str], dict[str, str]]:
         """The environment's entries (generated, or upstream's with ``data_dir``), cut to
-        ``per_category``, and the ones that cannot run (id -> why)."""
+        ``per_category``, the ones that cannot run (id -> why) and the ones that could not be
+        read or prepared (id -> the error, naming the file and the entry)."""
         if opts.data_dir is not None:
             from suites.benchforce.upstream import load_upstream
 
             upstream = load_upstream(env, opts.data_dir)
-            entries, unrunnable = upstream.entries, upstream.unrunnable
+            entries, unrunnable, errors = upstream.entries, upstream.unrunnable, upstream.errors
         else:
-            entries, unrunnable = env.make_entries(env.build_world(profile.seed), profile.seed), {}
+            entries = env.make_entries(env.build_world(profile.seed), profile.seed)
+            unrunnable, errors = {}, {}
         if profile.per_category:
             entries = entries[: profile.per_category]
-        return entries, unrunnable
+        return entries, unrunnable, errors
+
+    @staticmethod
+    def _prepare_error(env: Any, opts: BenchforceOptions, entry: dict[str, Any], exc: Exception) -> str:
+        from suites.benchforce.envs.upstream_files import entries_file, prepare_error
+        from suites.benchforce.upstream import env_dir
+
+        folder = env_dir(opts.data_dir, env.name)  # type: ignore[arg-type]
+        return prepare_error(entries_file(folder) or folder, entry, exc)
 
     def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
         """Per environment, the upstream entries that cannot run on the given files (they are
-        skipped with their reason, never scored)."""
-        out: dict[str, list[Task]] = defaultdict(list)
+        skipped with their reason, never scored) and those that could not be read or prepared
+        (their items error, each naming the file and the entry)."""
+        skipped: dict[str, list[Task]] = defaultdict(list)
+        broken: dict[str, list[Task]] = defaultdict(list)
         for task in tasks:
-            if task.data.get("unrunnable"):
-                out[task.category].append(task)
-        return {
-            env: f"{len(ts)} of the upstream entries cannot run on these files and are skipped "
-            f"(first: {ts[0].id}: {ts[0].data['unrunnable']})"
-            for env, ts in out.items()
-        }
+            if task.data.get("load_error"):
+                broken[task.category].append(task)
+            elif task.data.get("unrunnable"):
+                skipped[task.category].append(task)
+        out: dict[str, str] = {}
+        for env in ENVIRONMENTS:
+            parts = []
+            if skipped[env]:
+                ts = skipped[env]
+                parts.append(f"{len(ts)} of the upstream entries cannot run on these files and are "
+                             f"skipped (first: {ts[0].id}: {ts[0].data['unrunnable']})")  # fmt: skip
+            if broken[env]:
+                ts = broken[env]
+                parts.append(f"{len(ts)} of the upstream entries could not be read or prepared and "
+                             f"error (first: {ts[0].id}: {ts[0].data['load_error']})")  # fmt: skip
+            if parts:
+                out[env] = "; ".join(parts)
+        return out
 
     def prepare(self, tasks: list[Task], options: Any) -> None:
         """Start this process's environment server before the first item (stopped at
@@ -205,10 +260,15 @@ class BenchforceSuite:
             shared_server().start()
 
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> Any:
-        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``."""
+        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``. An entry
+        that cannot run (``unrunnable``, ``load_error``: its item skips or errors before any
+        model call) gets one with no plan, so a malformed gold cannot fail the item's setup."""
         from suites.benchforce.policy import BenchforcePolicy
 
-        return BenchforcePolicy(task.data, environment(task.category), noise)
+        data = task.data
+        if data.get("unrunnable") or data.get("load_error"):
+            data = {"actions": [], "user": {}}
+        return BenchforcePolicy(data, environment(task.category), noise)
 
     def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
         """:func:`~suites.benchforce.scorer.score_trial` (pure on the stored trajectory)."""

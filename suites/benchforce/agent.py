@@ -12,6 +12,9 @@ endings, corrected (A10.5): ``user_exit`` (the caller called ``exit_conversation
 :data:`CALLS_PER_TURN` model calls per allowed reply), ``timeout`` (the session's wall-clock
 budget ran out), ``agent_failed`` (the reply was cut off or the context overflowed), ``error``
 (a provider or simulator failure: the item errors and the server still frees the session).
+A server fault (:class:`~suites.benchforce.client.EnvironmentFault`: it died, hung past
+``server_timeout_s`` or broke the protocol) makes the item an error and stops the server, so
+the next session runs on a fresh one: a server in an unknown state is never reused.
 
 The caller is the deterministic :class:`~suites.benchforce.simulator.RuleUser`, or with
 ``--egi-simulator-model`` an :class:`~suites.benchforce.simulator.LLMUser`, whose tokens are
@@ -20,7 +23,6 @@ counted apart from the agent's (the trajectory's ``usage`` is the agent's alone,
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from typing import Any
@@ -160,7 +162,9 @@ def run_trial(
         ``server_starts`` (the server process's start count).
 
     Raises:
-        EnvironmentFault: the server failed (the item errors).
+        EnvironmentFault: the server failed (the item errors); the server is then stopped,
+            so the next session starts a fresh one (its state is unknown: a hung server is
+            never reused).
         SimulatorError: the simulator's model failed (the item errors, nothing reaches the agent).
         ProviderError: from the client.
 
@@ -211,7 +215,10 @@ def run_trial(
     except Exception as exc:
         if isinstance(user, LLMUser):
             known["simulator_usage"] = user.usage.to_dict()
-        _keep_failed_session(exc, traj, known, server)
+        server_fault = isinstance(exc, EnvironmentFault) or known.pop("_server_fault", False)
+        _keep_failed_session(exc, traj, known, server)  # reads the transcript file: before the stop
+        if server_fault:  # the server's state is unknown: never reused, the next session starts a fresh one
+            server.stop(graceful=False)
         raise
     replies = [m for m in traj.messages if m.get("role") == "assistant" and not m.get("tool_calls")]
     traj.info["benchforce"] = {
@@ -271,8 +278,10 @@ def _session(
         except EnvironmentFault:
             raise
         except Exception:  # a provider or simulator failure: the server still ends the session
-            with contextlib.suppress(EnvironmentFault):
+            try:
                 known["transcript"] = session.end("error")["transcript"]
+            except EnvironmentFault:  # ... unless it failed too: then it is not reused
+                known["_server_fault"] = True
             raise
         try:
             if traj.termination == "max_user_turns":  # the last reply never reached the caller

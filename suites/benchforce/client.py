@@ -2,10 +2,14 @@
 synchronous session client.
 
 - :class:`ServerProcess` starts ``python -m suites.benchforce.server`` as a real subprocess,
-  reads its port, and stops it (close stdin, wait, SIGTERM, SIGKILL). :func:`shared_server`
-  gives each process one, started by ``Suite.prepare`` before the first item (outside every
-  item's time budget) and restarted by the next session when it died; :func:`stop_servers`
-  stops it at session end (the test module's session fixture, and :mod:`atexit` as backstop).
+  reads its port, and stops it in bounded time (close stdin, wait, SIGTERM and SIGKILL to its
+  process group: :func:`pytest_egi.processes.stop_process`). :func:`shared_server` gives each
+  process one, started by ``Suite.prepare`` before the first item (outside every item's time
+  budget). **A server in an unknown state is never reused**: after a session's environment
+  fault the server is stopped (:func:`suites.benchforce.agent.run_trial`), and the next session
+  starts a fresh one, as it does when it finds the server dead or not answering its handshake.
+  :func:`stop_servers` stops it at session end (the test module's session fixture, and
+  :mod:`atexit` as backstop).
 - :class:`EnvSession` is one Benchforce session over its own WebSocket connection. Every reply
   is awaited at most ``timeout_s``. **The server dying, closing the connection, not answering
   in time or answering a protocol error raises** :class:`EnvironmentFault`: an environment
@@ -59,6 +63,7 @@ class ServerProcess:
         self.port: int | None = None
         self.starts = 0
         self._lock = threading.RLock()
+        self._atexit = False
 
     @property
     def pid(self) -> int | None:
@@ -129,7 +134,9 @@ class ServerProcess:
                 raise EnvironmentFault(
                     f"benchforce server did not start (first line {line!r}); stderr: {err}"
                 ) from None
-            atexit.register(self.stop)
+            if not self._atexit:
+                atexit.register(self.stop)
+                self._atexit = True
 
     def transcript(self, session_id: str) -> list[dict[str, Any]] | None:
         """The frames the server wrote for ``session_id`` so far
@@ -167,35 +174,34 @@ class ServerProcess:
             return self.proc.stderr.read()[-2000:]
         return ""
 
-    def stop(self) -> None:
-        """Stop the subprocess: close its stdin, wait 2 s, SIGTERM, SIGKILL after 2 s more.
-        Safe to call repeatedly."""
+    def stop(self, graceful: bool = True) -> None:
+        """Stop the subprocess in bounded time (:func:`pytest_egi.processes.stop_process`):
+        close its stdin and wait 2 s (skipped when ``graceful`` is False, for a server known
+        to be stuck), SIGTERM its process group and wait 2 s, then SIGKILL the group (at most
+        about 9 s in all, whatever the server does). Its temporary transcript folder is
+        removed. Safe to call repeatedly."""
+        from pytest_egi.processes import stop_process
+
         with self._lock:
             proc, self.proc, self.port = self.proc, None, None
             if proc is None:
                 return
-            with contextlib.suppress(OSError, ValueError):
-                if proc.stdin is not None:
-                    proc.stdin.close()
-            for step in (proc.wait, proc.terminate, proc.kill):
-                try:
-                    if step is proc.wait:
-                        proc.wait(2)
-                    else:
-                        step()
-                        proc.wait(2)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-                except OSError:
-                    break
-            for stream in (proc.stdout, proc.stderr):
-                with contextlib.suppress(OSError, ValueError):
-                    if stream is not None:
-                        stream.close()
+            stop_process(proc, group=True, graceful=graceful)
             if self._given_dir is None and self.transcript_dir is not None:
                 # our own temporary folder: every transcript is also in its trajectory
                 shutil.rmtree(self.transcript_dir, ignore_errors=True)
+
+    def restart(self) -> None:
+        """Stop the subprocess without waiting for it to end on its own, and start a fresh
+        one: a server in an unknown state (it stopped answering, broke the protocol) is never
+        reused.
+
+        Raises:
+            EnvironmentFault: the fresh one did not start (see :meth:`start`).
+        """
+        with self._lock:
+            self.stop(graceful=False)
+            self.start()
 
 
 _shared: ServerProcess | None = None
@@ -239,7 +245,9 @@ class EnvSession:
         self.ws = self._connect(server)
 
     def _connect(self, server: ServerProcess) -> Any:
-        """Connect; a server found dead (it died after the last session) is started again once."""
+        """Connect; a server found dead (it died after the last session) is started again,
+        and one that is running but does not complete the handshake within ``timeout_s``
+        (it hangs) is replaced by a fresh one; then the connection is tried once more."""
         from websockets.sync.client import connect
 
         for attempt in (1, 2):
@@ -249,7 +257,9 @@ class EnvSession:
                     server.url, open_timeout=self.timeout_s, close_timeout=1, max_size=100 * 2**20
                 ).__enter__()
             except Exception as exc:  # OSError, TimeoutError, websockets' handshake errors
-                if attempt == 1 and server.dead_after(1.0):
+                if attempt == 1:
+                    if not server.dead_after(1.0):
+                        server.restart()  # running but not answering: never reused
                     continue
                 raise EnvironmentFault(
                     f"cannot connect to the benchforce server: {type(exc).__name__}: {exc}"

@@ -18,12 +18,21 @@ A trial with no answer (the core's ``no_answer_reason``: turns or context ran ou
 reply) fails. Upstream's ``stateless_accuracy`` (every gold action matched by some call, A7.3)
 is computed beside it, reported only.
 
-Per environment (:func:`summarize_env`), fixing A10.1 and A10.5: trials are grouped **per
-entry** (``accuracy_all`` = mean over entries of the entry's mean pass over its trials);
-``finished_rate`` = share of trials the *caller* ended with its goal met (``exit_conversation``,
-reason ``goal_met``), so a turn-limit cut-off, a timeout, and a caller who gave up are all
-unfinished; ``accuracy_finished`` = passes among finished trials; None (undefined, so its ``gap`` route
-is missing from the EGI with the reason) when none finished.
+Per environment (:func:`summarize_env`; upstream's ``accuracy.aggregate``, A7.2, fixing A10.1
+and A10.5): a session is **finished** when the *caller* ended it (its ``exit_conversation``:
+upstream's ``benchforce.terminate`` packet), whether or not its goal was met; a turn-limit
+cut-off (upstream sent terminate there too, A10.5: our repair) and a timeout are unfinished.
+Trials are grouped **per entry** (A10.1: upstream's grouping put a whole run in one group):
+
+- ``accuracy_all`` = mean over entries of the entry's mean pass over its trials;
+- ``finished_rate`` = finished trials / trials (upstream's ``finished_entries`` / ``total_entries``);
+- ``accuracy_finished`` = the same as ``accuracy_all`` over the finished trials only: mean over
+  the entries with a finished trial of the entry's mean pass over its finished trials; None
+  (undefined, so its ``gap`` route is missing from the EGI with the reason) when none finished.
+
+With one trial per entry an entry's mean pass is upstream's "all its iterations pass"; with
+several, upstream's all-pass rule is ``pass_all_trials``. The caller's reasons stay diagnostics
+(``goal_met_rate``, ``gave_up_rate``).
 """
 
 from __future__ import annotations
@@ -61,7 +70,7 @@ DIAGNOSTIC_KEYS = (
     "state_match_rate",
     "no_forbidden_rate",
     "outputs_said_rate",
-    "user_ended_rate",
+    "goal_met_rate",
     "gave_up_rate",
     "max_turns_rate",
     "timeout_rate",
@@ -89,9 +98,13 @@ def dry_run(env: Environment, world: dict[str, Any], actions: list[dict[str, Any
     A read action with a ``*`` wildcard is skipped (it cannot change the state).
 
     Raises:
-        ValueError: a write action has a ``*`` wildcard, an action names no tool, or the tool
+        ValueError: a write action has a ``*`` wildcard, an action names no tool, its
+            arguments break the tool's JSON schema (a required one missing, an unknown one, a
+            wrong type: the server would refuse the same call from the agent), or the tool
             refuses it (gold that cannot be right; the message names the action and the reason).
     """
+    from suites.benchforce.server import schema_problem
+
     state = copy_world(world)
     for i, action in enumerate(actions):
         name, args = action.get("name"), dict(action.get("arguments") or {})
@@ -101,6 +114,9 @@ def dry_run(env: Environment, world: dict[str, Any], actions: list[dict[str, Any
             if env.tools[str(name)].kind == "read":
                 continue
             raise ValueError(f"action {i} ({name}) has a '*' wildcard argument, so it cannot be dry-run")
+        problem = schema_problem(env.tools[str(name)].parameters, args)
+        if problem is not None:
+            raise ValueError(f"action {i} ({name}) has arguments the tool's schema refuses: {problem}")
         try:
             apply_call(env, state, str(name), args)
         except EnvToolError as exc:
@@ -199,8 +215,9 @@ def _outputs_said(outputs: list[str], replies: list[str]) -> list[str]:
 def score_trial(env: Environment, data: dict[str, Any], trajectory: dict[str, Any]) -> dict[str, Any]:
     """The verdict on one stored trajectory: ``{"success", "values", "expected", "got", "details"}``.
 
-    ``values`` (per trial, all 0/1 except the counts): ``passed``, ``finished``,
-    ``user_ended``, ``gave_up``, ``max_turns``, ``timeout``, ``state_match``,
+    ``values`` (per trial, all 0/1 except the counts): ``passed``, ``finished`` (the caller
+    ended the session, module docstring), ``goal_met`` and ``gave_up`` (its reason),
+    ``max_turns``, ``timeout``, ``state_match``,
     ``no_forbidden``, ``outputs_said``, ``stateless``, and the agent-side ``tokens`` (prompt +
     completion tokens the model under test reported), ``replies`` (its text replies to the
     caller: upstream's efficiency ``turns``, the exchanges completed, A7.4; not the record's
@@ -221,7 +238,7 @@ def score_trial(env: Environment, data: dict[str, Any], trajectory: dict[str, An
     missing = _outputs_said(list(data.get("outputs") or []), replies)
     why = no_answer_reason(trajectory)
     ending, reason = info.get("ending"), info.get("exit_reason")
-    finished = ending == "user_exit" and reason == "goal_met"
+    finished = ending == "user_exit"  # the caller hung up (upstream's terminate), goal met or not
     stateless = stateless_match(data["actions"], calls)
     vacuous = not data.get("outputs") and not any(
         env.tools.get(a.get("name")) is not None and env.tools[a["name"]].kind == "write"
@@ -233,8 +250,8 @@ def score_trial(env: Environment, data: dict[str, Any], trajectory: dict[str, An
     values = {
         "passed": float(passed),
         "finished": float(finished),
-        "user_ended": float(ending == "user_exit"),
-        "gave_up": float(ending == "user_exit" and reason == "gave_up"),
+        "goal_met": float(finished and reason == "goal_met"),
+        "gave_up": float(finished and reason == "gave_up"),
         "max_turns": float(ending == "max_turns"),
         "timeout": float(ending == "timeout"),
         "state_match": float(not diff),
@@ -288,9 +305,22 @@ def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs)
 
 
+def _entry_means(by_entry: Mapping[str, list[dict[str, Any]]], finished_only: bool = False) -> list[float]:
+    """Per entry, its mean ``passed`` over its trials (over its finished trials only, leaving
+    out an entry with none, when ``finished_only``)."""
+    out = []
+    for vs in by_entry.values():
+        kept = [v for v in vs if v.get("finished")] if finished_only else vs
+        if kept:
+            out.append(_mean([float(v.get("passed") or 0.0) for v in kept]))
+    return out
+
+
 def summarize_env(env: str, records: list[dict[str, Any]]) -> dict[str, float | None]:
     """One environment's sub-metrics from its scored records (module docstring). Rates 0–1;
-    ``tokens``/``replies``/``tool_calls`` are per-trial means and medians of the agent side."""
+    ``tokens``/``replies``/``tool_calls`` are per-trial means and medians of the agent side.
+
+    ``accuracy_finished`` is None when no trial finished."""
     by_entry: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for rec in records:
         by_entry[str(rec.get("task_id"))].append(rec.get("values") or {})
@@ -299,14 +329,12 @@ def summarize_env(env: str, records: list[dict[str, Any]]) -> dict[str, float | 
     def col(key: str) -> list[float]:
         return [float(v.get(key) or 0.0) for v in vals]
 
-    finished = [v for v in vals if v.get("finished")]
+    finished_entries = _entry_means(by_entry, finished_only=True)
     out: dict[str, float | None] = {
-        "accuracy_all": _mean(
-            [_mean([float(v.get("passed") or 0.0) for v in vs]) for vs in by_entry.values()]
-        ),
+        "accuracy_all": _mean(_entry_means(by_entry)),
         "finished_rate": _mean(col("finished")),
         # undefined (None) when no trial finished: a 0 here would read 100 on the gap route
-        "accuracy_finished": _mean([float(v.get("passed") or 0.0) for v in finished]) if finished else None,
+        "accuracy_finished": _mean(finished_entries) if finished_entries else None,
         "entries": float(len(by_entry)),
         "trials": float(len(vals)),
         "pass_all_trials": _mean([float(all(v.get("passed") for v in vs)) for vs in by_entry.values()]),
@@ -314,7 +342,7 @@ def summarize_env(env: str, records: list[dict[str, Any]]) -> dict[str, float | 
         "state_match_rate": _mean(col("state_match")),
         "no_forbidden_rate": _mean(col("no_forbidden")),
         "outputs_said_rate": _mean(col("outputs_said")),
-        "user_ended_rate": _mean(col("user_ended")),
+        "goal_met_rate": _mean(col("goal_met")),
         "gave_up_rate": _mean(col("gave_up")),
         "max_turns_rate": _mean(col("max_turns")),
         "timeout_rate": _mean(col("timeout")),
@@ -331,7 +359,7 @@ _RATE_OF = {
     "state_match_rate": "state_match",
     "no_forbidden_rate": "no_forbidden",
     "outputs_said_rate": "outputs_said",
-    "user_ended_rate": "user_ended",
+    "goal_met_rate": "goal_met",
     "gave_up_rate": "gave_up",
     "max_turns_rate": "max_turns",
     "timeout_rate": "timeout",
@@ -341,11 +369,12 @@ _RATE_OF = {
     "tool_calls_mean": "tool_calls",
 }
 """Per-trial means of :func:`summarize_env` and the value each averages."""
-ENV_COLUMNS = ("trials", "entries", "entry_accuracy", "entry_pass_all", "finished", "finished_n",
-               "finished_passed", *_RATE_OF.values())  # fmt: skip
-"""One environment's columns for :func:`env_rows` and :func:`finish_env`: per trial a 1, its
-``finished`` value, whether it finished (and passed, then); per entry (on its first trial)
-a 1, its mean ``passed`` over its trials and whether all passed; and the averaged values."""
+ENV_COLUMNS = ("trials", "entries", "entry_accuracy", "entry_pass_all", "finished",
+               "entries_finished", "entry_finished_accuracy", *_RATE_OF.values())  # fmt: skip
+"""One environment's columns for :func:`env_rows` and :func:`finish_env`: per trial a 1 and its
+``finished`` value; per entry (on its first trial) a 1, its mean ``passed`` over its trials,
+whether all passed, whether any trial finished and its mean ``passed`` over its finished
+trials (0 when none); and the averaged values."""
 
 
 def env_rows(records: list[dict[str, Any]]) -> list[list[float]]:
@@ -357,13 +386,14 @@ def env_rows(records: list[dict[str, Any]]) -> list[list[float]]:
     vals = [rec.get("values") or {} for rec in records]
     rows = []
     for v in vals:
-        done = bool(v.get("finished"))
-        rows.append([1.0, 0.0, 0.0, 0.0, float(v.get("finished") or 0.0), float(done),
-                     float(v.get("passed") or 0.0) if done else 0.0,
+        rows.append([1.0, 0.0, 0.0, 0.0, float(v.get("finished") or 0.0), 0.0, 0.0,
                      *(float(v.get(k) or 0.0) for k in _RATE_OF.values())])  # fmt: skip
     for trials in by_entry.values():
         passed = [float(vals[i].get("passed") or 0.0) for i in trials]
-        rows[trials[0]][1:4] = [1.0, _mean(passed), float(all(vals[i].get("passed") for i in trials))]
+        done = [float(vals[i].get("passed") or 0.0) for i in trials if vals[i].get("finished")]
+        first = rows[trials[0]]
+        first[1:4] = [1.0, _mean(passed), float(all(vals[i].get("passed") for i in trials))]
+        first[5:7] = [float(bool(done)), _mean(done) if done else 0.0]
     return rows
 
 
@@ -374,11 +404,11 @@ def finish_env(env: str, sums: Mapping[str, float]) -> dict[str, float | None]:
     def col(key: str) -> float:
         return sums[f"{env}.{key}"]
 
-    trials, entries, finished = col("trials"), col("entries"), col("finished_n")
+    trials, entries, finished = col("trials"), col("entries"), col("entries_finished")
     out: dict[str, float | None] = {
         "accuracy_all": col("entry_accuracy") / entries,
         "finished_rate": col("finished") / trials,
-        "accuracy_finished": col("finished_passed") / finished if finished else None,
+        "accuracy_finished": col("entry_finished_accuracy") / finished if finished else None,
         "entries": float(round(entries)),
         "trials": float(round(trials)),
         "pass_all_trials": col("entry_pass_all") / entries,

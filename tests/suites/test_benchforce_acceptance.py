@@ -4,7 +4,11 @@ over a local OpenAI-compatible server."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import time
 import uuid
 from pathlib import Path
 
@@ -34,6 +38,20 @@ def server_mark(monkeypatch: pytest.MonkeyPatch) -> str:
 
 def _servers(mark: str) -> list[int]:
     return server_pids(ROOT, None, [SERVER_MODULE], env_mark=mark)
+
+
+def _gone(pid: int, within: float = 10.0) -> bool:
+    """True once ``pid`` is no process (or a zombie not yet reaped by its new parent)."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            os.kill(pid, 0)
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except (ProcessLookupError, FileNotFoundError):
+            return True
+        if stat.rsplit(")", 1)[1].split()[0] == "Z" or time.monotonic() > deadline:
+            return stat.rsplit(")", 1)[1].split()[0] == "Z"
+        time.sleep(0.05)
 
 
 def _records(pytester: pytest.Pytester, reports: str = "reports-*") -> dict[str, dict]:
@@ -67,10 +85,16 @@ def test_quick_oracle_passes_every_entry_and_leaves_no_server(pytester, server_m
 def test_quick_null_scores_zero(pytester, server_mark):
     result, egi = run_suite(pytester, "benchforce", "egi/null")
     result.assert_outcomes(failed=ENTRIES)
-    assert result.ret == 1
     subs = egi["suites"]["benchforce"]["sub_metrics"]
-    assert subs["hospital.accuracy_all"] == 0.0
-    assert subs["hospital.finished_rate"] == 0.0
+    assert subs["hospital.accuracy_all"] == subs["hospital.accuracy_finished"] == 0.0
+    # every caller gave up after 3 failed turns and hung up: finished under upstream's rule
+    assert subs["hospital.finished_rate"] == subs["hospital.gave_up_rate"] == 1.0
+    assert subs["hospital.goal_met_rate"] == 0.0
+    # so M2 (finished rate) and M5 (100 - (accuracy_finished - accuracy_all)) read 100, and a
+    # run of Benchforce alone passes the M2 and M5 floors: the session exits 0 (M1 is 0)
+    assert (egi["buckets"]["M1"]["value"], egi["buckets"]["M2"]["value"], egi["buckets"]["M5"]["value"]) == (
+        0.0, 100.0, 100.0)  # fmt: skip
+    assert egi["gate"]["release_ready"] is True and result.ret == 0
     assert _servers(server_mark) == []
 
 
@@ -144,6 +168,81 @@ def test_server_killed_mid_session_is_an_item_error_and_the_next_items_run(pytes
     assert started("hospital.entry_10") == (False, restarted)
     assert records["hospital.entry_10"]["status"] == "passed"
     assert egi["suites"]["benchforce"]["sub_metrics"]["hospital.accuracy_all"] == 1.0  # errors unscored
+    assert _servers(server_mark) == []
+
+
+_HANGER = """
+import os, signal
+import pytest
+
+TASK_ID = "hospital.entry_1"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    if not item.nodeid.endswith(f"[{TASK_ID}]"):
+        return (yield)
+    from suites.benchforce import client
+
+    original = client.EnvSession.tool_call
+
+    def hang_then_call(self, *args, **kwargs):
+        # the server freezes (it stops reading and answering, and cannot act on SIGTERM)
+        hung = client.shared_server().pid
+        with open(os.environ["EGI_TEST_HUNG_PIDS"], "a") as fh:
+            fh.write(f"{hung}\\n")
+        os.kill(hung, signal.SIGSTOP)
+        return original(self, *args, **kwargs)
+
+    client.EnvSession.tool_call = hang_then_call
+    try:
+        return (yield)
+    finally:
+        client.EnvSession.tool_call = original
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "n2"])
+def test_server_hung_mid_session_is_an_item_error_and_the_next_items_get_a_fresh_one(
+    pytester, server_mark, monkeypatch, workers
+):
+    # in the field: a hung server errored 9 of 11 items (every later session found it hung)
+    # and kept the session from ending (its stop waited for it without a timeout)
+    pytester.makepyfile(benchforce_hanger=_HANGER)
+    hung_file = pytester.path / "hung.pids"
+    monkeypatch.setenv("EGI_TEST_HUNG_PIDS", str(hung_file))
+    path = [str(pytester.path), os.environ.get("PYTHONPATH")]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, path)))
+    selection = "entry_0 or entry_1 or entry_2"  # entries 0, 1, 2, 10-29: 23 items
+    reports = pytester.path / "reports"
+    began = time.monotonic()
+    try:
+        # in a subprocess: -n 2's workers import the plugin from PYTHONPATH (an in-process run
+        # gives them the outer session's sys.path), and a run that hangs fails at the timeout
+        result = pytester.runpytest_subprocess(
+            str(ROOT / "suites" / "benchforce"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
+            "--egi-model", "egi/oracle", "--egi-mode", "quick", "--egi-report-dir", str(reports),
+            "--egi-bootstrap", "0", "-p", "benchforce_hanger", "-k", selection,
+            "--egi-opt", "benchforce.server_timeout_s=2", *workers, timeout=300,
+        )  # fmt: skip
+    finally:
+        hung = [int(p) for p in hung_file.read_text().split()] if hung_file.exists() else []
+        for pid in hung:  # a failing run may leave it frozen
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGCONT)
+                os.kill(pid, signal.SIGKILL)
+    egi = json.loads(next(reports.glob("*/egi.json")).read_text())
+    assert time.monotonic() - began < 240
+    result.assert_outcomes(passed=22, errors=1)
+    result.stdout.fnmatch_lines(
+        ["*test_task?hospital.entry_1?*EnvironmentFault: the benchforce server did not answer "
+         "'tool.call' within 2 s*"]
+    )  # fmt: skip
+    records = _records(pytester, "reports")
+    assert [t for t, r in records.items() if r["status"] != "passed"] == ["hospital.entry_1"]
+    assert records["hospital.entry_1"]["status"] == "error" and records["hospital.entry_1"]["values"] == {}
+    assert egi["suites"]["benchforce"]["sub_metrics"]["hospital.accuracy_all"] == 1.0  # errors unscored
+    assert len(hung) == 1 and _gone(hung[0])  # stopped by the run, not by this test
     assert _servers(server_mark) == []
 
 

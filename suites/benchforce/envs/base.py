@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any, Literal
 
 __all__ = [
     "ENTRY_CLOSING",
+    "TASK_ID",
     "EnvToolError",
     "Environment",
     "Integrity",
@@ -26,11 +28,13 @@ __all__ = [
     "ToolSpec",
     "UpstreamData",
     "apply_call",
+    "broken_entry",
     "canonical_json",
     "gold_call",
     "integrity_problems",
     "make_entry",
     "object_params",
+    "placeholder_id",
     "state_hash",
     "string_param",
 ]
@@ -93,12 +97,36 @@ class UpstreamData:
             deterministic simulator plays (``goal``, ``facts``), derived from the entry.
         unrunnable: entry id -> why it cannot run on these files (a table it needs is absent,
             a gold action the tools refuse, a ``*`` wildcard in a write); such entries are
-            reported, never scored.
+            skipped with the reason, never scored.
+        errors: entry id -> why it could not be read or prepared, naming the entries file and
+            the entry (``<file>: entry 3: field 'id' is missing ...``, or the exception that
+            preparing it raised); such an entry's item is an error on its own, the others run.
+            An entry with no usable id is listed under :func:`placeholder_id`.
     """
 
     world: dict[str, Any]
     entries: list[dict[str, Any]]
     unrunnable: dict[str, str] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+TASK_ID = re.compile(r"^[A-Za-z0-9_.:-]+$")
+"""What an entry id may hold to name a test item (the core's task id pattern)."""
+
+
+def placeholder_id(index: int) -> str:
+    """The id an upstream entry gets when its own is missing, repeated or not usable as a
+    test id: ``entry_index_<index>`` (0-based place in its file)."""
+    return f"entry_index_{index}"
+
+
+def broken_entry(index: int, entry_id: Any, message: str, taken: set[str]) -> dict[str, Any]:
+    """An upstream entry that cannot be read, kept so its item errors alone with
+    ``message`` (``load_error``): its own id when usable and not ``taken``, else
+    :func:`placeholder_id`; ``entry_num`` its 1-based place; no gold actions."""
+    usable = isinstance(entry_id, str) and TASK_ID.match(entry_id) and entry_id not in taken
+    eid = entry_id if usable else placeholder_id(index)
+    return {"id": eid, "entry_num": index + 1, "actions": [], "load_error": message}
 
 
 @dataclass(frozen=True)

@@ -39,12 +39,13 @@ from suites.benchforce.envs.upstream_files import (
     TableSpec,
     check_integrity,
     data_file,
+    entries_file,
     read_entries,
     read_tables,
     upstream_data,
 )
 
-__all__ = ["ENV", "NOW"]
+__all__ = ["ENV", "NOW", "complete_referral_departments"]
 
 NOW = "2024-05-15"
 """The fixed clock: "today" for the policy and the tools."""
@@ -1176,8 +1177,57 @@ INTEGRITY = Integrity(
 """Every record's id is its key, and every patient or doctor a record names exists."""
 
 
+def complete_referral_departments(
+    world: dict[str, Any], entries: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Upstream's entries, each gold ``create_referral`` that leaves out
+    ``referred_to_department`` given the referred-to doctor's department in ``world``.
+
+    Upstream's tool requires the argument (its signature and its schema's ``required`` list)
+    and accepts only the specialist's own department, while its stateless matching skips a gold
+    argument the entry does not give; so upstream's ``entries.py`` has referrals (entries 53,
+    56 and 57) without it, which our dry run of the gold could not replay. The one value any
+    successful call can carry is the doctor's department, so that is the gold's. A referred-to
+    doctor not in ``world`` is left as it is: the dry run then reports the tool's refusal and
+    the entry is skipped with it. Each completed entry lists what was filled in
+    ``gold_completed`` (``"action 3 (create_referral): referred_to_department='Neurology', the
+    department of 'Dr. David Brown'"``). Entries that are not dicts of the expected shape are
+    passed through untouched (their faults are reported where they are prepared).
+    """
+    out = []
+    for entry in entries:
+        actions = entry.get("actions") if isinstance(entry, dict) else None
+        notes: list[str] = []
+        completed = []
+        for i, action in enumerate(actions if isinstance(actions, list) else []):
+            args = action.get("arguments") if isinstance(action, dict) else None
+            if (
+                not isinstance(args, dict)
+                or action.get("name") != "create_referral"
+                or "referred_to_department" in args
+                or not isinstance(args.get("referred_to_doctor_identifier"), str)
+            ):
+                completed.append(action)
+                continue
+            doctor = _find_doctor(world, args["referred_to_doctor_identifier"])
+            if doctor is None or not isinstance(doctor.get("department"), str):
+                completed.append(action)
+                continue
+            department = doctor["department"]
+            completed.append({**action, "arguments": {**args, "referred_to_department": department}})
+            notes.append(
+                f"action {i} (create_referral): referred_to_department={department!r}, the department "
+                f"of {args['referred_to_doctor_identifier']!r}"
+            )
+        out.append({**entry, "actions": completed, "gold_completed": notes} if notes else entry)
+    return out
+
+
 def load_upstream(env_dir: Path) -> UpstreamData:
-    """Upstream's hospital files under ``env_dir`` (``data/*.json`` and ``entries.py``).
+    """Upstream's hospital files under ``env_dir`` (``data/*.json`` and ``entries.py``); a
+    gold referral without its department gets the specialist's
+    (:func:`complete_referral_departments`). An entry that cannot be read or prepared is in
+    ``errors`` (its item errors alone).
 
     Raises:
         FileNotFoundError: a table's file is absent.
@@ -1186,8 +1236,8 @@ def load_upstream(env_dir: Path) -> UpstreamData:
     """
     world = read_tables(env_dir, UPSTREAM_TABLES)
     check_integrity(world, INTEGRITY, lambda table, _key: data_file(env_dir, table))
-    entries = read_entries(env_dir)
-    return upstream_data(ENV, world, entries, UPSTREAM_SLOTS)
+    entries = complete_referral_departments(world, read_entries(env_dir))
+    return upstream_data(ENV, world, entries, UPSTREAM_SLOTS, source=entries_file(env_dir))
 
 
 ENV = Environment(

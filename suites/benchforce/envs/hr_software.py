@@ -44,13 +44,20 @@ from suites.benchforce.envs.base import (
     Integrity,
     ToolSpec,
     UpstreamData,
+    broken_entry,
     copy_world,
     gold_call,
     make_entry,
     object_params,
     string_param,
 )
-from suites.benchforce.envs.upstream_files import RESTORE, check_integrity, read_json
+from suites.benchforce.envs.upstream_files import (
+    RESTORE,
+    check_integrity,
+    entry_id_problem,
+    prepare_error,
+    read_json,
+)
 
 __all__ = [
     "CREDIT_RATES",
@@ -1339,6 +1346,15 @@ def _read_users(folder: Path) -> tuple[dict[str, Any] | None, dict[str, Path]]:
 
 
 def _read_entries(folder: Path) -> list[dict[str, Any]]:
+    """``entries_dump.json``'s entries; one that is malformed (not an object, a field missing
+    or of the wrong type, a repeated or unusable id) is kept as a
+    :func:`~suites.benchforce.envs.base.broken_entry` whose ``load_error`` names the file, the
+    entry and the fix, so only its item errors.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: the file is not a JSON list.
+    """
     path = folder / ENTRIES_FILE
     if not path.is_file():
         raise FileNotFoundError(
@@ -1348,23 +1364,35 @@ def _read_entries(folder: Path) -> list[dict[str, Any]]:
     if not isinstance(data, list):
         raise _bad(path, "the top level", f"is a {type(data).__name__}", "make it a list of entries")
     seen: set[str] = set()
+    out: list[dict[str, Any]] = []
     for i, entry in enumerate(data):
-        where = f"entry {i}"
-        _need(path, where, entry, {"id": str, "instructions": str, "actions": list})
-        if entry["id"] in seen:
-            raise _bad(path, f"{where}: field 'id'", f"repeats {entry['id']!r}", "make entry ids unique")
-        seen.add(entry["id"])
-        for j, action in enumerate(entry["actions"]):
-            _need(path, f"{where} ({entry['id']}) action {j}", action, {"name": str, "arguments": dict})
-        outputs = entry.get("outputs", [])
-        if not isinstance(outputs, list) or not all(isinstance(o, str) for o in outputs):
-            raise _bad(
-                path,
-                f"{where} ({entry['id']}): field 'outputs'",
-                f"is {json.dumps(outputs)[:60]}",
-                "make it a list of strings",
-            )
-    return data
+        try:
+            _check_entry(path, i, entry, seen)
+        except ValueError as exc:
+            eid = entry.get("id") if isinstance(entry, dict) else None
+            out.append(broken_entry(i, eid, str(exc), seen))
+        else:
+            out.append(entry)
+        seen.add(out[-1]["id"])
+    return out
+
+
+def _check_entry(path: Path, i: int, entry: Any, seen: set[str]) -> None:
+    where = f"entry {i}"
+    _need(path, where, entry, {"id": str, "instructions": str, "actions": list})
+    problem = entry_id_problem(entry, seen)
+    if problem is not None:
+        raise ValueError(f"{path}: {where}{problem}")
+    for j, action in enumerate(entry["actions"]):
+        _need(path, f"{where} ({entry['id']}) action {j}", action, {"name": str, "arguments": dict})
+    outputs = entry.get("outputs", [])
+    if not isinstance(outputs, list) or not all(isinstance(o, str) for o in outputs):
+        raise _bad(
+            path,
+            f"{where} ({entry['id']}): field 'outputs'",
+            f"is {json.dumps(outputs)[:60]}",
+            "make it a list of strings",
+        )
 
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -1493,22 +1521,32 @@ def load_upstream(env_dir: Path) -> UpstreamData:
         lambda table, key: user_files[key] if table == "users" else folder / TABLE_FILES[table],
         unchecked=set(absent),
     )
-    out, unrunnable = [], {}
+    out, unrunnable, errors = [], {}, {}
+    source = folder / ENTRIES_FILE
     for i, entry in enumerate(entries):
-        item = {
-            "id": entry["id"],
-            "entry_num": i + 1,
-            "instructions": entry["instructions"],
-            "actions": [{**a, "arguments": dict(a["arguments"])} for a in entry["actions"]],
-            "outputs": list(entry.get("outputs") or []),
-            "forbidden_actions": list(entry.get("forbidden_actions") or []),
-            "user": _caller(entry),
-        }
+        if entry.get("load_error"):
+            errors[entry["id"]] = entry["load_error"]
+            out.append(entry)
+            continue
+        try:
+            item = {
+                "id": entry["id"],
+                "entry_num": i + 1,
+                "instructions": entry["instructions"],
+                "actions": [{**a, "arguments": dict(a["arguments"])} for a in entry["actions"]],
+                "outputs": list(entry.get("outputs") or []),
+                "forbidden_actions": list(entry.get("forbidden_actions") or []),
+                "user": _caller(entry),
+            }
+            why = _why_unrunnable(item, world, absent)
+        except Exception as exc:  # a fault of ours or an entry shape nobody foresaw: this entry only
+            error = errors[entry["id"]] = prepare_error(source, {**entry, "entry_num": i + 1}, exc)
+            out.append({"id": entry["id"], "entry_num": i + 1, "actions": [], "load_error": error})
+            continue
         out.append(item)
-        why = _why_unrunnable(item, world, absent)
         if why is not None:
             unrunnable[item["id"]] = why
-    return UpstreamData(world=world, entries=out, unrunnable=unrunnable)
+    return UpstreamData(world=world, entries=out, unrunnable=unrunnable, errors=errors)
 
 
 ENV = Environment(

@@ -51,6 +51,7 @@ from suites.benchforce.envs.upstream_files import (
     TableSpec,
     check_integrity,
     data_file,
+    entries_file,
     read_entries,
     read_tables,
     upstream_data,
@@ -894,7 +895,9 @@ def load_upstream(env_dir: Path) -> UpstreamData:
     world: dict[str, Any] = dict(read_tables(env_dir, UPSTREAM_TABLES))
     check_integrity(world, INTEGRITY, lambda table, _key: data_file(env_dir, table))
     world["session"] = {"verified_customer_id": None}
-    return upstream_data(ENV, world, read_entries(env_dir), UPSTREAM_SLOTS, INSTRUCTION_FACTS)
+    return upstream_data(
+        ENV, world, read_entries(env_dir), UPSTREAM_SLOTS, INSTRUCTION_FACTS, source=entries_file(env_dir)
+    )
 
 
 ENV = Environment(

@@ -28,13 +28,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from suites.benchforce.envs.base import Environment, Integrity, UpstreamData, copy_world, integrity_problems
+from suites.benchforce.envs.base import (
+    TASK_ID,
+    Environment,
+    Integrity,
+    UpstreamData,
+    broken_entry,
+    copy_world,
+    integrity_problems,
+)
 
 __all__ = [
     "RESTORE",
     "TableSpec",
     "check_integrity",
     "data_file",
+    "entries_file",
+    "entry_id_problem",
+    "prepare_error",
     "read_entries",
     "read_json",
     "read_tables",
@@ -256,6 +267,15 @@ def _entries_literal(path: Path) -> Any:
     raise ValueError(f"{path} has no 'entries = [...]' assignment; fix: define the entries list at top level")
 
 
+def entries_file(env_dir: Path) -> Path | None:
+    """The file :func:`read_entries` reads in ``env_dir``: ``entries.py``, else
+    ``entries_dump.json``, else None."""
+    for name in ("entries.py", "entries_dump.json"):
+        if (Path(env_dir) / name).is_file():
+            return Path(env_dir) / name
+    return None
+
+
 def read_entries(env_dir: Path) -> list[dict[str, Any]]:
     """Upstream's entries for the environment in ``env_dir``: ``entries.py`` (its top-level
     ``entries = [...]`` read with :func:`ast.literal_eval`, never imported or run), else
@@ -263,22 +283,23 @@ def read_entries(env_dir: Path) -> list[dict[str, Any]]:
     data alone, a world with nothing to run).
 
     Each entry keeps its own fields and gets ``entry_num`` (its 1-based place in the file) when
-    it has none, as upstream numbers them when it loads an environment.
+    it has none, as upstream numbers them when it loads an environment. Each entry stands
+    alone: one that is not an object, has no usable ``id`` (a string of letters, digits and
+    ``_ . : -``) or repeats one is kept as a :func:`~suites.benchforce.envs.base.broken_entry`
+    whose ``load_error`` names the file, the entry and the fix; its item errors, the others run.
 
     Raises:
-        ValueError: the file cannot be read as such a list, an entry is not an object, has no
-            string ``id``, or repeats an id (file, entry and fix named).
+        ValueError: the file cannot be read as such a list (file and fix named).
     """
-    env_dir = Path(env_dir)
-    py, dump = env_dir / "entries.py", env_dir / "entries_dump.json"
-    if py.is_file():
-        path, raw = py, _entries_literal(py)
-    elif dump.is_file():
-        path, raw = dump, read_json(dump)
+    path = entries_file(env_dir)
+    if path is None:
+        return []
+    if path.name == "entries.py":
+        raw = _entries_literal(path)
+    else:
+        raw = read_json(path)
         if isinstance(raw, dict) and isinstance(raw.get("entries"), list):
             raw = raw["entries"]
-    else:
-        return []
     if not isinstance(raw, list):
         raise ValueError(
             f"{path}: field 'entries' is {type(raw).__name__}, not a list; fix: a list of entries"
@@ -286,16 +307,29 @@ def read_entries(env_dir: Path) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for i, entry in enumerate(raw):
-        if not isinstance(entry, dict):
-            raise ValueError(f"{path}: entry {i} is {type(entry).__name__}; fix: make each entry a dict")
-        eid = entry.get("id")
-        if not isinstance(eid, str) or not eid:
-            raise ValueError(f"{path}: entry {i}: field 'id' is missing or not a string; fix: give it an id")
-        if eid in seen:
-            raise ValueError(f"{path}: entry {i}: field 'id' repeats {eid!r}; fix: make entry ids unique")
-        seen.add(eid)
-        out.append({**entry, "entry_num": entry.get("entry_num") or i + 1})
+        problem = entry_id_problem(entry, seen)
+        if problem is not None:
+            eid = entry.get("id") if isinstance(entry, dict) else None
+            out.append(broken_entry(i, eid, f"{path}: entry {i}{problem}", seen))
+        else:
+            out.append({**entry, "entry_num": entry.get("entry_num") or i + 1})
+        seen.add(out[-1]["id"])
     return out
+
+
+def entry_id_problem(entry: Any, seen: set[str]) -> str | None:
+    """What keeps ``entry`` from standing as an entry of its own (``" is list; fix: ..."``,
+    ``": field 'id' repeats 'x'; fix: ..."``, to follow ``<file>: entry <i>``), or None."""
+    if not isinstance(entry, dict):
+        return f" is {type(entry).__name__}; fix: make each entry a dict"
+    eid = entry.get("id")
+    if not isinstance(eid, str) or not eid:
+        return ": field 'id' is missing or not a string; fix: give it an id"
+    if not TASK_ID.match(eid):
+        return f": field 'id' is {eid!r}; fix: use only letters, digits and _ . : - in an entry id"
+    if eid in seen:
+        return f": field 'id' repeats {eid!r}; fix: make entry ids unique"
+    return None
 
 
 def user_block(
@@ -365,18 +399,41 @@ def upstream_data(
     entries: list[dict[str, Any]],
     slots: Mapping[str, str],
     instruction_facts: Mapping[str, str] | None = None,
+    source: Path | str | None = None,
 ) -> UpstreamData:
     """:class:`UpstreamData` for ``env``: each entry with its :func:`user_block` (an entry's
-    own ``user`` block is kept), and the ones whose gold cannot be dry-run on ``world`` (no
+    own ``user`` block is kept), the ones whose gold cannot be dry-run on ``world`` (no
     actions, an unknown tool, a ``*`` wildcard, a call the tools refuse) in ``unrunnable``
-    with the reason."""
-    out, unrunnable = [], {}
+    with the reason, and in ``errors`` the ones that could not be read (a ``load_error`` from
+    :func:`read_entries`) or whose preparation raised, each named with ``source`` (the entries
+    file) and its id: one entry's fault never stops the others."""
+    out, unrunnable, errors = [], {}, {}
     for entry in entries:
         entry = {**entry}
-        entry.setdefault("user", user_block(entry, slots, instruction_facts))
-        why = _why_unrunnable(env, world, entry)
+        if entry.get("load_error"):
+            errors[entry["id"]] = str(entry["load_error"])
+            out.append(entry)
+            continue
+        try:
+            entry.setdefault("user", user_block(entry, slots, instruction_facts))
+            why = _why_unrunnable(env, world, entry)
+        except Exception as exc:  # a fault of ours or an entry shape nobody foresaw: this entry only
+            errors[entry["id"]] = prepare_error(source, entry, exc)
+            entry.setdefault("actions", [])
+            out.append(entry)
+            continue
         if why is not None:
             unrunnable[entry["id"]] = why
         entry.setdefault("actions", [])
         out.append(entry)
-    return UpstreamData(world=world, entries=out, unrunnable=unrunnable)
+    return UpstreamData(world=world, entries=out, unrunnable=unrunnable, errors=errors)
+
+
+def prepare_error(source: Path | str | None, entry: Mapping[str, Any], exc: BaseException) -> str:
+    """``<file>: entry '<id>' (entry_num N) could not be prepared: <Type>: <message>; fix: ...``:
+    one upstream entry whose preparation raised, named by file and entry."""
+    where = f"{source}: " if source is not None else ""
+    return (
+        f"{where}entry {entry.get('id')!r} (entry_num {entry.get('entry_num')}) could not be "
+        f"prepared: {type(exc).__name__}: {exc}; fix: correct this entry or {RESTORE}"
+    )

@@ -3,19 +3,23 @@ arguments, state hashing, session endings, and server faults as errors."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
 from pytest_egi.agents.tools import ToolError
-from pytest_egi.models.base import ModelResponse, Usage, assistant_message, tool_call
+from pytest_egi.models.base import ModelResponse, ProviderError, Usage, assistant_message, tool_call
 from pytest_egi.models.offline import NULL_ANSWER, Noise, NullClient, PolicyClient
 from pytest_egi.suite import SuiteProfile
 from suites.benchforce import SUITE, BenchforceOptions
 from suites.benchforce.agent import ServerToolkit, run_trial
-from suites.benchforce.client import EnvironmentFault, EnvSession, ServerProcess
+from suites.benchforce.client import EnvironmentFault, EnvSession, ServerProcess, shared_server
 from suites.benchforce.envs.base import apply_call, copy_world, state_hash
 from suites.benchforce.envs.hospital import ENV
 from suites.benchforce.protocol import ProtocolError, decode, encode
@@ -166,7 +170,9 @@ def test_oracle_passes_and_null_fails_every_template(tasks):
         assert score.success, (task.id, score.got)
         assert traj["info"]["benchforce"]["ending"] == "user_exit" and score.values["finished"] == 1.0
         null = SUITE.score(task, run_trial(task, NullClient()).to_dict(), None)
-        assert not null.success and null.values["finished"] == 0.0 and null.values["gave_up"] == 1.0
+        # the caller gave up and hung up: finished under upstream's rule, not passed
+        assert not null.success and null.values["finished"] == null.values["gave_up"] == 1.0
+        assert null.values["goal_met"] == 0.0 and score.values["goal_met"] == 1.0
 
 
 class _AlwaysAsks:
@@ -293,3 +299,152 @@ def test_stop_leaves_no_process_and_no_temporary_folder_behind(tmp_path):
 
 def test_null_answer_is_what_null_says():
     assert NULL_ANSWER == "I don't know."
+
+
+# ------------------------------------------- a server in an unknown state is never reused
+
+
+def _gone(pid: int, within: float = 10.0) -> bool:
+    """True once ``pid`` is no process (or a zombie its new parent has yet to reap)."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            os.kill(pid, 0)
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except (ProcessLookupError, FileNotFoundError):
+            return True
+        if stat.rsplit(")", 1)[1].split()[0] == "Z":
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+
+
+def _cleanup(*pids: int | None) -> None:
+    """SIGKILL what a failing test left behind (SIGCONT first, so a stopped one can die)."""
+    for pid in pids:
+        if pid is not None:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGCONT)
+                os.kill(pid, signal.SIGKILL)
+
+
+class _HangsServer:
+    """Asks a question, then freezes the shared server (SIGSTOP: it stops reading, answers
+    nothing, and cannot act on SIGTERM, as a server stuck in a handler) and calls a tool."""
+
+    def __init__(self, pid_of, then: Exception | None = None):
+        self.pid_of, self.then, self.calls, self.hung = pid_of, then, 0, None
+
+    def generate(self, messages, tools=None, **params):
+        self.calls += 1
+        if self.calls == 1:
+            return ModelResponse(
+                assistant_message("Could you tell me your full name?"), Usage(calls=1), "stop"
+            )
+        self.hung = self.pid_of()
+        os.kill(self.hung, signal.SIGSTOP)
+        if self.then is not None:
+            raise self.then
+        call = tool_call("c1", "get_patient_info", json.dumps({"patient_identifier": "Anyone"}))
+        return ModelResponse(assistant_message(None, [call]), Usage(calls=1), "tool_calls")
+
+
+def test_a_server_that_hangs_mid_session_errors_the_item_and_the_next_gets_a_fresh_one(tasks):
+    server = shared_server()
+    server.start()
+    starts, agent = server.starts, _HangsServer(lambda: server.pid)
+    options = BenchforceOptions(server_timeout_s=1.0)
+    try:
+        with pytest.raises(EnvironmentFault, match="did not answer 'tool.call' within 1 s"):
+            run_trial(tasks[0], agent, options)
+        assert _gone(agent.hung)  # stopped at once: not left hanging until the session ends
+        assert not server.alive()
+        traj = run_trial(tasks[0], _oracle(tasks[0]), options).to_dict()
+        assert SUITE.score(tasks[0], traj, None).success
+        info = traj["info"]["benchforce"]
+        assert (info["server_restarted"], info["server_starts"]) == (True, starts + 1)
+    finally:
+        _cleanup(agent.hung)
+
+
+def test_a_server_that_stopped_answering_between_items_is_replaced(tasks):
+    server = shared_server()
+    server.start()
+    starts, hung = server.starts, server.pid
+    os.kill(hung, signal.SIGSTOP)  # it hung after the last session: the handshake never completes
+    try:
+        traj = run_trial(tasks[0], _oracle(tasks[0]), BenchforceOptions(server_timeout_s=1.0)).to_dict()
+        assert SUITE.score(tasks[0], traj, None).success
+        assert (traj["info"]["benchforce"]["server_starts"], server.starts) == (starts + 1, starts + 1)
+        assert _gone(hung)
+    finally:
+        _cleanup(hung)
+
+
+def test_a_server_that_cannot_end_a_failed_session_is_not_reused(tasks):
+    # the model's provider fails and the server hangs at the same time: the session cannot be
+    # ended, so the server's state is unknown; the item errors with the provider's error
+    server = shared_server()
+    server.start()
+    agent = _HangsServer(lambda: server.pid, then=ProviderError("upstream 503", kind="server_error"))
+    try:
+        with pytest.raises(ProviderError, match="upstream 503"):
+            run_trial(tasks[0], agent, BenchforceOptions(server_timeout_s=1.0))
+        assert _gone(agent.hung) and not server.alive()
+        assert SUITE.score(tasks[0], run_trial(tasks[0], _oracle(tasks[0])).to_dict(), None).success
+    finally:
+        _cleanup(agent.hung)
+
+
+_STUBBORN = """
+# A server that ignores its stop requests: SIGTERM is ignored, its stdin never reaches EOF (fd 0
+# is a pipe whose write end it holds), and it leaves a child in its process group that ignores
+# SIGTERM too. The variable is removed first, so the child (and anything else) is left alone.
+import os, signal, subprocess, sys
+if os.environ.pop("EGI_TEST_STUBBORN_SERVER", None) is not None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _read, _write = os.pipe()
+    os.dup2(_read, 0)
+    _child = subprocess.Popen([sys.executable, "-c", "import signal, time; "
+                               "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"])
+    with open(os.environ["EGI_TEST_CHILD_PID"], "w") as fh:
+        fh.write(str(_child.pid))
+"""
+
+
+def test_stop_is_bounded_for_a_server_that_ignores_sigterm_and_kills_its_group(tmp_path, monkeypatch):
+    (tmp_path / "sitecustomize.py").write_text(_STUBBORN)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setenv("EGI_TEST_STUBBORN_SERVER", "1")
+    monkeypatch.setenv("EGI_TEST_CHILD_PID", str(tmp_path / "child.pid"))
+    proc = ServerProcess()
+    proc.start()
+    pid, child = proc.pid, int((tmp_path / "child.pid").read_text())
+    assert pid is not None and os.getpgid(child) == pid  # the child is in the server's group
+    try:
+        stopper = threading.Thread(target=proc.stop, daemon=True)
+        began = time.monotonic()
+        stopper.start()
+        stopper.join(30)
+        assert not stopper.is_alive(), "ServerProcess.stop still waiting after 30 s"
+        assert time.monotonic() - began < 12  # 2 s after stdin closes, 2 s after SIGTERM, then SIGKILL
+        assert _gone(pid) and _gone(child)
+        assert proc.pid is None and not proc.alive()
+    finally:
+        _cleanup(pid, child)
+
+
+def test_stop_is_bounded_for_a_hung_server(tasks):
+    proc = ServerProcess()
+    proc.start()
+    pid = proc.pid
+    os.kill(pid, signal.SIGSTOP)  # hung: it reads no stdin and cannot act on SIGTERM
+    try:
+        stopper = threading.Thread(target=proc.stop, daemon=True)
+        stopper.start()
+        stopper.join(30)
+        assert not stopper.is_alive(), "ServerProcess.stop still waiting after 30 s"
+        assert _gone(pid)
+    finally:
+        _cleanup(pid)

@@ -160,7 +160,9 @@ def test_exit_without_goal_met_true_is_giving_up(schedule_task, arguments):
     assert (info["ending"], info["exit_reason"]) == ("user_exit", "gave_up")
     assert [m["content"] for m in traj["messages"] if m["role"] == "user"][-1] == "Never mind, goodbye."
     score = SUITE.score(schedule_task, traj, None)
-    assert not score.success and score.values["finished"] == 0.0 and score.values["gave_up"] == 1.0
+    # the caller ended the call: finished (upstream's terminate), its goal not met
+    assert not score.success and score.values["finished"] == 1.0
+    assert (score.values["gave_up"], score.values["goal_met"]) == (1.0, 0.0)
 
 
 def test_another_tool_name_does_not_end_the_call():

@@ -233,7 +233,8 @@ def test_runnable_entries_of_our_files_replay_under_the_oracle(tmp_path):
         assert score.success and score.values["finished"] == 1.0, (task.id, score.got)
         finals[task.id] = traj["info"]["benchforce"]["final_state"]
         null = benchforce.SUITE.score(task, run_trial(task, NullClient(), options).to_dict(), options)
-        assert not null.success and null.values["finished"] == 0.0, task.id
+        # the caller gave up and hung up: finished (upstream's terminate), not passed
+        assert not null.success and null.values["finished"] == null.values["gave_up"] == 1.0, task.id
         nulls[task.id] = null
     # the server ran the suspension on upstream-shaped data, as the dry run expects
     assert finals["hr_software.entry_1"]["users"]["USR-000002"] == {
@@ -307,10 +308,6 @@ _NO_TIER = {k: v for k, v in SUBS["SUB-000001"].items() if k != "tier"}
             "2024-05-15T15:00:00Z",
         ),
         (
-            {"entries_dump_json": [{"id": "entry_0", "instructions": "x"}]},
-            "{dir}/entries_dump.json: entry 0: field 'actions' is missing; fix: give it a list value",
-        ),
-        (
             {"data_users_part_1_json": "{not json"},
             "{dir}/data_users_part_1.json is not valid JSON (line 1, column 2: Expecting property name "
             "enclosed in double quotes); fix: repair the file or restore upstream's copy",
@@ -327,6 +324,28 @@ def test_malformed_file_names_the_file_the_field_and_the_fix(tmp_path, override,
     with pytest.raises(ValueError) as info:
         _tasks(tmp_path)
     assert str(info.value) == message.format(dir=folder.resolve())
+
+
+def test_a_malformed_entry_errors_alone_naming_its_file_entry_and_fix(tmp_path):
+    # it failed the whole file, so the suite's collection
+    good = {"id": "entry_1", "instructions": "Add up 2 and 3 for me.",
+            "actions": [{"name": "calculate", "arguments": {"expression": "2 + 3"}}], "outputs": ["5"]}
+    folder = _write(tmp_path, entries_dump_json=[
+        {"id": "entry_0", "instructions": "x"}, good, {**good, "id": "entry_2", "outputs": "5"},
+        {**good, "id": "entry_3", "actions": [{"name": "calculate", "arguments": {"expression": 5}}]},
+    ])  # fmt: skip
+    path = folder.resolve() / "entries_dump.json"
+    tasks = {t.id: t.data for t in _tasks(tmp_path)}
+    assert {k: d.get("load_error") or d.get("unrunnable") for k, d in tasks.items()} == {
+        "hr_software.entry_0": f"{path}: entry 0: field 'actions' is missing; fix: give it a list value",
+        "hr_software.entry_1": None,
+        "hr_software.entry_2": f"{path}: entry 2 (entry_2): field 'outputs' is \"5\"; fix: make it a "
+        "list of strings",
+        "hr_software.entry_3": "gold action 0 (calculate) has arguments the tool's schema refuses: 5 is "
+        "not of type 'string' (at 'expression')",
+    }
+    broken = [k for k, d in tasks.items() if d.get("load_error")]
+    assert broken == ["hr_software.entry_0", "hr_software.entry_2"]  # their items error, entry_3 skips
 
 
 _INTEGRITY = "the upstream files fail the integrity check ({n}):\n  "

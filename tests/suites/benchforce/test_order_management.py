@@ -280,7 +280,8 @@ def test_the_suite_loads_upstreams_count_and_oracle_passes_null_fails_every_temp
         assert score.success and score.values["finished"] == 1.0, (task.id, score.got)
         records.append({"task_id": task.id, "category": "order_management", "values": score.values})
         null = SUITE.score(task, run_trial(task, NullClient()).to_dict(), None)
-        assert not null.success and null.values["finished"] == 0.0, task.id
+        # the caller gave up and hung up: finished (upstream's terminate), not passed
+        assert not null.success and null.values["finished"] == null.values["gave_up"] == 1.0, task.id
     summary = SUITE.summarize(records)
     assert (
         summary["order_management.accuracy_all"] == 1.0 and summary["order_management.finished_rate"] == 1.0

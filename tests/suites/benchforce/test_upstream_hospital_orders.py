@@ -203,6 +203,150 @@ def test_upstream_entries_run_through_the_suite_and_the_oracle_passes(tmp_path, 
     assert traj["info"]["benchforce"]["final_state"]["appointments"]["A1"]["status"] == "cancelled"
 
 
+REFERRALS = """\
+entries = [
+    {
+        "id": "entry_1",
+        "instructions": "Dr. Omar Haddad wants Wren Adeyemi seen by Dr. Ines Barros in neurology.",
+        "actions": [
+            {"name": "get_patient_info", "arguments": {"patient_identifier": "Wren Adeyemi"}},
+            {
+                "name": "create_referral",
+                "arguments": {
+                    "patient_identifier": "Wren Adeyemi",
+                    "referring_doctor_identifier": "Dr. Omar Haddad",
+                    "referred_to_doctor_identifier": "Dr. Ines Barros",
+                    "priority": "routine",
+                },
+            },
+        ],
+    },
+    {
+        "id": "entry_2",
+        "instructions": "Refer Tove to Dr. Kwame Mensah in endocrinology.",
+        "actions": [
+            {
+                "name": "create_referral",
+                "arguments": {
+                    "patient_identifier": "Tove Lindahl",
+                    "referring_doctor_identifier": "Dr. Omar Haddad",
+                    "referred_to_doctor_identifier": "Dr. Kwame Mensah",
+                    "priority": "urgent",
+                },
+            },
+        ],
+    },
+]
+"""
+"""Upstream's hospital entries 53, 56 and 57 in shape: a gold ``create_referral`` without
+``referred_to_department``, which upstream's tool requires; entry_2's specialist is in no file
+(as in upstream's 53 and 57)."""
+
+
+def test_a_referral_without_its_department_loads_and_runs(tmp_path):
+    # it crashed collection: the dry run called the tool without a required argument (TypeError)
+    folder = _env_dir(tmp_path, "hospital", HOSPITAL, REFERRALS)
+    data = environment("hospital").load_upstream(folder)
+    first, second = data.entries
+    assert first["actions"][1]["arguments"]["referred_to_department"] == "Neurology"
+    assert first["gold_completed"] == [
+        "action 1 (create_referral): referred_to_department='Neurology', the department of "
+        "'Dr. Ines Barros'"
+    ]
+    assert first["user"]["facts"]["department"] == "Neurology"
+    assert data.unrunnable == {
+        "entry_2": "its gold actions cannot run on these files: action 0 (create_referral) has arguments "
+        "the tool's schema refuses: 'referred_to_department' is a required property"
+    }
+    assert "gold_completed" not in second and data.errors == {}
+    options = {"data_dir": str(tmp_path)}
+    task = SUITE.load_tasks(SuiteProfile(seed=1, categories=["hospital"]), options)[0]
+    noise = Noise(0.0, f"1|benchforce|{task.id}|1")
+    oracle = PolicyClient("egi/oracle", SUITE.reference_policy(task, None, noise), noise)
+    traj = run_trial(task, oracle, BenchforceOptions(data_dir=tmp_path)).to_dict()
+    assert SUITE.score(task, traj, None).success
+    (referral,) = traj["info"]["benchforce"]["final_state"]["referrals"].values()
+    assert [referral[k] for k in ("patient_id", "referred_to_doctor_id", "status")] == ["P1", "D1", "pending"]
+
+
+def test_the_department_is_taken_from_the_specialist_upstream_names(tmp_path):
+    from suites.benchforce.envs.hospital import complete_referral_departments
+
+    world = environment("hospital").load_upstream(_env_dir(tmp_path, "hospital", HOSPITAL)).world
+    by_id = {"referred_to_doctor_identifier": "D2"}
+    entries = [
+        {"id": "a", "actions": [{"name": "create_referral", "arguments": by_id}]},
+        {"id": "b", "actions": [{"name": "create_referral", "arguments": {
+            "referred_to_doctor_identifier": "Dr. Ines Barros", "referred_to_department": "Cardiology"}}]},
+        {"id": "c", "actions": [{"name": "get_doctor_info", "arguments": {"doctor_identifier": "D1"}}]},
+        {"id": "d", "actions": ["not an action", {"name": "create_referral", "arguments": None}]},
+    ]  # fmt: skip
+    out = complete_referral_departments(world, entries)
+    assert out[0]["actions"][0]["arguments"]["referred_to_department"] == "Cardiology"  # by id too
+    assert out[1:] == entries[1:]  # given (even wrong: the tool refuses it), not a referral, malformed
+
+
+BROKEN_AMONG_GOOD = """\
+entries = [
+    {
+        "id": "entry_1",
+        "instructions": "Your name is Wren Adeyemi. Cancel my 9 AM appointment with Dr. Barros.",
+        "actions": [
+            {
+                "name": "cancel_appointment",
+                "arguments": {
+                    "patient_identifier": "Wren Adeyemi",
+                    "doctor_identifier": "Dr. Ines Barros",
+                    "appointment_date": "2024-02-01",
+                    "appointment_time": "9:00 AM",
+                },
+            },
+        ],
+    },
+    "a stray string where an entry belongs",
+    {
+        "id": "entry_3",
+        "instructions": "Look me up.",
+        "actions": [{"name": ["get_patient_info"], "arguments": {"patient_identifier": "Tove Lindahl"}}],
+    },
+    {
+        "id": "entry_4",
+        "instructions": "Tove Lindahl wants her medication list.",
+        "actions": [{"name": "get_patient_medications", "arguments": {"patient_identifier": "Tove Lindahl"}}],
+    },
+]
+"""
+"""Two good entries around two broken ones: a string (not an entry), and an entry whose tool
+name is a list (preparing it raises ``TypeError``: unhashable)."""
+
+
+def test_a_broken_entry_among_good_ones_errors_alone_naming_its_file_and_entry(pytester, tmp_path):
+    from tests.helpers.suite_run import run_suite
+
+    folder = _env_dir(tmp_path, "hospital", HOSPITAL, BROKEN_AMONG_GOOD)
+    path = folder / "entries.py"
+    result, egi = run_suite(
+        pytester, "benchforce", "egi/oracle", "--egi-opt", f"benchforce.data_dir={tmp_path}", "-k", "hospital"
+    )
+    result.assert_outcomes(passed=2, errors=2)
+    result.stdout.fnmatch_lines([
+        f"*hospital.entry_index_1*UpstreamEntryError: benchforce: {path}: entry 1 is str; fix: make each "
+        "entry a dict*",
+        f"*hospital.entry_3*UpstreamEntryError: benchforce: {path}: entry 'entry_3' (entry_num 3) could "
+        "not be prepared: TypeError: unhashable type: 'list'; fix: correct this entry or restore "
+        "upstream's copy*",
+    ], consecutive=False)  # fmt: skip
+    lines = next(pytester.path.glob("reports-*/*/records.jsonl")).read_text().splitlines()
+    records = {r["task_id"]: r for r in map(json.loads, lines)}
+    assert {k: r["status"] for k, r in records.items()} == {
+        "hospital.entry_1": "passed",
+        "hospital.entry_index_1": "error",
+        "hospital.entry_3": "error",
+        "hospital.entry_4": "passed",
+    }
+    assert egi["suites"]["benchforce"]["sub_metrics"]["hospital.accuracy_all"] == 1.0  # errors unscored
+
+
 def test_no_entries_file_gives_a_world_with_no_entries(tmp_path):
     folder = _env_dir(tmp_path, "hospital", HOSPITAL)
     data = environment("hospital").load_upstream(folder)
@@ -227,17 +371,29 @@ def test_entries_dump_json_is_read_when_there_is_no_entries_py(tmp_path):
         ("items = []", r"entries.py has no 'entries = \[...\]' assignment; fix: define"),
         ("entries = [", r"entries.py is not valid Python \(.*line 1\); fix: repair it"),
         ("entries = {'id': 'x'}", r"entries.py: field 'entries' is dict, not a list; fix: a list of entries"),
-        (
-            "entries = [{'id': 'x'}, {'id': 'x'}]",
-            r"entries.py: entry 1: field 'id' repeats 'x'; fix: make entry",
-        ),
-        ("entries = [{'actions': []}]", r"entries.py: entry 0: field 'id' is missing or not a string; fix:"),
     ],
 )
 def test_malformed_entries_py_names_the_file_field_and_fix(tmp_path, text, message):
     folder = _env_dir(tmp_path, "hospital", HOSPITAL, text)
     with pytest.raises(ValueError, match=message):
         read_entries(folder)
+
+
+def test_a_malformed_entry_stands_alone_with_its_file_entry_and_fix(tmp_path):
+    # one bad entry used to fail the whole file (and the suite's collection)
+    text = "entries = [{'id': 'x'}, {'id': 'x'}, {'actions': []}, 'oops', {'id': 'a b'}, {'id': 'y'}]"
+    folder = _env_dir(tmp_path, "hospital", HOSPITAL, text)
+    path = folder / "entries.py"
+    entries = read_entries(folder)
+    assert [(e["id"], e["entry_num"], e.get("load_error")) for e in entries] == [
+        ("x", 1, None),
+        ("entry_index_1", 2, f"{path}: entry 1: field 'id' repeats 'x'; fix: make entry ids unique"),
+        ("entry_index_2", 3, f"{path}: entry 2: field 'id' is missing or not a string; fix: give it an id"),
+        ("entry_index_3", 4, f"{path}: entry 3 is str; fix: make each entry a dict"),
+        ("entry_index_4", 5, f"{path}: entry 4: field 'id' is 'a b'; fix: use only letters, digits and "
+                             "_ . : - in an entry id"),
+        ("y", 6, None),
+    ]  # fmt: skip
 
 
 def _broken(tables: dict, table: str, key: str, **fields) -> dict:
