@@ -8,28 +8,29 @@ none. Two readers stand in for it here:
 * :func:`rule_extract` (default, recorded as ``egi/rules``): deterministic. It reads the
   answer the way a person grading by hand would, in this order:
 
-  1. **an answer label** (``Final answer:``, ``**Answer:**``, ``The answer is``, a ``###
-     Answer`` heading): the first sentence (or list) after the last label is the answer;
+  1. **an answer label** (``Final answer:`` or ``final answer is`` anywhere; ``Answer:``,
+     ``**Answer:**`` or a ``### Answer`` heading opening a line; ``The answer is``, ``my
+     answer would be``): the first sentence (or list) after the last label is the answer, up
+     to its first reason (``since``, ``because``, ``which``, ``who``, ``with``, ``;`` ...)
+     when the part before it names the answer; nothing there is no answer;
   2. **a concluding sentence** (one that opens with *therefore*, *thus*, *so*, *in
      conclusion*, *in summary*, *overall*, *based on ...*): the last one that names an
      entity or says there is none;
-  3. **a decision sentence** (one that names the lowest / highest / most / best ..., routes or
-     assigns, says what was violated, purchased, matches ...): the first one that names an
+  3. **a decision sentence** (one with a decision word: lowest / highest / most / best /
+     fewer / faster ..., routes or assigns, violated, purchased, matches ...): the first one
+     whose entity sits in the decision word's own clause (``Both 005A and 005B have the
+     lowest transfer count; 005C had 4.`` reads 005A, 005B), else the first one that names an
      entity or says there is none;
   4. **every entity named**, except those named **in passing**.
-
-  In steps 1-3, when some of a sentence's entities sit in the clause that carries the decision
-  word, those are the answer (``Both 005A and 005B have the lowest transfer count; 005C had
-  4.`` reads 005A, 005B).
 
   An entity is named in passing when, inside its clause, it follows a word that makes it a
   side remark (*although*, *while*, *compared to*, *than*, *followed by*, *next*, *second*,
   *other than*, *instead of*, *rather than*, *unlike*, *ahead of*, *not*, *against*,
   *reviewed* ...), when it sits in parentheses while the sentence names an entity outside
   them (``005A had the lowest time (005B: 55 min)``), or when it comes before a ``but`` /
-  ``however`` clause that names another one (``005B closed more overall, but for this issue
-  the best is 005A``). When every entity is named in passing, they all count, unless the
-  reply says there is none.
+  ``however`` / ``so`` / ``therefore`` clause that names another one (``005B closed more
+  overall, but for this issue the best is 005A``). When every entity is named in passing,
+  they all count, unless the reply says there is none.
 
   A reply that names no entity is ``["None"]`` when it **says there is none** in plain
   words ("None", "No policy was violated in this case.", "None of the policies were
@@ -250,9 +251,14 @@ _PASSING = re.compile(
     re.IGNORECASE,
 )
 _BOUNDARY = re.compile(
-    r"[;,:\n]|[.!?](?=\s|$)|\s-+\s|(?=\b(?:but|however|yet|although|though|while|whereas)\b)", re.IGNORECASE
+    r"[;,:\n]|[.!?](?=\s|$)|\s-+\s|"
+    r"(?=\b(?:but|however|yet|although|though|while|whereas|so|therefore|thus|hence)\b)",
+    re.IGNORECASE,
 )
-_CONTRAST = re.compile(r"\W*(?:but|however|yet)\b(?!\s+(?:also|so|equally)\b)", re.IGNORECASE)
+_CONTRAST = re.compile(
+    r"\W*(?:but|however|yet|so|therefore|thus|hence)\b(?!\s+(?:also|so|equally|far|that|many|much)\b)",
+    re.IGNORECASE,
+)
 
 
 def _paren_spans(text: str) -> list[tuple[int, int]]:
@@ -341,8 +347,17 @@ def _read(task_type: str, text: str) -> _Reading:
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)])\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _LABEL = re.compile(
-    r"\b(?:final\s+)?answer\**(?:\s+to\s+(?:your|the|this)\s+(?:question|query|request))?\**[ \t]*"
-    r"(?:is\b|would\s+be\b|:|=|\n)\**",
+    # "Final answer: X", "final answer is X" anywhere
+    r"\bfinal\s+answer\**[ \t]*(?:is\b|would\s+be\b|:|=|\n)\**"
+    # "Answer: X", "**Answer:** X", "### Answer" opening a line
+    r"|(?:^|\n)[ \t#>*_]*answer\**[ \t]*(?::|=|\n|$)\**"
+    # "The answer (to your question) is X", "my answer would be X"
+    r"|\b(?:the|my)\s+answer(?:\s+to\s+(?:your|the|this)\s+(?:question|query|request))?\s+(?:is|would\s+be)\b",
+    re.IGNORECASE,
+)
+_EXPLANATION = re.compile(
+    r";|[ \t]-+[ \t]|"
+    r"\b(?:since|because|as(?!\s+well\b)|which|who|whose|with|having|due\s+to|given\s+that|after)\b",
     re.IGNORECASE,
 )
 _CONCLUSION = re.compile(
@@ -352,7 +367,8 @@ _CONCLUSION = re.compile(
 )
 _DECISION = re.compile(
     r"\b(?:lowest|highest|most|fewest|least|best|top|quickest|fastest|slowest|shortest|longest|greatest|"
-    r"smallest|largest|minimum|maximum|peak(?:ed|s)?|spike[sd]?|recommend\w*|should\s+(?:be\s+)?(?:go|routed|assigned|"
+    r"smallest|largest|minimum|maximum|fewer|lower|higher|faster|quicker|shorter|longer|greater|better|"
+    r"peak(?:ed|s)?|spike[sd]?|recommend\w*|should\s+(?:be\s+)?(?:go|routed|assigned|"
     r"handled|get)|rout(?:e|ed|ing)\b|assign(?:ed|ing)?\b|violat\w*|breach\w*|contraven\w*|broke|purchased|bought|"
     r"ordered|correspond\w*|refers?\s+to|match(?:es|ed|ing)?|identified)\b",
     re.IGNORECASE,
@@ -393,8 +409,10 @@ def _decide(task_type: str, unit: str) -> tuple[list[str], str] | None:
     not say there is none. The second item says which (``"named"``, ``"says none"``, ``"named
     in passing only"``)."""
     reading = _read(task_type, unit)
+    if reading.decisive:
+        return reading.decisive, "decisive"
     if reading.kept:
-        return reading.decisive or reading.kept, "named"
+        return reading.kept, "named"
     if says_none(unit):
         return ["None"], "says none"
     if reading.named:
@@ -444,7 +462,9 @@ def rule_extract(task_type: str, answer: str) -> Extraction:
         region = text[labels[-1].end() :].lstrip()
         region = re.split(r"\n\s*\n", region, maxsplit=1)[0]
         for unit in _units(region)[:1]:
-            decided = _decide(task_type, unit)
+            cut = _EXPLANATION.search(unit)  # "X, since ...": the answer comes before the reason
+            decided = _decide(task_type, unit[: cut.start()]) if cut else None
+            decided = decided or _decide(task_type, unit)
             if decided is not None:
                 return Extraction(decided[0], RULES_JUDGE, "answer label")
         return Extraction([], RULES_JUDGE, "no answer")
@@ -454,10 +474,10 @@ def rule_extract(task_type: str, answer: str) -> Extraction:
             decided = _decide(task_type, unit)
             if decided is not None and decided[1] != "named in passing only":
                 return Extraction(decided[0], RULES_JUDGE, "concluding sentence")
-    for unit in units:
-        if _DECISION.search(unit):
-            decided = _decide(task_type, unit)
-            if decided is not None and decided[1] != "named in passing only":
+    decisions = [(unit, _decide(task_type, unit)) for unit in units if _DECISION.search(unit)]
+    for wanted in (("decisive",), ("named", "says none")):  # the entity in the decision's clause first
+        for _, decided in decisions:
+            if decided is not None and decided[1] in wanted:
                 return Extraction(decided[0], RULES_JUDGE, "decision sentence")
     survivors: list[str] = []
     named: list[str] = []

@@ -47,6 +47,14 @@ CASES = [
     (NCR, [A], f"{A} is the best fit: they closed 9 cases for this issue. Other candidates: {B} (6), "
                f"{C} (4).", [A], 1.0),
     (NCR, [A], f"Route it to {B}, who closed the most cases for this issue.", [B], 0.0),
+    # "answer:" inside the reasoning is no answer label
+    (NCR, [A], f"To find the answer: I queried the closed cases.\nThe best agent is {A}.", [A], 1.0),
+    (NCR, [A], f"The answer is {A}, since it has the most closed cases; {B} has fewer.", [A], 1.0),
+    (NCR, [A], f"Final answer: {A} (Jane Doe), who closed 7 cases, ahead of {B}.", [A], 1.0),
+    # the tie-break explained: the decision's own clause names the answer
+    (NCR, [B], f"I looked at the agents with the most closed cases: {A} (7), {B} (7). Since both "
+               f"tied, the one with fewer open cases is {B}.", [B], 1.0),
+    (NCR, [A], f"{B} has more open cases, so {A} gets it.", [A], 1.0),
     # -- HTU: User Id(s) or None ---------------------------------------------------------------------
     (HTU, [A], f"Among the qualifying agents, {A} had the lowest average handle time at 41.2 minutes "
                f"({B}: 55.0 min, {C}: 63.5 min).", [A], 1.0),
@@ -60,6 +68,7 @@ CASES = [
                f"**Answer:** {A}", [A], 1.0),
     (HTU, [A], f"Agent {A} (Jane Smith) had the lowest average handle time, 35 minutes.", [A], 1.0),
     (HTU, [None], "I don't know.", [], 0.0),  # a non-answer is no abstention
+    (HTU, [A, B], f"Answer:\n- {A}\n- {B}", [A, B], 1.0),
     # -- TCU: User Id(s) or None ---------------------------------------------------------------------
     (TCU, [A], f"{A} transferred the fewest cases (0), compared to {B} (3) and {C} (4).", [A], 1.0),
     (TCU, [A], f"The agent with the most transfers is {A}, followed by {B}.", [A], 1.0),
@@ -92,6 +101,7 @@ CASES = [
     (PVI, [K1], f"Yes. The agent offered a refund after 60 days, which breaches {K1}. {K2} (Shipping "
                 "Policy) was followed correctly.", [K1], 1.0),
     (PVI, [K2], f"The agent broke the return policy: {K2}.", [K2], 1.0),
+    (PVI, [K1], f"No policy related to shipping was violated. However, the agent breached {K1}.", [K1], 1.0),
     (PVI, [None], "I'm not sure whether a policy was violated.", [], 0.0),  # no answer
     (PVI, [None], "I don't know.", [], 0.0),  # no answer, not an abstention
     (PVI, [K1], "No policy was violated in this case.", ["None"], 0.0),
