@@ -6,7 +6,10 @@ disambiguation, PVI policy violation, KQA knowledge QA (service agent); TII top 
 MTA monthly trend, BRI best region (service analyst). The org is a local SQLite
 Salesforce-like org generated from the profile seed (or a user's own export with
 ``--egi-opt crmarena.org=PATH``); tasks are in the original record schema (or a user's
-task file with ``--egi-opt crmarena.tasks=PATH``). See README.md in this folder.
+task file with ``--egi-opt crmarena.tasks=PATH``, sampled per type with the profile seed).
+The answer is read out of the reply by rules (``egi/rules``) or, with ``--egi-judge-model``, by
+the judge model as upstream does with gpt-4o (``extract.py``). See README.md in this folder,
+whose "Deliberate differences from upstream" table lists every difference.
 """
 
 from __future__ import annotations
@@ -75,7 +78,7 @@ class CrmArenaSuite:
     """The CRMArena suite object (see :class:`pytest_egi.suite.Suite`)."""
 
     name = "crmarena"
-    version = "2"
+    version = "3"
     categories = tuple(TASK_TYPES.values())
     options_model = CrmArenaOptions
     profile_keys = frozenset({"org_scale"})
@@ -104,6 +107,10 @@ class CrmArenaSuite:
     def load_tasks(self, profile: SuiteProfile, options: CrmArenaOptions) -> list[Task]:
         """Tasks of the profile: ``per_category`` of each selected task type (seeded).
 
+        Generated tasks are drawn with the profile seed; a user's task file with more records of
+        a type than ``per_category`` keeps a sample drawn with the profile seed
+        (:func:`suites.crmarena.task_file.sample_per_type`), not the first ones in the file.
+
         A user's org export (``crmarena.org``) is loaded for the categories that will run and
         must pass its integrity check; a user's task file (``crmarena.tasks``) must name gold
         ids that exist in the org the tasks run on. A selected category the org cannot give a
@@ -115,7 +122,7 @@ class CrmArenaSuite:
         """
         from suites.crmarena.data import generate_tasks, load_task_file
         from suites.crmarena.schema import CATEGORY_NEEDS
-        from suites.crmarena.task_file import check_gold
+        from suites.crmarena.task_file import check_gold, sample_per_type
 
         scale = getattr(profile, "org_scale", None) or (
             "deep" if (profile.per_category or 0) > 6 else "quick"
@@ -131,6 +138,9 @@ class CrmArenaSuite:
             for record in records:
                 if TASK_TYPES.get(record["task"]) is None:
                     raise ValueError(f"task idx {record.get('idx')}: unknown task type {record['task']!r}")
+            records = sample_per_type(
+                [r for r in records if TASK_TYPES[r["task"]] in wanted], profile.per_category, profile.seed
+            )
             present = {TASK_TYPES[r["task"]] for r in records}
             run = tuple(c for c in self.categories if c in wanted and c in present)
         else:
@@ -202,18 +212,35 @@ class CrmArenaSuite:
     ) -> TaskScore:
         """Score the final answer by the original rules (see ``scorer``). A trial with no
         answer (the core's ``no_answer_reason``: blank or cut-off reply, turns run out,
-        context overflow) scores 0 and fails."""
+        context overflow) scores 0 and fails.
+
+        Args:
+            judge: None (the answer is read by rules, ``egi/rules``) or the run's
+                :class:`~pytest_egi.judges.LLMJudge` (``--egi-judge-model``), which extracts
+                the answer as upstream's gpt-4o does (``extract.llm_extract``).
+
+        Returns:
+            ``values = {"reward": 0-1}`` (KQA also ``"em"``); ``details`` hold ``extracted``
+            (the answer list read from the reply), ``extractor`` (``"exact"``, ``"egi/rules"``
+            or the judge's name; exact_match tasks) and ``extraction_rule``.
+
+        Raises:
+            JudgeError, ProviderError: the judge failed (the item is an error, not a score).
+        """
         from suites.crmarena.agent import format_answer
         from suites.crmarena.scorer import score_answer
 
         no_answer = no_answer_reason(trajectory)
-        result = score_answer(task.data, trajectory.get("final_answer"), no_answer=no_answer)
+        result = score_answer(task.data, trajectory.get("final_answer"), no_answer=no_answer, judge=judge)
         values = {"reward": result["reward"]}
         if "em" in result:
             values["em"] = result["em"]
         gold = task.data["answer"]
         got = trajectory.get("final_answer")
         details = {"extracted": result["extracted"], "termination": trajectory.get("termination")}
+        for key in ("extractor", "extraction_rule"):
+            if key in result:
+                details[key] = result[key]
         if "no_answer" in result:
             got = f"(no answer: {result['no_answer']})"
             details["no_answer"] = result["no_answer"]

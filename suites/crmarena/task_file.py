@@ -7,12 +7,13 @@ errors, so a broken file fails at collection with a message the user can act on.
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 from .reference import GOLD_OBJECTS, TASK_TYPES
 from .sftime import MONTH_NAMES
 
-__all__ = ["CATEGORIES", "GOLD_OBJECTS", "check_gold", "load_task_file"]
+__all__ = ["CATEGORIES", "GOLD_OBJECTS", "check_gold", "load_task_file", "sample_per_type"]
 
 CATEGORIES: tuple[str, ...] = tuple(TASK_TYPES.values())
 """The nine ``task`` values of the original org, in paper order."""
@@ -78,6 +79,39 @@ def load_task_file(path: str | Path) -> list[dict]:
     for where, item in records:
         loaded.append(_validate(path, where, item, seen))
     return loaded
+
+
+def sample_per_type(records: list[dict], per_category: int | None, seed: int) -> list[dict]:
+    """At most ``per_category`` records of each ``task`` value, drawn with ``seed``.
+
+    A type with more records than ``per_category`` keeps a seeded sample: the positions drawn
+    by ``random.Random(f"crmarena-task-file/{seed}/{task}").sample(range(n), per_category)``
+    among that type's ``n`` records (file order); a type with at most ``per_category``
+    records keeps them all. Each type's draw depends only on the seed, the type and how many
+    records of it the file holds, so the same file and seed give the same tasks in every run
+    and process. The kept records stay in file order.
+
+    Args:
+        records: Validated records (:func:`load_task_file`), in file order.
+        per_category: Records to keep per type; None keeps all.
+        seed: The profile seed (``routing.yaml`` ``modes.<mode>.suites.crmarena.seed``).
+
+    Returns:
+        The kept records, in file order.
+    """
+    if not per_category:
+        return list(records)
+    by_type: dict[str, list[int]] = {}
+    for position, record in enumerate(records):
+        by_type.setdefault(record["task"], []).append(position)
+    kept: set[int] = set()
+    for task, positions in by_type.items():
+        if len(positions) <= per_category:
+            kept.update(positions)
+            continue
+        rng = random.Random(f"crmarena-task-file/{seed}/{task}")
+        kept.update(positions[i] for i in rng.sample(range(len(positions)), per_category))
+    return [record for position, record in enumerate(records) if position in kept]
 
 
 def _validate(path: Path, where: str, item: object, seen: dict[int, str]) -> dict:
