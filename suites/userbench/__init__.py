@@ -99,7 +99,7 @@ class UserbenchSuite:
     """The UserBench suite object (see :class:`pytest_egi.suite.Suite`)."""
 
     name = "userbench"
-    version = "1"
+    version = "2"
     categories = ENVIRONMENTS
     options_model = UserbenchOptions
     profile_keys = frozenset({"max_turns", "pass_k", "temperature"})
