@@ -85,7 +85,7 @@ def test_shipped_quick_profiles_have_no_degenerate_category():
 
     crm_tasks = CRM.load_tasks(SuiteProfile(seed=42, per_category=6), CrmArenaOptions())
     assert CRM.constant_answer_check(crm_tasks, CrmArenaOptions()) == {}
-    herb_tasks = HERB.load_tasks(SuiteProfile(seed=42, limit=80), HerbOptions())
+    herb_tasks = HERB.load_tasks(SuiteProfile(seed=42, answerable=40, unanswerable=40), HerbOptions())
     assert HERB.constant_answer_check(herb_tasks, HerbOptions()) == {}
     # without the exemption the abstention would be flagged on every run
     from pytest_egi.checks import constant_answer_warnings as check
@@ -98,7 +98,7 @@ def test_shipped_quick_profiles_have_no_degenerate_category():
 
     flags = check(unans, lambda t: [abstain], abstained)
     assert flags == {"unanswerable": "unanswerable: the answer {\"answer\": \"I don't know.\", "
-                     "\"answerable\": false} scores 1.00 on all 13 tasks"}  # fmt: skip
+                     "\"answerable\": false} scores 1.00 on all 40 tasks"}  # fmt: skip
 
 
 def test_herb_rigged_person_category_is_flagged(tmp_path):

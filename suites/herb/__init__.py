@@ -31,7 +31,7 @@ from suites.herb.generator import MAX_PRODUCTS
 from suites.herb.policy import HerbPolicy
 from suites.herb.scorer import score_task
 
-__all__ = ["CATEGORIES", "SUITE", "HerbOptions", "HerbSuite"]
+__all__ = ["CATEGORIES", "PROFILE_KEYS", "SUITE", "HerbOptions", "HerbSuite"]
 
 CATEGORIES = ("content", "person", "company", "url", "pr", "unanswerable")
 """Answer types of the answerable questions, then the unanswerable ones."""
@@ -76,6 +76,73 @@ def _mean(xs: list[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
+PROFILE_KEYS = ("answerable", "unanswerable")
+"""Profile keys of routing.yaml's ``modes.<mode>.suites.herb`` read by ``load_tasks``: how many
+answerable questions (dealt round-robin over the answer types) and how many unanswerable ones
+the profile runs."""
+
+
+def _profile_counts(profile: SuiteProfile) -> dict[str, int]:
+    """The profile's :data:`PROFILE_KEYS` that are set, checked.
+
+    Raises:
+        ValueError: a count that is not a whole number >= 0 (names the key and the fix).
+    """
+    extra = profile.model_extra or {}
+    out: dict[str, int] = {}
+    for key in PROFILE_KEYS:
+        if key not in extra:
+            continue
+        value = extra[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(
+                f"profile key {key!r} must be a whole number >= 0 (the {key} questions to run), got "
+                f"{value!r}. Fix: set modes.<mode>.suites.herb.{key} in routing.yaml to a count, or "
+                "drop the key to keep them all"
+            )
+        out[key] = value
+    return out
+
+
+def _deal(order: dict[str, list[Task]], n: int) -> dict[str, list[Task]]:
+    """At most ``n`` tasks in all, dealt round-robin over the categories of ``order`` (in its
+    order), each category's tasks taken from its front."""
+    chosen: dict[str, list[Task]] = {c: [] for c in order}
+    cursor = dict.fromkeys(order, 0)
+    taken = 0
+    while taken < n and any(cursor[c] < len(order[c]) for c in order):
+        for cat in order:
+            if taken < n and cursor[cat] < len(order[cat]):
+                chosen[cat].append(order[cat][cursor[cat]])
+                cursor[cat] += 1
+                taken += 1
+    return chosen
+
+
+def _check_question(spec: dict[str, Any], question: dict[str, Any], task_id: str) -> None:
+    """Refuse a question whose text is empty or whitespace: the agent would be asked nothing,
+    and an unanswerable one would credit any abstention.
+
+    Raises:
+        ValueError: naming the corpus (or the generated world), the product, the task, the
+            field and the fix.
+    """
+    text = question.get("question")
+    if isinstance(text, str) and text.strip():
+        return
+    product = question.get("product")
+    if "corpus" in spec:
+        where = f"HERB corpus {spec['corpus']}: product {product!r}"
+        fix = ("write the question's text in the product file (or drop the question), and pass the "
+               "corrected corpus with --egi-opt herb.corpus=PATH")  # fmt: skip
+    else:
+        where = (f"the generated HERB world (seed {spec.get('seed')}, {spec.get('products')} products; "
+                 f"suites/herb/generator.py): product {product!r}")  # fmt: skip
+        fix = "a generator bug: report it with the seed, and run with another --egi-seed meanwhile"
+    raise ValueError(f"{where}: task {task_id}: field 'question' must be a non-empty string, got "
+                     f"{text!r}. Fix: {fix}.")  # fmt: skip
+
+
 class HerbSuite:
     """The HERB suite object (see :class:`pytest_egi.suite.Suite`)."""
 
@@ -93,6 +160,7 @@ class HerbSuite:
     null_floor = {"null_rate": 1.0}
     """``egi/null`` abstains on every question, which is right on the unanswerable ones."""
     options_model = HerbOptions
+    profile_keys = frozenset(PROFILE_KEYS)
     diagnostics = frozenset({"answerable_overall", "url_pr_f1", "n_answerable", "n_unanswerable"})
     sub_metrics = frozenset({f"{c}_f1" for c in ENTITY_TYPES} | {"content", "null_rate"}) | diagnostics
 
@@ -113,13 +181,18 @@ class HerbSuite:
         """All questions of the world, or the profile's share of them.
 
         Ids are numbered per category in world order (``herb-person-007``,
-        ``herb-unans-012``) and do not depend on the profile. ``per_category`` keeps that
-        many per category and ``limit`` deals categories round-robin (so quick's 80 are
-        14/14/13/13/13/13 over content, person, company, url, pr, unanswerable), each
-        category in a seeded shuffled order.
+        ``herb-unans-012``) and do not depend on the profile. Each category is taken in a
+        seeded shuffled order (``"herb-select|<seed>|<category>"``); ``per_category`` keeps that
+        many per category; the profile keys ``answerable: N`` / ``unanswerable: N``
+        (routing.yaml, :data:`PROFILE_KEYS`) keep N answerable questions, dealt round-robin
+        over the answer types ``content, person, company, url, pr``, and N unanswerable ones
+        (quick's 40 + 40: 8 per answer type and 40 unanswerable); ``limit`` then deals what is
+        left round-robin over the categories, at most that many in all.
 
         Raises:
-            ValueError: unknown category, or a bad corpus (message names file/field/fix).
+            ValueError: unknown category, a profile count that is not a whole number >= 0, a
+                bad corpus, or a question whose text is empty (the message names the file or
+                the generated world, the task, the field and the fix).
         """
         opts = _options(options)
         spec = world_spec(profile.seed, opts)
@@ -128,27 +201,27 @@ class HerbSuite:
         unknown = [c for c in wanted if c not in CATEGORIES]
         if unknown:
             raise ValueError(f"unknown categories {unknown}; known: {list(CATEGORIES)}")
+        quota = _profile_counts(profile)
         by_cat: dict[str, list[Task]] = defaultdict(list)
         for q in world.questions:
             cat = _category(q)
             n = len(by_cat[cat]) + 1
             tid = f"herb-{ID_PREFIX.get(cat, cat)}-{n:03d}"
+            _check_question(spec, q, tid)
             by_cat[cat].append(Task(id=tid, category=cat, data={**q, "world": spec}))
         order: dict[str, list[Task]] = {}
         for cat in (c for c in CATEGORIES if c in wanted):
             tasks = list(by_cat[cat])
             random.Random(f"herb-select|{profile.seed}|{cat}").shuffle(tasks)
             order[cat] = tasks[: profile.per_category] if profile.per_category else tasks
+        if "answerable" in quota:
+            answerable = {c: ts for c, ts in order.items() if c != "unanswerable"}
+            order.update(_deal(answerable, quota["answerable"]))
+        if "unanswerable" in quota and "unanswerable" in order:
+            order["unanswerable"] = order["unanswerable"][: quota["unanswerable"]]
         if profile.limit is not None:
-            chosen: list[Task] = []
-            cursor = dict.fromkeys(order, 0)
-            while len(chosen) < profile.limit and any(cursor[c] < len(order[c]) for c in order):
-                for cat in order:
-                    if len(chosen) < profile.limit and cursor[cat] < len(order[cat]):
-                        chosen.append(order[cat][cursor[cat]])
-                        cursor[cat] += 1
-        else:
-            chosen = [t for ts in order.values() for t in ts]
+            order = _deal(order, profile.limit)
+        chosen = [t for ts in order.values() for t in ts]
         return sorted(chosen, key=lambda t: (CATEGORIES.index(t.category), t.id))
 
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> HerbPolicy:

@@ -274,8 +274,10 @@ def load_corpus(path: Path | str) -> World:
         in file-name order.
 
     Raises:
-        ValueError: a missing file or field, bad JSON, or a wrong type; the message names the
-            file, the field (e.g. ``slack[3].Message.User.utterranceID``) and the fix.
+        ValueError: a missing file or field, bad JSON, a wrong type, or a question whose text
+            is empty; the message names the file, the field (e.g.
+            ``slack[3].Message.User.utterranceID``, ``unanswerable_questions[2]``), the task
+            and the fix.
     """
     root = Path(path).expanduser()
     if root.is_file():
@@ -322,7 +324,15 @@ def load_corpus(path: Path | str) -> World:
             numbers[rec["type"]] = numbers.get(rec["type"], 0) + 1
             _check_gold(file, index, f"herb-{rec['type']}-{numbers[rec['type']]:03d}", rec)
             questions.append({**rec, "answerable": True, "product": product, "recipe": rec.get("recipe")})
-        for text in parsed.unanswerable_questions:
+        for index, text in enumerate(parsed.unanswerable_questions):
+            numbers["unanswerable"] = numbers.get("unanswerable", 0) + 1
+            if not text.strip():
+                task_id = f"herb-unans-{numbers['unanswerable']:03d}"
+                raise ValueError(
+                    f"{file}: unanswerable_questions[{index}] (task {task_id}): the question is empty "
+                    f"({text!r}). Fix: write the question's text (or drop the entry), and pass the "
+                    "corrected corpus with --egi-opt herb.corpus=PATH."
+                )
             questions.append(
                 {
                     "question": text,
@@ -348,9 +358,9 @@ def _kind(value: Any) -> str:
 def _check_gold(file: Path, index: int, task_id: str, rec: dict[str, Any]) -> None:
     """Refuse an answerable question whose gold the scorer cannot compare (after the shape check).
 
-    ``ground_truth`` is a non-empty string for ``content`` and a non-empty list of non-empty
-    strings (the entities) for the other types; ``answerable``, when given, is ``true``;
-    ``facts``, when given, is a list of strings.
+    ``question`` is not empty or whitespace; ``ground_truth`` is a non-empty string for
+    ``content`` and a non-empty list of non-empty strings (the entities) for the other types;
+    ``answerable``, when given, is ``true``; ``facts``, when given, is a list of strings.
 
     Raises:
         ValueError: naming the file, the question (position and task id), the field, the
@@ -366,6 +376,9 @@ def _check_gold(file: Path, index: int, task_id: str, rec: dict[str, Any]) -> No
             f"{where}: field '{field}' must be {expected}, got {_kind(got)}. Fix: {fix}, {fix_tail}."
         )
 
+    if not rec["question"].strip():
+        raise fail("question", "a non-empty string (the question's text)", rec["question"],
+                   "write the question's text (or drop the question)")  # fmt: skip
     if kind == "content":
         if not isinstance(gold, str) or not gold.strip():
             raise fail("ground_truth", "a non-empty string (the reference answer) for a 'content' "

@@ -13,15 +13,18 @@ environments ``travel22`` ... ``travel2222``; native sub-metrics per environment
 elicitation rates, ``best_rate``, ``tasks``, ``micro_avg_ceiling`` (the most ``micro_avg`` the
 tasks allow; ``oracle_ceiling``) and a true pass^k over trials (``pass_hat_k``, ``pass_hat_k_k``).
 
-Default mode is one-choice (``--egi-opt userbench.one_choice=false`` for multi-choice): it is
-the paper's headline setting and ``TravelGymConfig``'s default, and under upstream's per-turn
-``micro_avg`` a multi-choice agent gains by listing every correct option it can find (each adds
-a 0.8 turn), so guessing pays; upstream's harness ran multi-choice only because its
-``--one_choice`` flag (``type=bool``) could not be switched off (reference §2.9 item 7).
+Default mode is multi-choice, as upstream's harness ran (``eval.py``'s defaults, the
+``<env>_multiturn`` rows): the agent may answer several times, and one answer may name several
+ids, whose rewards add up within the turn (upstream's async step). ``--egi-opt
+userbench.one_choice=true`` selects one-choice (one recommendation per aspect, the
+``*_onechoice`` rows). The episode ends only where upstream's async step ends it (every best
+id recommended, ``[finish]``, or the turn limit), in either mode.
 
 ``--egi-opt userbench.data_dir=PATH`` loads upstream's released parquet rows instead of the
-generated tasks (``upstream.py``): they hold no hidden preferences or option database, so those
-items are skipped with the reason and a data warning names the environments.
+generated tasks (``upstream.py``); with ``userbench.scenarios=DIR`` (upstream's
+``travelgym/data`` folder) each row gets its scenario and runs; without it those items are
+skipped with the reason and a data warning names the environments. A row the suite cannot run
+(malformed, a repeated id, no scenario, a malformed scenario) is skipped alone, with its reason.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from suites.userbench.scorer import (
     summarize_env,
     task_metrics,
 )
+from suites.userbench.upstream import NOT_RUNNABLE
 
 __all__ = ["SUITE", "UserbenchOptions", "UserbenchSuite", "skip_if_not_runnable"]
 
@@ -66,14 +70,18 @@ class UserbenchOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    one_choice: bool = True
-    """One recommendation per aspect (default, see the module docstring); ``false`` / ``0`` /
-    ``no`` select multi-choice (pydantic's boolean parsing, unlike upstream's flag)."""
+    one_choice: bool = False
+    """One recommendation per aspect (``true`` / ``1`` / ``yes``); the default ``false`` is
+    multi-choice, upstream harness's setting (pydantic's boolean parsing, unlike upstream's
+    ``type=bool`` flag)."""
     max_turns: int | None = Field(default=None, ge=1)
     """Turn limit (= environment ``max_steps``); None uses the profile's ``max_turns`` (20)."""
     data_dir: Path | None = None
     """Upstream's ``data/`` folder (``<env>_multiturn[_onechoice]/<split>.parquet``) to load
-    instead of the generated tasks (``upstream.py``: those tasks cannot run, only load)."""
+    instead of the generated tasks (``upstream.py``)."""
+    scenarios: Path | None = None
+    """Upstream's ``travelgym/data`` folder (``travelgym_data_<digits>.json``): the scenarios of
+    the ``data_dir`` rows, which then run (``upstream.scenario_task``)."""
     data_split: str = Field(default="test", pattern=r"^[A-Za-z0-9_-]+$")
     """The parquet file's stem under ``data_dir`` (upstream: ``test``, ``train``)."""
 
@@ -91,7 +99,7 @@ class UserbenchSuite:
     """The UserBench suite object (see :class:`pytest_egi.suite.Suite`)."""
 
     name = "userbench"
-    version = "1"
+    version = "2"
     categories = ENVIRONMENTS
     options_model = UserbenchOptions
     profile_keys = frozenset({"max_turns", "pass_k", "temperature"})
@@ -106,8 +114,8 @@ class UserbenchSuite:
     sub_metric_notes = {
         f"{e}.micro_avg": "mean over tasks of the per-turn average reward (0-1); an agent that asks one "
         "question per preference and picks every best option scores (1.2A+0.2P)/(2A+P), not 1: "
-        f"{e}.micro_avg_ceiling (one-choice mode; undefined in multi-choice, where listing every "
-        "correct option raises the average)"
+        f"{e}.micro_avg_ceiling (in multi-choice, listing other correct options too, 0.8 each, lifts "
+        "micro_avg above it, as upstream's metric allows)"
         for e in ROUTED_ENVIRONMENTS
     } | {
         f"{e}.pass_hat_k": "true pass^k (tau-bench) of the item's success over each task's trials, k = "
@@ -119,11 +127,14 @@ class UserbenchSuite:
         """The generated tasks of the profile's environments (``<env>-NNN``): ``per_category``
         of each (default: upstream's test-split size), then ``limit`` in all. With
         ``data_dir``, upstream's parquet rows of those environments instead (same cuts; ids as
-        :func:`~suites.userbench.upstream.upstream_task_id`), which carry ``not_runnable``.
+        :func:`~suites.userbench.upstream.upstream_task_id`), runnable with their scenarios
+        (``scenarios``), else carrying ``not_runnable``; a row that cannot run carries its
+        reason there too, and is skipped alone.
 
         Raises:
-            ValueError: unknown category; with ``data_dir``, a missing or malformed file (the
-                message names the file, row, field and fix).
+            ValueError: unknown category; with ``data_dir``, a missing or unreadable file or
+                column, or with ``scenarios`` a missing folder or a scenario file that is not
+                one JSON object (the message names the file and fix).
         """
         opts = _options(options)
         wanted = list(profile.categories or ENVIRONMENTS)
@@ -139,9 +150,10 @@ class UserbenchSuite:
             if env not in wanted:
                 continue
             if opts.data_dir is not None:
-                from suites.userbench.upstream import load_upstream_tasks
+                from suites.userbench.upstream import load_upstream_tasks  # pyarrow on first use
 
-                rows = load_upstream_tasks(opts.data_dir, env, opts.one_choice, opts.data_split)
+                rows = load_upstream_tasks(opts.data_dir, env, opts.one_choice, opts.data_split,
+                                           opts.scenarios, profile.seed)  # fmt: skip
                 found = rows[: profile.per_category] if profile.per_category else rows
             else:
                 found = list(_generated(env, profile.seed, profile.per_category or TEST_SIZES[env]))
@@ -160,15 +172,24 @@ class UserbenchSuite:
         return UserbenchPolicy(task.data, noise)
 
     def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
-        """Environments whose tasks cannot run (loaded from upstream's parquet rows, which
-        lack the hidden preferences and the option database): their items are skipped."""
+        """Environments some of whose tasks cannot run (loaded from upstream's parquet rows
+        without their scenarios, or rows and scenarios the suite cannot read): their items are
+        skipped, each with its reason."""
         out: dict[str, str] = {}
         for env in ENVIRONMENTS:
-            left = [t for t in tasks if t.category == env and t.data.get("not_runnable")]
-            if left:
-                out[env] = (f"{env}: {len(left)} task(s) loaded from {left[0].data['source']['file']} are "
-                            f"skipped: {left[0].data['not_runnable']}; drop userbench.data_dir to run the "
-                            "generated tasks")  # fmt: skip
+            mine = [t for t in tasks if t.category == env]
+            left = [t for t in mine if t.data.get("not_runnable")]
+            if not left:
+                continue
+            first = left[0]
+            source = first.data["source"]
+            fix = ("pass --egi-opt userbench.scenarios=DIR (upstream's travelgym/data folder) to run "
+                   "them, or drop userbench.data_dir to run the generated tasks"
+                   if first.data["not_runnable"] == NOT_RUNNABLE
+                   else "see each item's skip reason")  # fmt: skip
+            out[env] = (f"{env}: {len(left)} of {len(mine)} task(s) loaded from {source['file']} are "
+                        f"skipped; the first, {first.id} (row {source['row']}): "
+                        f"{first.data['not_runnable']}; {fix}")  # fmt: skip
         return out
 
     def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
@@ -187,7 +208,7 @@ class UserbenchSuite:
         max_turns = int(getattr(options, "max_turns", None) or task.data.get("max_turns") or 20)
         rewards = [float(r) for r in info.get("rewards") or []]
         metrics = task_metrics(rewards)
-        n_prefs = len(task.data["preferences"])
+        n_prefs = len(task.data["preferences"]) or 1  # generated and loaded tasks have some
         remaining = info.get("best_remaining")
         all_best = remaining == [] if remaining is not None else False
         values: dict[str, float | None] = {
@@ -196,13 +217,10 @@ class UserbenchSuite:
             "active_rate": float(info.get("active") or 0) / n_prefs,
             "passive_rate": float(info.get("passive") or 0) / n_prefs,
             "all_best": 1.0 if all_best else 0.0,
-            # the reference protocol's maximum holds in one-choice mode only: in multi-choice an
-            # agent raises its per-turn average by listing every correct option (0.8 each)
-            "micro_avg_ceiling": (
-                reference_micro_avg(task.data, max_turns=max_turns)
-                if getattr(options, "one_choice", True)
-                else None
-            ),
+            # the reference protocol's micro_avg, in either mode (the episode ends at the last
+            # best id in both); in multi-choice an agent that also lists other correct options
+            # (0.8 each, or summed in one answer) scores above it, as upstream's metric allows
+            "micro_avg_ceiling": reference_micro_avg(task.data, max_turns=max_turns),
         }
         expected = [task.data["best_id"][a] for a in task.data["dimensions"]]
         got = f"answers {info.get('answers') or []}, rewards {rewards}, ended: {info.get('ended', 'unknown')}"

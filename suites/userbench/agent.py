@@ -34,7 +34,8 @@ from pytest_egi.suite import Task
 from suites.userbench.env import EnvConfig, TravelEnv
 from suites.userbench.simulator import LLMUser, RuleUser, TravelUser
 
-__all__ = ["NOT_EXECUTED", "SYSTEM_PROMPT", "TOOL_SCHEMA", "format_action", "run_trial"]
+__all__ = ["MODE_SENTENCE", "NOT_EXECUTED", "SYSTEM_PROMPT", "TOOL_SCHEMA", "format_action", "run_trial",
+           "system_prompt"]
 
 TOOL_SCHEMA: dict[str, Any] = {
     "type": "function",
@@ -78,7 +79,25 @@ SYSTEM_PROMPT = (
     "example H3 or F12).\n"
     "The user wants, for each aspect, the cheapest option that meets all of their preferences."
 )
-"""Our wording of upstream's system message (the parquet ``prompt``'s first message)."""
+"""Our wording of upstream's system message (the parquet ``prompt``'s first message), without
+its mode sentence (:data:`MODE_SENTENCE`)."""
+MODE_SENTENCE = {
+    False: "\nSeveral aspects need an answer; you may answer more than once, with one option ID per answer.",
+    True: "\nSeveral aspects need an answer, and you may recommend only one option per aspect, so learn "
+    "the user's preferences before you recommend.",
+}
+"""Our wording of the one bullet that differs between upstream's ``*_multiturn`` (False: may
+answer several times, one id each) and ``*_multiturn_onechoice`` (True) prompts."""
+
+
+def system_prompt(task_data: dict[str, Any], one_choice: bool) -> str:
+    """The system message of an episode: upstream's own (``system_prompt``, from the parquet
+    row of a task loaded with ``userbench.data_dir``, read from the folder of the mode), else
+    :data:`SYSTEM_PROMPT` with the mode's sentence."""
+    own = task_data.get("system_prompt")
+    return own if isinstance(own, str) and own.strip() else SYSTEM_PROMPT + MODE_SENTENCE[one_choice]
+
+
 NOT_EXECUTED = "Not executed: only one interaction with the environment is allowed per turn."
 
 GENERATION_PARAMS: dict[str, Any] = {"temperature": 1.0, "max_tokens": 2048}
@@ -135,7 +154,7 @@ def run_trial(
         task: from ``SUITE.load_tasks`` (``data`` is the task record plus ``seed``,
             ``max_turns``, ``temperature``).
         client: the model under test (or an offline reference policy).
-        options: the suite's options (``one_choice``, ``max_turns``).
+        options: the suite's options (``one_choice``: default multi-choice, ``max_turns``).
         trial: 1-based trial index (seeds the passive reveal with the task).
         simulator: the user simulator's model client (``--egi-simulator-model``, the core's
             ``egi.simulator``): the user and search judge are an :class:`LLMUser` over it; None
@@ -158,11 +177,12 @@ def run_trial(
         user = LLMUser(simulator) if simulator is not None else RuleUser()
     data = task.data
     max_turns = int(getattr(options, "max_turns", None) or data.get("max_turns") or 20)
-    one_choice = bool(getattr(options, "one_choice", True))
+    one_choice = bool(getattr(options, "one_choice", False))
     config = EnvConfig(max_steps=max_turns, one_choice_per_aspect=one_choice)
     env = TravelEnv(data, user, config, reveal_seed=f"{data.get('seed', 0)}|{task.id}|{trial}")
     obs, _ = env.reset()
-    messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": obs["feedback"]}]
+    messages = [{"role": "system", "content": system_prompt(data, one_choice)},
+                {"role": "user", "content": obs["feedback"]}]
     traj = Trajectory(messages=messages)
     params = scaffold_params({**GENERATION_PARAMS, "temperature": data.get("temperature", 1.0)}, client,
                              REASONING_MAX_TOKENS)  # fmt: skip

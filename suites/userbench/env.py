@@ -16,25 +16,30 @@ The agent's every move is one string (the harness prefixes the tool call's ``con
   one (passive count +1, counter reset, reward 0): the 4th consecutive non-type-2 utterance
   (upstream's async path, the one its harness runs). Otherwise type 3 / 4 get fixed replies
   and type 1 a neutral reply, and the counter increments.
-- ``[answer] <one option id>``: the id must match ``^[ACFHR]\\d+$``; a remaining best id ->
-  ``choice_best_reward`` 1.0, a remaining correct id -> ``choice_correct_reward`` 0.8 (each
-  removed once credited), anything else -> ``-wrong_choice_penalty`` (0), floored at 0. In
-  one-choice mode a second answer for an aspect letter already answered is refused (0) and
-  answering an aspect drops its remaining preferences.
+- ``[answer] <id>[, <id> ...]``: the content is split on commas; every id must match
+  ``^[ACFHR]\\d+$``. Each id in turn: a remaining best id -> ``choice_best_reward`` 1.0, a
+  remaining correct id -> ``choice_correct_reward`` 0.8 (each removed once credited), anything
+  else -> ``-wrong_choice_penalty`` (0); the turn's reward is their sum, floored at 0 (upstream's
+  async path, so one answer naming a best and a correct id earns 1.8, which upstream's exact
+  ``count(1.0)`` / ``count(0.8)`` then count as neither). In one-choice mode an answer naming an
+  aspect letter already answered (or one letter twice) is refused (0), and answering an aspect
+  drops its remaining preferences.
 - ``[finish]`` (any case) ends the episode with reward 0; anything else is a format error (0).
 
 Each step's reward is ``raw * reward_scale - step_penalty`` (1.0 and 0.0 by default, so the
 constants come through unchanged and the scorer's exact ``== 1.0`` / ``== 0.8`` counts hold).
-The episode terminates when no best id remains, or in one-choice mode when every aspect of the
-task has an answer; it is truncated when ``step_count >= max_steps`` (20).
+The episode terminates only where upstream's async path (the one its harness runs) ends it:
+when no best id remains, or at ``[finish]``; it is truncated when ``step_count >= max_steps``
+(20). In one-choice mode too: upstream's sync-only rule that ends a one-choice episode once
+every aspect is answered is not applied (reference §2.5, §2.9 item 8).
 
-Deliberate differences from upstream, each a consistent variant of its two code paths
-(reference §2.9 item 8, §3.3): one option id per answer (so a reward never exceeds 1.0; the
-sync path's rule); one-choice termination once every aspect is answered (the sync path's rule;
-only the task's own aspect letters count, upstream counted any letter answered); a best id is
-removed from the correct list only if present (upstream raised otherwise); the passive reveal
-draws from a per-trial seeded generator (upstream used the global ``random``); a judge or user
-failure raises (an infrastructure error, not a scored turn).
+Deliberate differences from upstream: an answer is checked whole before any id is credited
+(every id well formed; in one-choice mode no aspect answered before or named twice), so a
+refused answer changes nothing (upstream credited the ids before the bad one, consumed them,
+and then returned 0 for the turn); a best id is removed from the correct list only if present
+(upstream raised otherwise, §2.9 item 10); the passive reveal draws from a per-trial seeded
+generator (upstream used the global ``random``); a judge or user failure raises (an
+infrastructure error, not a scored turn).
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from suites.userbench.catalogue import ASPECT_OF_LETTER, ID_LETTER, OPTION_SCHEMAS
+from suites.userbench.catalogue import ASPECT_OF_LETTER, OPTION_SCHEMAS
 from suites.userbench.simulator import TravelUser
 
 __all__ = ["EnvConfig", "GOAL", "ID_PATTERN", "Messages", "TravelEnv"]
@@ -101,19 +106,23 @@ class Messages:
     )
     FORMAT_WRONG = "Your response format is wrong and could not be parsed."
     INVALID_ID = "Invalid option ID '{id}'. Expected an ID such as H1, F12 or C4."
-    ONE_ID = "Please recommend exactly one option ID per answer."
     ONE_CHOICE_REFUSED = (
         "You already recommended an option for this travel aspect (ID letter '{letter}'). Only one option "
         "per aspect is allowed; please continue with the other travel aspects."
     )
-    BEST = "Your choice is the best option!"
-    CORRECT = "Your choice is a correct option, but not the best one."
-    WRONG = "Your choice is not a correct option."
+    BEST = "Your recommendation includes the best option!"
+    BEST_AND_WRONG = "Your recommendation includes the best option, but also options that are not correct."
+    CORRECT = "Your recommendation includes a correct option, but not the best one."
+    CORRECT_AND_WRONG = (
+        "Your recommendation includes a correct option, but not the best one, and also options that are "
+        "not correct."
+    )
+    WRONG = "Your recommendation includes no correct option."
     RECORDED_ONE = (
         " Your choice is recorded; do not recommend another option for this travel aspect. Please continue "
         "with the other travel aspects."
     )
-    RECORDED_MULTI = " Your choice is recorded; do not recommend it again. Please continue."
+    RECORDED_MULTI = " Your choice is recorded; do not recommend these options again. Please continue."
     FINISH = "Session ended. You elicited {n}/{total} preferences. Final elicitation ratio: {ratio:.2%}"
 
 
@@ -225,10 +234,6 @@ class TravelEnv:
             reward = max(0.0, min(1.0, reward))
         self.total_reward += reward
         terminated = self.state["remaining_best_options"] == []
-        if self.config.one_choice_per_aspect and all(
-            ID_LETTER[a] in self.state["choice_initials"] for a in self.task["dimensions"]
-        ):
-            terminated = True
         truncated = self.step_count >= self.config.max_steps
         if terminated or truncated:
             self.episode_complete = True
@@ -310,31 +315,39 @@ class TravelEnv:
         for oid in ids:
             if not ID_PATTERN.match(oid):
                 return Messages.INVALID_ID.format(id=oid), [], 0.0
-        if len(ids) != 1:
-            return Messages.ONE_ID, [], 0.0
-        oid = ids[0]
-        letter = oid[0]
         one_choice = self.config.one_choice_per_aspect
-        if one_choice and letter in self.state["choice_initials"]:
-            return Messages.ONE_CHOICE_REFUSED.format(letter=letter), [], 0.0
-        reward = 0.0
-        if oid in self.state["remaining_best_options"]:
-            reward += self.config.choice_best_reward
-            self.state["remaining_best_options"].remove(oid)
-            if oid in self.state["remaining_correct_options"]:
-                self.state["remaining_correct_options"].remove(oid)
-            feedback = Messages.BEST
-        elif oid in self.state["remaining_correct_options"]:
-            reward += self.config.choice_correct_reward
-            self.state["remaining_correct_options"].remove(oid)
-            feedback = Messages.CORRECT
-        else:
-            reward -= self.config.wrong_choice_penalty
-            feedback = Messages.WRONG
-        if letter not in self.state["choice_initials"]:
-            self.state["choice_initials"].append(letter)
         if one_choice:
-            aspect = ASPECT_OF_LETTER[letter]
-            self.remaining = [p for p in self.remaining if p["aspect"] != aspect]
+            letters = [oid[0] for oid in ids]
+            for n, letter in enumerate(letters):
+                if letter in self.state["choice_initials"] or letter in letters[:n]:
+                    return Messages.ONE_CHOICE_REFUSED.format(letter=letter), [], 0.0
+        reward = 0.0
+        best = correct = wrong = False
+        for oid in ids:
+            if oid in self.state["remaining_best_options"]:
+                reward += self.config.choice_best_reward
+                best = True
+                self.state["remaining_best_options"].remove(oid)
+                if oid in self.state["remaining_correct_options"]:
+                    self.state["remaining_correct_options"].remove(oid)
+            elif oid in self.state["remaining_correct_options"]:
+                reward += self.config.choice_correct_reward
+                correct = True
+                self.state["remaining_correct_options"].remove(oid)
+            else:
+                reward -= self.config.wrong_choice_penalty
+                wrong = True
+            letter = oid[0]
+            if letter not in self.state["choice_initials"]:
+                self.state["choice_initials"].append(letter)
+            if one_choice:
+                aspect = ASPECT_OF_LETTER[letter]
+                self.remaining = [p for p in self.remaining if p["aspect"] != aspect]
         reward = max(reward, 0.0)
+        if best:
+            feedback = Messages.BEST_AND_WRONG if wrong else Messages.BEST
+        elif correct:
+            feedback = Messages.CORRECT_AND_WRONG if wrong else Messages.CORRECT
+        else:
+            feedback = Messages.WRONG
         return feedback + (Messages.RECORDED_ONE if one_choice else Messages.RECORDED_MULTI), [], reward

@@ -9,7 +9,12 @@ search, and the preferences it understood from the user's replies (a reply carry
 implicit statement is understood as that statement's predicate, active or volunteered). It
 picks the cheapest option on the searched route / city that meets every understood
 preference. A question whose preference the user already volunteered is not asked again; a
-search that hit the backend failure is sent again.
+search that hit the backend failure is sent again. On a scenario read from upstream's files
+(``userbench.scenarios``), whose preferences carry no predicate, the search names the
+scenario's own arguments, the question names the preference's subcategory, and the pick is the
+task's best id once every preference of the aspect is understood, else a ``wrong``-pool option
+(:meth:`UserbenchPolicy._pick_unchecked`): with no predicate to compute it from, the best id
+is read from the task there.
 
 Seeded mistakes (drawn up front for every step whatever the rate, so a higher rate only adds
 mistakes, as :class:`~pytest_egi.models.offline.Noise` requires): ``extra_turn`` (an off-topic
@@ -31,6 +36,7 @@ from pytest_egi.models.offline import Noise
 from suites.userbench.catalogue import CITIES, ID_LETTER, kind_of, satisfies, statement_index
 from suites.userbench.data import on_target, option_price
 from suites.userbench.env import Messages
+from suites.userbench.simulator import argument_values, free_subcategory
 
 __all__ = ["DONE_TEXT", "UserbenchPolicy", "search_request"]
 
@@ -39,8 +45,15 @@ DONE_TEXT = "I have recommended an option for every part of your trip."
 _CHAT = "By the way, I hope the weather is kind to you on this trip!"
 
 
-def search_request(aspect: str, args: dict[str, str]) -> str:
-    """A search request naming ``aspect`` and every one of its arguments."""
+def search_request(aspect: str, args: dict[str, Any]) -> str:
+    """A search request naming ``aspect`` and every one of its arguments (this suite's argument
+    keys, else, for a scenario read from upstream's files, each argument as ``<key> <value>``)."""
+    ours = {"flight": {"origin", "destination", "date"}, "hotel": {"city", "check_in", "check_out"},
+            "apartment": {"city", "check_in", "check_out"}, "restaurant": {"city", "date"},
+            "rental_car": {"city", "pickup_date", "return_date"}}  # fmt: skip
+    if set(args) != ours[aspect]:
+        parts = [f"{k.replace('_', ' ')} {', '.join(argument_values(v))}" for k, v in args.items()]
+        return f"{aspect.replace('_', ' ').capitalize()} with " + "; ".join(parts)
     if aspect == "flight":
         return f"One-way flight from {args['origin']} to {args['destination']} on {args['date']}"
     if aspect in ("hotel", "apartment"):
@@ -62,8 +75,15 @@ class UserbenchPolicy:
     def __init__(self, task: dict[str, Any], noise: Noise) -> None:
         self.task = task
         self.noise = noise
-        self.statements = statement_index()
-        self.learned: dict[str, dict[str, dict[str, Any]]] = {a: {} for a in task["dimensions"]}
+        # a reply carrying a statement is understood as (aspect, subcategory, its predicate);
+        # a scenario read from upstream's files has statements but no predicates
+        self.statements: dict[str, tuple[str, str, Any]] = {
+            st: (a, sub, v.predicate) for st, (a, sub, v) in statement_index().items()
+        }
+        self.statements.update({p["implicit_statement"]: (p["aspect"], p["subcategory"], p.get("predicate"))
+                                for p in task["preferences"]})  # fmt: skip
+        self.checkable = all("predicate" in p for p in task["preferences"])
+        self.learned: dict[str, dict[str, dict[str, Any] | None]] = {a: {} for a in task["dimensions"]}
         self.options: dict[str, list[dict[str, Any]]] = {}
         self.steps: deque[tuple[Any, ...]] = deque()
         self.pending: tuple[Any, ...] | None = None
@@ -97,9 +117,9 @@ class UserbenchPolicy:
 
     # -- reading observations -------------------------------------------------------------
     def _read(self, content: str) -> None:
-        for statement, (aspect, sub, variant) in self.statements.items():
+        for statement, (aspect, sub, predicate) in self.statements.items():
             if statement in content and aspect in self.learned:
-                self.learned[aspect][sub] = variant.predicate
+                self.learned[aspect][sub] = predicate
         if self.pending and self.pending[0] == "search":
             aspect = self.pending[1]
             if content.startswith(Messages.SEARCH_FAILED):
@@ -134,8 +154,12 @@ class UserbenchPolicy:
             return "action", _CHAT, "Keep the conversation friendly."
         if kind == "bad_search":
             args = dict(self.task["arguments"][step[1]])
-            key = "destination" if "destination" in args else "city"
-            args[key] = next(c for c in CITIES if c not in args.values())
+            key = next((k for k in ("destination", "city") if k in args),
+                       next((k for k, v in args.items() if isinstance(v, str)), None))  # fmt: skip
+            if key is not None:
+                args[key] = next(c for c in CITIES if c not in argument_values(args))
+            else:
+                args = {}
             return "search", search_request(step[1], args), f"Search the {step[1]} options."
         if kind == "search":
             args = self.task["arguments"][step[1]]
@@ -146,7 +170,12 @@ class UserbenchPolicy:
             pref = step[1]
             if pref["subcategory"] in self.learned[pref["aspect"]]:
                 return None  # the user already volunteered it
-            question = kind_of(pref["aspect"], pref["subcategory"]).question
+            phrase = free_subcategory(pref)
+            if phrase is None:
+                question = kind_of(pref["aspect"], pref["subcategory"]).question
+            else:
+                aspect_words = pref["aspect"].replace("_", " ")
+                question = f"For the {aspect_words}, what would you like about the {phrase}?"
             return "action", question, f"Ask about the {pref['aspect']} {pref['subcategory']}."
         aspect, wrong = step[1], step[2]
         return "answer", self._pick(aspect, wrong), f"Recommend the {aspect} option."
@@ -157,6 +186,8 @@ class UserbenchPolicy:
         options = self.options.get(aspect)
         if not options:
             return f"{ID_LETTER[aspect]}1"  # never saw the options: a guess
+        if not self.checkable:
+            return self._pick_unchecked(aspect, options, wrong)
         args = self.task["arguments"][aspect]
         preds = list(self.learned[aspect].values())
         target = [o for o in options if on_target(aspect, o, args)]
@@ -166,3 +197,19 @@ class UserbenchPolicy:
         else:
             pool = [o for o in target if all(satisfies(o, p) for p in preds)] or target or options
         return min(pool, key=lambda o: option_price(aspect, o))["id"]
+
+    def _pick_unchecked(self, aspect: str, options: list[dict[str, Any]], wrong: bool) -> str:
+        """The pick on a scenario read from upstream's files, whose preferences are text with no
+        predicate: the task's best id once every preference of the aspect is understood (asked
+        or volunteered), else (or for a ``wrong_answer`` mistake) the first listed option of the
+        scenario's ``wrong`` pool (then ``noise``, then any option that is not correct)."""
+        mine = [p for p in self.task["preferences"] if p["aspect"] == aspect]
+        if not wrong and all(p["subcategory"] in self.learned[aspect] for p in mine):
+            return str(self.task["best_id"][aspect])
+        kinds = (self.task.get("option_kinds") or {}).get(aspect) or {}
+        correct = set((self.task.get("correct_ids") or {}).get(aspect) or [])
+        for pool in ("wrong", "noise"):
+            found = [o["id"] for o in options if (kinds.get(o["id"]) or {}).get("pool") == pool]
+            if found:
+                return str(found[0])
+        return str(next((o["id"] for o in options if o["id"] not in correct), options[0]["id"]))

@@ -28,6 +28,8 @@ from suites.userbench.catalogue import ASPECT_WORDS, ASPECTS, CITIES, KINDS, kin
 __all__ = [
     "GENERIC_PREFERENCE_WORDS",
     "SIMULATOR_PARAMS",
+    "argument_values",
+    "free_subcategory",
     "Classification",
     "LLMUser",
     "RuleUser",
@@ -131,6 +133,30 @@ def normalize_utterance(text: str) -> str:
     return f" {' '.join(s.split())} "
 
 
+def argument_values(arguments: Any) -> list[str]:
+    """The leaf values of a search-argument object (strings and numbers, in order, nested
+    objects and lists flattened), as text: what a correct request must contain."""
+    if isinstance(arguments, dict):
+        return [v for x in arguments.values() for v in argument_values(x)]
+    if isinstance(arguments, list):
+        return [v for x in arguments for v in argument_values(x)]
+    if isinstance(arguments, bool) or arguments is None:
+        return []
+    return [str(arguments)]
+
+
+def free_subcategory(preference: dict[str, Any]) -> str | None:
+    """The subcategory of a preference that is no kind of the catalogue (one read from
+    upstream's scenario files), as words (``seat_class`` -> ``seat class``); None for a
+    catalogue kind. The rule classifier takes such a phrase, found whole in an utterance, as
+    the topic before any catalogue keyword."""
+    aspect, sub = preference.get("aspect"), str(preference.get("subcategory") or "")
+    if aspect in KINDS and any(k.subcategory == sub for k in KINDS[aspect]):
+        return None
+    phrase = " ".join(sub.replace("_", " ").split())
+    return phrase or None
+
+
 def _has(text: str, phrase: str) -> bool:
     return f" {normalize_utterance(phrase).strip()} " in text
 
@@ -144,11 +170,14 @@ class RuleUser:
 
     Search judge: the request must name exactly one aspect of the trip (none named: ``N/A``;
     an aspect outside the trip, or several: ``False``), contain every ground-truth argument of
-    that aspect (cities and dates, whole words; ``May 3``, ``May 3rd`` and ``2025-05-03`` are
-    the same date) and name no other known city (``False`` otherwise).
+    that aspect (each leaf value of its argument object, :func:`argument_values`: cities and
+    dates, whole words; ``May 3``, ``May 3rd`` and ``2025-05-03`` are the same date) and name
+    no other known city (``False`` otherwise).
 
     Classifier: the topic of an utterance is the preference kind (of the aspects it names, or
-    of all aspects when it names none) with the longest keyword found in it (whole words). A
+    of all aspects when it names none) with the longest keyword found in it (whole words); a
+    preference of the task outside the catalogue (upstream's scenario files) is a topic when
+    its subcategory's words are found whole (:func:`free_subcategory`), before any keyword. A
     remaining preference of that kind -> type 2 (the first in ``P`` order); a topic but no such
     preference -> type 3; no topic but an aspect word or a general preference word -> type 4;
     otherwise type 1.
@@ -169,10 +198,10 @@ class RuleUser:
         if len(named) > 1:
             return SearchVerdict("False")
         aspect = trip[0]
-        args = task["arguments"][aspect]
-        if not all(_has(text, str(v)) for v in args.values()):
+        values = argument_values(task["arguments"][aspect])
+        if not all(_has(text, v) for v in values):
             return SearchVerdict("False")
-        allowed = {str(v) for v in args.values()}
+        allowed = set(values)
         if any(_has(text, c) for c in CITIES if c not in allowed):
             return SearchVerdict("False")
         return SearchVerdict("True", aspect)
@@ -189,7 +218,11 @@ class RuleUser:
         named = _aspects_named(text)
         scope = named or list(ASPECTS)
         best_len, topics = 0, set()
-        for aspect in scope:
+        for pref in task.get("preferences") or []:  # kinds outside the catalogue (upstream's scenarios)
+            phrase = free_subcategory(pref)
+            if phrase and pref["aspect"] in scope and _has(text, phrase):
+                topics.add((pref["aspect"], pref["subcategory"]))
+        for aspect in [] if topics else scope:
             for kind in KINDS[aspect]:
                 n = max((len(k) for k in kind.keywords if _has(text, k)), default=0)
                 if n > best_len:

@@ -1,10 +1,12 @@
 """Acceptance of the UserBench suite through the real plugin: the quick profile under the
-oracle (each task at the most it allows) and null, ``-n 2`` identical to serial, and the LLM user
-simulator over a local OpenAI-compatible server."""
+oracle (each task at the most it allows) and null, ``-n 2`` identical to serial, upstream's own
+parquet rows run with a scenario file (``userbench.scenarios``), and the LLM user simulator
+over a local OpenAI-compatible server."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,9 @@ from tests.helpers.suite_run import run_suite
 from tests.suites.userbench.fake_simulator import rule_reply
 
 ROOT = Path(__file__).resolve().parents[2]
+UPSTREAM = Path(
+    os.environ.get("EGI_USERBENCH_UPSTREAM", ROOT.parent / "shared" / "upstream" / "userbench" / "data")
+)
 ROUTED = ("travel22", "travel33", "travel44")
 PER_ENV = 60  # the quick profile: 60 tasks of each routed environment
 TASK = "travel22-001"
@@ -71,6 +76,45 @@ def test_quick_null_scores_zero(pytester):
     for env in ROUTED:
         assert subs[f"{env}.micro_avg"] == 0.0 and subs[f"{env}.best_rate"] == 0.0, env
     assert egi["buckets"]["M3"]["value"] == 0.0
+
+
+# ---------------------------------------------------------------- upstream's rows with scenarios
+
+
+@pytest.mark.skipif(not (UPSTREAM / "travel22_multiturn" / "train.parquet").is_file(),
+                    reason=f"upstream UserBench data not found at {UPSTREAM}")  # fmt: skip
+def test_upstream_rows_with_a_scenario_file_run_through_the_plugin(pytester, tmp_path):
+    """Upstream's first three travel22 train rows (copied unchanged) and our scenario file for two
+    of them; travel33 / travel44 read upstream's folders as they are and have no scenario file."""
+    import pyarrow.parquet as pq
+
+    from tests.suites.userbench.test_userbench_scenarios import ROW0, ROW1, ROW2, _scenarios
+
+    data = tmp_path / "data"
+    (data / "travel22_multiturn").mkdir(parents=True)
+    rows = pq.read_table(UPSTREAM / "travel22_multiturn" / "train.parquet").slice(0, 3)
+    pq.write_table(rows, data / "travel22_multiturn" / "train.parquet")
+    for env in ("travel33", "travel44"):
+        (data / f"{env}_multiturn").symlink_to(UPSTREAM / f"{env}_multiturn")
+    scenarios = _scenarios(tmp_path)
+    result, egi = run_suite(
+        pytester, "userbench", "egi/oracle", "--egi-opt", f"userbench.data_dir={data}",
+        "--egi-opt", "userbench.data_split=train", "--egi-opt", f"userbench.scenarios={scenarios}", "-rs",
+    )  # fmt: skip
+    # travel22: two rows run; the third (no scenario) and the quick profile's 60 rows of each other
+    # environment (no scenario file) are skipped, each with its reason
+    result.assert_outcomes(passed=2, skipped=1 + 2 * PER_ENV)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines([f"*userbench: task {ROW2.replace('|', '.')} (*train.parquet, row 2) cannot "
+                                 f"run: *travelgym_data_22.json has no scenario '{ROW2}'*"])  # fmt: skip
+    subs = egi["suites"]["userbench"]["sub_metrics"]
+    assert subs["travel22.tasks"] == 2.0 and subs["travel22.best_rate"] == 1.0
+    assert subs["travel22.micro_avg"] == subs["travel22.micro_avg_ceiling"] == pytest.approx(0.4)
+    records = _records(pytester, "reports-egi_oracle-7")
+    assert {k: r["status"] for k, r in records.items() if r["category"] == "travel22"} == {
+        ROW0.replace("|", "."): "passed", ROW1.replace("|", "."): "passed", ROW2.replace("|", "."): "skipped"}
+    warnings = " ".join(map(str, egi.get("data_warnings") or []))
+    assert "travel33: 60 of 60 task(s)" in warnings and "no scenario file" in warnings
 
 
 # ---------------------------------------------------------------- the LLM user simulator

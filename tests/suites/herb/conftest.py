@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from pytest_egi.config import load_routing
 from pytest_egi.suite import SuiteProfile, Task, TaskScore
 from suites.herb import SUITE, HerbOptions
 from suites.herb.data import World
@@ -22,9 +25,18 @@ def world(opts: HerbOptions) -> World:
     return SUITE.world(42, opts)
 
 
+ROUTING = Path(__file__).resolve().parents[3] / "routing.yaml"
+
+
 @pytest.fixture(scope="session")
-def quick_tasks(opts: HerbOptions) -> list[Task]:
-    return SUITE.load_tasks(SuiteProfile(seed=42, limit=80), opts)
+def quick_profile() -> SuiteProfile:
+    """routing.yaml's quick profile of HERB (the one ``--egi-mode quick`` runs)."""
+    return load_routing(ROUTING)[0].profile("quick", "herb")
+
+
+@pytest.fixture(scope="session")
+def quick_tasks(opts: HerbOptions, quick_profile: SuiteProfile) -> list[Task]:
+    return SUITE.load_tasks(quick_profile, opts)
 
 
 @pytest.fixture(scope="session")

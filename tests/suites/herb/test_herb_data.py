@@ -145,21 +145,34 @@ def test_unanswerable_perturbations_have_no_support(world: World) -> None:
 
 
 # -- task selection --------------------------------------------------------------------------
-def test_quick_profile(quick_tasks: list[Task], opts: HerbOptions) -> None:
+def test_quick_profile(quick_tasks: list[Task], quick_profile: SuiteProfile, opts: HerbOptions) -> None:
+    """Before: quick was ``limit: 80``, dealt over six categories, so 13 unanswerable questions
+    carried the M5 null rate; routing.yaml now asks for 40 answerable + 40 unanswerable."""
+    assert quick_profile.model_extra == {"answerable": 40, "unanswerable": 40}
     assert len(quick_tasks) == 80
     assert Counter(t.category for t in quick_tasks) == {
-        "content": 14,
-        "person": 14,
-        "company": 13,
-        "url": 13,
-        "pr": 13,
-        "unanswerable": 13,
+        "content": 8,
+        "person": 8,
+        "company": 8,
+        "url": 8,
+        "pr": 8,
+        "unanswerable": 40,
     }
     assert all(re.fullmatch(r"herb-(content|person|company|url|pr|unans)-\d{3}", t.id)
                for t in quick_tasks)  # fmt: skip
     assert [t.id for t in quick_tasks] == [
-        t.id for t in SUITE.load_tasks(SuiteProfile(seed=42, limit=80), opts)
+        t.id for t in SUITE.load_tasks(SuiteProfile(seed=42, answerable=40, unanswerable=40), opts)
     ]  # deterministic
+    # each category's first picks are the same seeded order as before (a prefix of limit 80's)
+    old = SUITE.load_tasks(SuiteProfile(seed=42, limit=80), opts)
+    for cat in ("content", "unanswerable"):
+        mine = [t.id for t in quick_tasks if t.category == cat]
+        before = [t.id for t in old if t.category == cat]
+        shorter, longer = sorted((mine, before), key=len)
+        assert set(shorter) <= set(longer), cat
+    other_seed = SUITE.load_tasks(SuiteProfile(seed=7, answerable=40, unanswerable=40), opts)
+    assert Counter(t.category for t in other_seed)["unanswerable"] == 40
+    assert {t.id for t in other_seed} != {t.id for t in quick_tasks}  # seeded: another seed, other picks
     deep = {t.id: t for t in SUITE.load_tasks(SuiteProfile(seed=42), opts)}
     assert all(deep[t.id] == t for t in quick_tasks)  # ids do not depend on the profile
     assert {t.data["world"]["seed"] for t in quick_tasks} == {42}
@@ -175,6 +188,27 @@ def test_profile_filters(opts: HerbOptions) -> None:
     assert len(other_seed) == 10
     with pytest.raises(ValueError, match="unknown categories"):
         SUITE.load_tasks(SuiteProfile(seed=42, categories=["customer"]), opts)
+    # the answerable / unanswerable counts, with the other cuts
+    split = SUITE.load_tasks(SuiteProfile(seed=42, answerable=7, unanswerable=3), opts)
+    assert Counter(t.category for t in split) == {"content": 2, "person": 2, "company": 1, "url": 1, "pr": 1,
+                                                  "unanswerable": 3}  # fmt: skip
+    capped = SUITE.load_tasks(SuiteProfile(seed=42, per_category=1, answerable=40, unanswerable=40), opts)
+    assert Counter(t.category for t in capped) == dict.fromkeys(SUITE.categories, 1)
+    only = SUITE.load_tasks(SuiteProfile(seed=42, categories=["pr"], answerable=2, unanswerable=5), opts)
+    assert Counter(t.category for t in only) == {"pr": 2}
+    limited = SUITE.load_tasks(SuiteProfile(seed=42, answerable=40, unanswerable=40, limit=12), opts)
+    assert Counter(t.category for t in limited) == dict.fromkeys(SUITE.categories, 2)
+
+
+@pytest.mark.parametrize("value", [-1, 2.5, "40", True])
+def test_a_bad_profile_count_names_the_key_and_the_fix(opts: HerbOptions, value: Any) -> None:
+    with pytest.raises(ValueError) as exc:
+        SUITE.load_tasks(SuiteProfile(seed=42, unanswerable=value), opts)
+    assert str(exc.value) == (
+        f"profile key 'unanswerable' must be a whole number >= 0 (the unanswerable questions to run), got "
+        f"{value!r}. Fix: set modes.<mode>.suites.herb.unanswerable in routing.yaml to a count, or drop the "
+        "key to keep them all"
+    )
 
 
 # -- loader ----------------------------------------------------------------------------------

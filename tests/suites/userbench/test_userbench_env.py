@@ -1,6 +1,7 @@
 """TravelGym environment: every reward path, search-failure cadence, passive reveal timing, the id
-pattern, termination and the one-choice rule (reference §2.5, §2.7), with a scripted user so each
-judge verdict is chosen by the test."""
+pattern, several ids in one answer (summed, upstream's async step), termination and the
+one-choice rule (reference §2.5, §2.7), with a scripted user so each judge verdict is chosen by
+the test."""
 
 from __future__ import annotations
 
@@ -139,15 +140,44 @@ def test_answer_rewards_and_pattern(task):
     for bad in ("a1", "X3", "F", "F1a", "F 1", ""):
         obs, r, *_ = env.step(f"[answer] {bad}")
         assert (obs["feedback"], r) == (Messages.INVALID_ID.format(id=bad), 0.0)
-    assert env.step(f"[answer] {best}, {other}")[:2][1] == 0.0
-    assert env.step(f"[answer] {best}, {other}")[0]["feedback"] == Messages.ONE_ID
-    assert env.step(f"[answer] {wrong}")[1] == 0.0
+    # one bad id refuses the whole answer, and nothing before it is credited or used up
+    # (upstream credited and removed `other`, then returned 0 for the turn)
+    obs, r, *_ = env.step(f"[answer] {other}, X3")
+    assert (obs["feedback"], r) == (Messages.INVALID_ID.format(id="X3"), 0.0)
+    assert other in env.state["remaining_correct_options"] and env.state["choice_initials"] == []
+    obs, r, *_ = env.step(f"[answer] {wrong}")
+    assert (r, obs["feedback"]) == (0.0, Messages.WRONG + Messages.RECORDED_MULTI)
+    obs, r, *_ = env.step(f"[answer] {other}, {wrong}")
+    assert (r, obs["feedback"]) == (0.8, Messages.CORRECT_AND_WRONG + Messages.RECORDED_MULTI)
     obs, r, *_ = env.step(f"[answer] {other}")
-    assert (r, obs["feedback"]) == (0.8, Messages.CORRECT + Messages.RECORDED_MULTI)
-    assert env.step(f"[answer] {other}")[1] == 0.0  # credited once
-    obs, r, term, trunc, _ = env.step(f"[answer] {best}")
-    assert (r, obs["feedback"], term) == (1.0, Messages.BEST + Messages.RECORDED_MULTI, False)
+    assert (r, obs["feedback"]) == (0.0, Messages.WRONG + Messages.RECORDED_MULTI)  # credited once
+    obs, r, term, trunc, _ = env.step(f"[answer] {wrong},{best}")
+    assert (r, obs["feedback"], term) == (1.0, Messages.BEST_AND_WRONG + Messages.RECORDED_MULTI, False)
     assert env.step(f"[answer] {best}")[1] == 0.0
+
+
+def test_several_ids_in_one_answer_add_up_within_the_turn(task):
+    """Upstream's async step: each id of the answer is scored in turn and the rewards summed."""
+    env = _env(task, one_choice_per_aspect=False)
+    _, other = _wrong_and_other_correct(task, "apartment")
+    best = task["best_id"]["apartment"]
+    obs, r, term, *_ = env.step(f"[answer] {best}, {other}")
+    assert (r, obs["feedback"], term) == (1.8, Messages.BEST + Messages.RECORDED_MULTI, False)
+    assert r == 1.0 + 0.8  # the very float upstream's `reward += ...` gives
+    assert not {best, other} & set(env.state["remaining_correct_options"])
+    # every best id in one answer ends the episode at once
+    env = _env(task, one_choice_per_aspect=False)
+    obs, r, term, trunc, _ = env.step(f"[answer] {best}, {task['best_id']['rental_car']}")
+    assert (r, term, trunc, env.episode_complete) == (2.0, True, False, True)
+
+
+def test_wrong_choice_penalty_is_summed_and_the_turn_floored_at_zero(task):
+    env = _env(task, one_choice_per_aspect=False, wrong_choice_penalty=0.5)
+    wrong, other = _wrong_and_other_correct(task, "apartment")
+    wrong2 = next(i for i, k in task["option_kinds"]["rental_car"].items() if k["pool"] == "wrong")
+    assert env.step(f"[answer] {task['best_id']['apartment']}, {wrong}")[1] == 0.5
+    assert env.step(f"[answer] {wrong}, {wrong2}")[1] == 0.0
+    assert env.step(f"[answer] {other}, {wrong}")[1] == pytest.approx(0.3)
 
 
 def test_multi_choice_terminates_when_no_best_remains(task):
@@ -167,10 +197,25 @@ def test_one_choice_refuses_a_second_answer_and_drops_the_aspect(task):
     assert [p["id"] for p in env.remaining] == ["P3", "P4"]  # the apartment's preferences are dropped
     obs, r, *_ = env.step(f"[answer] {task['best_id']['apartment']}")
     assert (r, obs["feedback"]) == (0.0, Messages.ONE_CHOICE_REFUSED.format(letter="A"))
-    # a letter outside the task does not count toward "every aspect answered"
-    assert env.step("[answer] F3")[2] is False
-    _, r, term, *_ = env.step(f"[answer] {task['best_id']['rental_car']}")
-    assert (r, term) == (1.0, True)
+    # two ids of one aspect in one answer: refused whole, before any is credited
+    car = task["best_id"]["rental_car"]
+    _, car_other = _wrong_and_other_correct(task, "rental_car")
+    obs, r, *_ = env.step(f"[answer] {car}, {car_other}")
+    assert (r, obs["feedback"]) == (0.0, Messages.ONE_CHOICE_REFUSED.format(letter="C"))
+    assert car in env.state["remaining_best_options"] and "C" not in env.state["choice_initials"]
+    # every aspect answered, a best id left (the apartment's): upstream's async step runs on
+    obs, r, term, trunc, _ = env.step(f"[answer] {car}")
+    assert (r, term, trunc, env.episode_complete) == (1.0, False, False, False)
+    assert env.state["remaining_best_options"] == [task["best_id"]["apartment"]]
+    assert env.step("[action] t1")[2] is False
+
+
+def test_one_choice_answer_naming_two_aspects_is_summed_and_ends_the_episode(task):
+    env = _env(task)
+    both = f"{task['best_id']['rental_car']}, {task['best_id']['apartment']}"
+    obs, r, term, *_ = env.step(f"[answer] {both}")
+    assert (r, term, obs["feedback"]) == (2.0, True, Messages.BEST + Messages.RECORDED_ONE)
+    assert env.remaining == []
 
 
 def test_truncation_at_max_steps_and_format_errors(task):

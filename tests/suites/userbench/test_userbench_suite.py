@@ -11,7 +11,7 @@ from pytest_egi.models.base import ModelResponse, Usage, assistant_message, tool
 from pytest_egi.models.offline import Noise, NullClient, PolicyClient
 from pytest_egi.suite import SuiteProfile
 from suites.userbench import SUITE, UserbenchOptions
-from suites.userbench.agent import NOT_EXECUTED, format_action, run_trial
+from suites.userbench.agent import MODE_SENTENCE, NOT_EXECUTED, SYSTEM_PROMPT, format_action, run_trial
 from suites.userbench.env import Messages
 from suites.userbench.scorer import (
     normalized_score,
@@ -125,8 +125,7 @@ def test_micro_avg_ceiling_is_micro_avgs_own_mean():
     assert out["travel22.micro_avg_ceiling"] == (0.4 + 0.36) / 2
     assert out["travel22.micro_avg"] == (0.4 + 0.1) / 2
     assert SUITE.oracle_ceiling == {f"{e}.micro_avg": f"{e}.micro_avg_ceiling" for e in ENVS[:3]}
-    # multi-choice: no ceiling (an honest agent listing every correct option scores above the
-    # one-choice maximum, 0.58 on travel22's quick tasks), so none is claimed
+    # a trial without a ceiling leaves it undefined, never a mean over a part
     assert SUITE.summarize([*recs, _rec("c", 1, True, ceiling=None, micro_avg=0.58)])[
         "travel22.micro_avg_ceiling"
     ] is None
@@ -182,7 +181,8 @@ def test_oracle_reaches_the_maximum_the_task_allows(task):
     assert traj.termination == "submitted" and traj.info["userbench"]["ended"] == "terminated"
 
 
-def test_oracle_in_multi_choice_mode_and_options_parse_booleans():
+def test_multi_choice_is_the_default_and_one_choice_an_option():
+    assert UserbenchOptions().one_choice is False
     assert [UserbenchOptions(one_choice=v).one_choice for v in ("false", "0", "no", "true", "1", "yes")] == [
         False,
         False,
@@ -192,10 +192,55 @@ def test_oracle_in_multi_choice_mode_and_options_parse_booleans():
         True,
     ]
     task = _tasks(1, ["travel33"])[0]
-    _, score = _run(task, 0.0, UserbenchOptions(one_choice="no"))
-    # the oracle plays the same protocol; the one-choice maximum is no ceiling in this mode
-    assert score.success and score.values["micro_avg"] == pytest.approx(0.36)
-    assert score.values["micro_avg_ceiling"] is None
+    traj, multi = _run(task, 0.0)
+    assert traj.info["userbench"]["one_choice"] is False
+    assert traj.messages[0]["content"] == SYSTEM_PROMPT + MODE_SENTENCE[False]
+    # the oracle plays the same protocol in both modes, and the ceiling is defined in both
+    traj, one = _run(task, 0.0, UserbenchOptions(one_choice="yes"))
+    assert traj.info["userbench"]["one_choice"] is True
+    assert traj.messages[0]["content"] == SYSTEM_PROMPT + MODE_SENTENCE[True]
+    for score in (multi, one):
+        assert score.success and score.values["micro_avg"] == pytest.approx(0.36)
+        assert score.values["micro_avg_ceiling"] == score.values["micro_avg"]
+
+
+def test_hand_computed_micro_avg_of_a_model_like_multi_choice_trajectory():
+    """A model's wording through the rule user, in the default multi-choice mode. Task travel22-001
+    (seed 42): apartment in Atlanta (best A17, correct A15 A17 A18; A3 wrong) and rental car
+    (best C1, correct C1 C12 C17 C19); preferences P1 apartment bedrooms, P2 balcony, P3 car
+    seats, P4 car company. Upstream's async step sums the ids of one answer."""
+    task = _tasks(1, ["travel22"])[0]
+    turns = [
+        ("search", "Search for apartments in Atlanta, check-in April 18th, check-out April 23rd"),  # 0.2
+        ("action", "Great, I found some options! Before I pick one, how many bedrooms will you "
+                   "need in the apartment?"),  # type 2, P1: 0.2
+        ("answer", "A15, A3"),  # A15 correct (0.8) + A3 wrong (0.0) = 0.8
+        ("action", "Is there anything else you'd like me to know?"),  # too vague, type 4: 0.0
+        ("search", "Rental car in Atlanta, pick up April 18, drop off April 23"),  # 0.2
+        ("action", "How many passengers will be riding in the car?"),  # type 2, P3: 0.2
+        ("answer", "C1, C12"),  # C1 best (1.0) + C12 correct (0.8) = 1.8: counted as neither
+        ("answer", "A17"),  # the last best id: 1.0, the episode terminates
+    ]  # fmt: skip
+    client = Scripted([assistant_message(None, [_call(i, c, t, thought="Next step.")])
+                       for i, (c, t) in enumerate(turns)])  # fmt: skip
+    traj = run_trial(task, client, None)
+    info = traj.info["userbench"]
+    assert info["rewards"] == [0.2, 0.2, 0.8, 0.0, 0.2, 0.2, 1.8, 1.0]
+    assert info["ended"] == "terminated" and info["best_remaining"] == []
+    score = SUITE.score(task, traj.to_dict(), None)
+    # upstream's eval.py: micro_avg = sum / T = 4.4 / 8; micro_max = 1.8; count(1.0) = 1 (the
+    # last turn, not the 1.8); count(0.8) = 1 (the first answer)
+    assert score.values["micro_avg"] == pytest.approx(4.4 / 8) == 0.55
+    assert score.values["micro_max"] == 1.8
+    assert (score.values["number_of_1"], score.values["number_of_08"]) == (1.0, 1.0)
+    # UserRL's per-aspect max over answer turns (aspect: the content's first letter): A max(0.8,
+    # 1.0) + C 1.8 over 2 aspects = 1.4, above 1 as upstream's formula gives for a multi-id answer
+    assert score.values["normalized_score"] == pytest.approx(1.4)
+    assert (score.values["active_rate"], score.values["passive_rate"]) == (0.5, 0.0)
+    assert score.success
+    # the reference protocol's ceiling (search, one question per preference, the best id):
+    # (0.2 * 2 + 0.2 * 4 + 1.0 * 2) / 8; listing more correct ids lifted this agent above it
+    assert score.values["micro_avg_ceiling"] == pytest.approx(0.4)
 
 
 def test_null_scores_zero():

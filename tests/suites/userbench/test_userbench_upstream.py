@@ -50,7 +50,7 @@ def _row(upstream_id, gold, user="I fly from A to B on May 3rd and stay in a hot
     }
 
 
-def _write(data_dir, env, rows, one_choice=True, split="test", schema=None):
+def _write(data_dir, env, rows, one_choice=False, split="test", schema=None):
     folder = data_dir / f"{env}_multiturn{'_onechoice' if one_choice else ''}"
     folder.mkdir(parents=True, exist_ok=True)
     schema = schema or pa.schema(
@@ -102,11 +102,11 @@ def test_rows_load_into_task_records(tmp_path):
 
 def test_profile_cuts_split_and_one_choice_pick_the_file(tmp_path):
     _write(tmp_path, "travel22", ROWS)
-    _write(tmp_path, "travel22", ROWS[:1], one_choice=False)
+    _write(tmp_path, "travel22", ROWS[:1], one_choice=True)
     _write(tmp_path, "travel22", ROWS[1:], split="train")
     profile = SuiteProfile(seed=42, categories=["travel22"], per_category=2)
     assert len(SUITE.load_tasks(profile, UserbenchOptions(data_dir=tmp_path))) == 2
-    assert [t.id for t in _load(tmp_path, one_choice="no")] == ["flight:2-37.hotel:2-9"]
+    assert [t.id for t in _load(tmp_path, one_choice="yes")] == ["flight:2-37.hotel:2-9"]
     assert [t.data["upstream_id"] for t in _load(tmp_path, data_split="train")] == [
         "restaurant:2-5|rental_car:2-40",
         "apartment:2-1|flight:2-2",
@@ -119,8 +119,10 @@ def test_tasks_that_cannot_run_skip_with_the_reason_and_warn(tmp_path):
     path = _write(tmp_path, "travel22", ROWS)
     tasks = _load(tmp_path)
     assert SUITE.data_warnings(tasks, None) == {
-        "travel22": f"travel22: 3 task(s) loaded from {path} are skipped: {NOT_RUNNABLE}; drop "
-        "userbench.data_dir to run the generated tasks"
+        "travel22": f"travel22: 3 of 3 task(s) loaded from {path} are skipped; the first, "
+        f"flight:2-37.hotel:2-9 (row 0): {NOT_RUNNABLE}; pass --egi-opt userbench.scenarios=DIR "
+        "(upstream's travelgym/data folder) to run them, or drop userbench.data_dir to run the generated "
+        "tasks"
     }
     reason = f"userbench: task flight:2-37.hotel:2-9 ({path}, row 0) cannot run: {NOT_RUNNABLE}"
     with pytest.raises(pytest.skip.Exception) as skip:
@@ -139,19 +141,19 @@ def test_missing_file_names_the_layout_and_the_splits_present(tmp_path):
     with pytest.raises(ValueError) as exc:
         _load(tmp_path)
     assert str(exc.value) == (
-        f"userbench: no upstream data file {tmp_path}/travel22_multiturn_onechoice/test.parquet; {FIX}"
+        f"userbench: no upstream data file {tmp_path}/travel22_multiturn/test.parquet; {FIX}"
     )
     _write(tmp_path, "travel22", ROWS, split="train")
     with pytest.raises(ValueError) as exc:
         _load(tmp_path)
     assert str(exc.value) == (
-        f"userbench: no upstream data file {tmp_path}/travel22_multiturn_onechoice/test.parquet; this folder "
+        f"userbench: no upstream data file {tmp_path}/travel22_multiturn/test.parquet; this folder "
         "has the split(s) ['train']: pass --egi-opt userbench.data_split=train"
     )
 
 
 def test_unreadable_file_and_missing_column(tmp_path):
-    folder = tmp_path / "travel22_multiturn_onechoice"
+    folder = tmp_path / "travel22_multiturn"
     folder.mkdir()
     (folder / "test.parquet").write_text("not parquet")
     with pytest.raises(ValueError, match=r"userbench: cannot read .*test\.parquet as parquet \(.*\); fix: "):
@@ -191,21 +193,48 @@ def test_unreadable_file_and_missing_column(tmp_path):
     ids=["gold-not-a-list", "gold-bad-id", "gold-wrong-aspect", "gold-missing-aspect", "id-vs-env",
          "id-unknown-aspect", "id-empty", "prompt-no-user"],
 )  # fmt: skip
-def test_malformed_rows_name_file_row_field_and_fix(tmp_path, row, field, problem):
-    path = _write(tmp_path, "travel22", [ROWS[0], row])
-    with pytest.raises(ValueError) as exc:
-        _load(tmp_path)
-    assert str(exc.value) == f"userbench: {path}: row 1: field {field}: {problem}; {FIX}"
-
-
-def test_repeated_task_id_is_refused(tmp_path):
-    path = _write(tmp_path, "travel22", [ROWS[0], ROWS[1], ROWS[0]])
-    with pytest.raises(ValueError) as exc:
-        _load(tmp_path)
-    assert str(exc.value) == (
-        f"userbench: {path}: row 2: field reward_model.id: 'flight:2-37|hotel:2-9' repeats row 0; task ids "
-        "must be unique"
+def test_a_malformed_row_is_skipped_alone_naming_file_row_field_and_fix(tmp_path, row, field, problem):
+    """Before: one malformed row raised, so the whole suite's collection failed."""
+    path = _write(tmp_path, "travel22", [ROWS[0], row, ROWS[1]])
+    good, broken, other = _load(tmp_path)
+    assert [good.id, other.id] == ["flight:2-37.hotel:2-9", "restaurant:2-5.rental_car:2-40"]
+    assert good.data["not_runnable"] == other.data["not_runnable"] == NOT_RUNNABLE
+    assert broken.id == "travel22.row1" and broken.category == "travel22"
+    assert broken.data["not_runnable"] == f"field {field}: {problem}; {FIX}"
+    assert broken.data["source"]["file"] == str(path) and broken.data["source"]["row"] == 1
+    with pytest.raises(pytest.skip.Exception) as skip:
+        skip_if_not_runnable(broken)
+    assert skip.value.msg == (
+        f"userbench: task travel22.row1 ({path}, row 1) cannot run: field {field}: {problem}; {FIX}"
     )
+
+
+def test_repeated_task_id_is_skipped_alone(tmp_path):
+    path = _write(tmp_path, "travel22", [ROWS[0], ROWS[1], ROWS[0]])
+    tasks = _load(tmp_path)
+    assert [t.id for t in tasks] == ["flight:2-37.hotel:2-9", "restaurant:2-5.rental_car:2-40",
+                                     "travel22.row2"]  # fmt: skip
+    assert tasks[2].data["not_runnable"] == (
+        "field reward_model.id: 'flight:2-37|hotel:2-9' repeats row 0; task ids must be unique"
+    )
+    assert tasks[2].data["source"] == {"file": str(path), "row": 2, "env_name": "TravelGym", "style": "rule"}
+
+
+def test_any_exception_reading_one_row_is_that_rows_reason(tmp_path, monkeypatch):
+    import suites.userbench.upstream as upstream
+
+    real = upstream._row_task
+
+    def flaky(path, index, row, env):
+        if index == 1:
+            raise KeyError("surprise")
+        return real(path, index, row, env)
+
+    monkeypatch.setattr(upstream, "_row_task", flaky)
+    _write(tmp_path, "travel22", ROWS)
+    tasks = _load(tmp_path)
+    assert [t.id for t in tasks] == ["flight:2-37.hotel:2-9", "travel22.row1", "apartment:2-1.flight:2-2"]
+    assert tasks[1].data["not_runnable"] == f"KeyError: 'surprise'; {FIX}"
 
 
 # -- upstream's own files ------------------------------------------------------------------------
