@@ -433,7 +433,8 @@ def _load_routing(config: pytest.Config, settings: RunSettings) -> None:
 
     routing, digest = load_routing(settings.routing_path, task_cache_dir(config))
     settings.routing, settings.routing_hash = routing, digest
-    settings.weights = apply_weights(routing, config.option.egi_weights or {})
+    settings.weights_given = dict(config.option.egi_weights or {})
+    settings.weights = apply_weights(routing, settings.weights_given)
     settings.floors = apply_floors(routing, config.option.egi_floor or {})
     unknown = sorted(set(settings.suite_options) - set(routing.suites))
     if unknown:

@@ -87,6 +87,7 @@ def build_egi_json(
         }
         buckets[b] = entry
     seed = settings.run_seed
+    interval = agg.ci.get("EGI")  # of the run's figure: the full EGI, or its partial value
     return {
         "run_id": settings.run_id,
         "model": settings.model,
@@ -94,10 +95,15 @@ def build_egi_json(
         "judge": settings.judge_model or "egi/rules",
         "simulator": settings.simulator_model or "egi/rules",
         "egi": {
+            # the full EGI only: null unless all six buckets are measured (DESIGN §4)
             "value": res.egi,
             "partial": res.partial,
+            # the labelled partial figure over the covered buckets' weight, kept apart
+            "partial_value": res.partial_value,
             "covered_weight": res.covered_weight,
-            "ci95": list(agg.ci["EGI"]) if agg.ci.get("EGI") else None,
+            "covered_buckets": list(res.covered),
+            "ci95": list(interval) if interval and not res.partial else None,
+            "partial_ci95": list(interval) if interval and res.partial else None,
             "status": verdict.status,
             "flags": list(verdict.flags),
             "flag_reasons": list(verdict.reasons),
@@ -129,6 +135,8 @@ def build_egi_json(
             "sha256": settings.routing_hash,
             "version": routing.version,
             "weights": settings.weights,
+            # what --egi-weights named; the other buckets were scaled to fill the rest
+            "weights_given": dict(getattr(settings, "weights_given", None) or {}),
             "floors": settings.floors,
             # only what the file set: a value left to its default (a suite profile's seed) must
             # read back as unset, so the mode's value applies again (rescore, merge)
