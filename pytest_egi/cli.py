@@ -254,7 +254,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     run = Path(args.run) if args.run else _latest_run(Path(args.reports))
     egi = _load_egi(run)
     settings = _settings_from_egi(run, egi)
-    records = load_records(run)
+    try:  # every record is checked against the schema; a bad line is named with its fix
+        records = load_records(run)
+    except (OSError, ValueError) as exc:
+        raise CliError(str(exc)) from None
     _importable_suites(egi, records)
     if not args.rescore:
         shard = (egi.get("session") or {}).get("shard")

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pytest_egi.records import compact_record, record_sort_key, write_json
+from pytest_egi.records import bad_record_line, compact_record, record_problem, record_sort_key, write_json
 
 __all__ = [
     "COMPARED_KEYS",
@@ -273,15 +273,16 @@ def read_journal(path: Path, start: int | None = None, end: int | None = None) -
 
     Raises:
         RunLogError: a line other than the last is not valid JSON, or is JSON but not a
-            record (no ``suite``, ``task_id``, ``trial`` or ``status``); names the file and
-            line.
+            record (:func:`pytest_egi.records.record_problem`: a field missing or of the wrong
+            type, ``values`` not a mapping of sub-metric to number or null, an unknown
+            ``status``); names the file, the line, the field and the fix.
     """
     by_key: dict[tuple[str, str, int], dict[str, Any]] = {}
     shared: dict[Any, Any] = {}
     at = 0
     for batch in _line_batches(path, start, end):
         records = _parse_batch(batch, at, path, start)
-        if not all(_record_problem(r) is None for r in records):
+        if not all(record_problem(r) is None for r in records):
             _raise_for_bad_record(batch, at, path, start)
         for record in records:
             by_key[record_sort_key(record)] = compact_record(record, shared, SHARED_FIELDS)
@@ -343,21 +344,9 @@ def _parse_batch(batch: list[bytes], at: int, path: Path, start: int | None) -> 
     return out
 
 
-_KEY_FIELDS = (("suite", str), ("task_id", str), ("trial", int), ("status", str))
-
-
-def _record_problem(record: Any) -> str | None:
-    """Why a parsed journal line is not a record (None when it is one)."""
-    if not isinstance(record, dict):
-        return "not a record (a JSON object)"
-    for name, kind in _KEY_FIELDS:
-        if not isinstance(record.get(name), kind) or isinstance(record.get(name), bool):
-            return f"not a record (no {kind.__name__} {name!r})"
-    return None
-
-
 def _raise_for_bad_record(batch: list[bytes], at: int, path: Path, start: int | None) -> None:
-    """Raise for the first line of ``batch`` that parses but is not a record.
+    """Raise for the first line of ``batch`` that parses but is not a record
+    (:func:`pytest_egi.records.record_problem`).
 
     Raises:
         RunLogError: names the file, the line and the fix.
@@ -366,7 +355,7 @@ def _raise_for_bad_record(batch: list[bytes], at: int, path: Path, start: int | 
         if not raw.strip():
             continue
         try:
-            problem = _record_problem(json.loads(raw))
+            problem = record_problem(json.loads(raw))
         except ValueError:
             continue  # a cut last line: already skipped
         if problem is not None:
@@ -382,9 +371,7 @@ def _bad_line(path: Path, start: int | None, index: int, problem: str) -> RunLog
         with open(path, "rb") as fh:
             while chunk := fh.read(min(1 << 20, start - fh.tell())):
                 before += chunk.count(b"\n")
-    return RunLogError(
-        f"{path}:{before + index + 1}: {problem}; delete that line (its item runs again on resume)"
-    )
+    return RunLogError(bad_record_line(path, before + index + 1, problem))
 
 
 def run_records(run_dir: Path, journal_end: int | None = None) -> list[dict[str, Any]]:

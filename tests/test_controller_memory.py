@@ -156,7 +156,7 @@ def test_xdist_controller_holds_no_record_of_a_finished_item(toy_project, tmp_pa
 
 def test_read_journal_reads_a_byte_range_and_shares_repeated_strings(tmp_path):
     base = {"suite": "toy", "suite_module": "toysuites.toy", "model": "egi/oracle", "status": "passed",
-            "category": "alpha", "trial": 1, "values": {"acc": 1.0}}  # fmt: skip
+            "category": "alpha", "trial": 1, "values": {"acc": 1.0}, "nodeid": "t"}  # fmt: skip
     journal = Journal(tmp_path)
     journal.append(dict(base, task_id="old"))
     journal.close()
@@ -181,7 +181,7 @@ def test_read_journal_names_a_broken_line_after_the_start_offset(tmp_path):
     good = json.dumps({"suite": "s", "task_id": "a", "trial": 1})
     path.write_text(f"{good}\n{good}\nnot json\n{good}\n")
     start = len(good) + 1
-    with pytest.raises(ValueError, match=rf"{JOURNAL_FILE}:3: not valid JSON; delete that line"):
+    with pytest.raises(ValueError, match=rf"{JOURNAL_FILE}:3: not valid JSON; remove the line and resume"):
         read_journal(path, start=start)
 
 

@@ -258,6 +258,65 @@ def test_errored_items_and_only_they_run_again(tmp_path, reference):
     assert _json(run / "egi.json")["session"]["resumed_items"] == 8
 
 
+# -- every record read back is checked -------------------------------------------------------
+
+BAD_RECORDS = [
+    ({"values": {"correct": "yes"}},
+     'field \'values\': sub-metric \'correct\' is a str ("yes"), expected a number or null'),
+    ({"values": "1.0"},
+     'field \'values\': expected a mapping of sub-metric name to a number or null, got a str ("1.0")'),
+    ({"status": "timeout"},
+     "field 'status': 'timeout' is not a record status (passed, failed, error, skipped)"),
+]
+
+
+def _spoil_line(path: Path, index: int, fields: dict) -> list[str]:
+    """Overwrite fields of the record on line ``index`` (0-based) of a JSONL file; returns
+    the file's lines as they were."""
+    lines = path.read_text().splitlines(keepends=True)
+    spoiled = list(lines)
+    spoiled[index] = json.dumps({**json.loads(lines[index]), **fields}, sort_keys=True) + "\n"
+    path.write_text("".join(spoiled))
+    return lines
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")])
+@pytest.mark.parametrize(("fields", "problem"), BAD_RECORDS)
+def test_a_malformed_journal_line_is_named_and_the_run_resumes_once_it_is_removed(
+        tmp_path, reference, workers, fields, problem):
+    """Before, a malformed ``values`` passed the key check and crashed aggregation at session end,
+    and an unknown status was silently run again."""
+    project = _project(tmp_path / "p")
+    assert _pytest(project, "--egi-run-id", "K", kill_at="4").returncode == -9
+    run = project / "reports" / "K"
+    lines = _spoil_line(run / "journal.jsonl", 1, fields)  # alpha-1's record
+    before = _files(run)
+    refused = _pytest(project, "--egi-resume", "reports/K", *workers)
+    assert refused.returncode == 4, refused.stdout + refused.stderr
+    assert _usage_error(refused) == [
+        f"ERROR: {run}/journal.jsonl:2: {problem}; remove the line and resume with --egi-resume {run} "
+        "(its item runs again)"]
+    assert _files(run) == before  # the refused session changed nothing
+    (run / "journal.jsonl").write_text("".join(lines[:1] + lines[2:]))  # the fix the message gives
+    resumed = _pytest(project, "--egi-resume", "reports/K", *workers)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    _assert_same_run(run, reference)
+    assert _json(run / "egi.json")["session"]["resumed_items"] == 2
+    assert _outcome_line(resumed) == _outcomes(reference, ["alpha-1", *TASKS[3:]])
+
+
+def test_rescore_and_report_name_a_malformed_record(tmp_path, reference, egi_bench):
+    run = tmp_path / "REF"
+    shutil.copytree(reference, run)
+    _spoil_line(run / "records.jsonl", 4, {"values": {"correct": [1]}})
+    message = (f"egi-bench: error: {run}/records.jsonl:5: field 'values': sub-metric 'correct' is a list "
+               f"([1]), expected a number or null; remove the line and resume with --egi-resume {run} (its "
+               "item runs again)\n")
+    assert egi_bench("report", "--rescore", run) == (2, "", message)
+    assert egi_bench("report", run) == (2, "", message)
+    assert not any(p.name.startswith("rescore-") for p in run.iterdir())
+
+
 # -- the resume's refusals -------------------------------------------------------------------
 
 
@@ -653,6 +712,24 @@ def test_merging_a_run_that_is_not_a_shard_is_refused(reference, merge):
     assert merge(reference) == (
         2, "", f"egi-bench: error: --merge {reference}: not a shard (run without --egi-shard); nothing to "
         "merge\n")
+
+
+def test_a_shard_with_a_malformed_record_is_named_until_it_is_resumed(tmp_path, sharded, reference, merge):
+    project = tmp_path / "p"
+    shutil.copytree(sharded, project)
+    two = _shard(project / "reports", 2)
+    lines = _spoil_line(two / "journal.jsonl", 0, {"values": {"correct": None, "acc": "x"}})
+    assert merge(project / "reports" / "S") == (2, "", (
+        f"egi-bench: error: {two}/journal.jsonl:1: field 'values': sub-metric 'acc' is a str (\"x\"), "
+        f"expected a number or null; remove the line and resume with --egi-resume {two} (its item runs "
+        "again)\n"))
+    assert not (project / "reports" / "S" / "egi.json").exists()
+    (two / "journal.jsonl").write_text("".join(lines[1:]))
+    resumed = _pytest(project, "--egi-resume", "reports/S/shard-2-of-3")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    status, _, err = merge(project / "reports" / "S")
+    assert (status, err) == (0, "")
+    _assert_same_run(project / "reports" / "S", reference)
 
 
 # -- a merge judges with its own floors and weights -------------------------------------------
