@@ -126,27 +126,59 @@ def atomic_file(path: Path) -> Iterator[TextIO]:
     same folder + rename).
 
     A reader never sees a half-written file, and a failure leaves the old file intact (the
-    temp file is removed). The temp file's name holds the process and thread ids
+    temp file is removed). An ``OSError`` (a full disk, a folder turned read-only) is raised
+    with ``filename`` set to ``path`` when it named no file or the temp file, so the message
+    names the file that could not be written. The temp file's name holds the process and thread ids
     (``.<name>.<pid>-<thread>.tmp``), so writers in other processes or threads never share
     one; folders already made by this process are not made again (one ``mkdir`` per folder,
     not per file).
     """
     tmp = path.parent / f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp"
-    if path.parent not in _MADE_DIRS:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _MADE_DIRS.add(path.parent)
     try:
+        if path.parent not in _MADE_DIRS:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _MADE_DIRS.add(path.parent)
         try:
             fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed below
         except FileNotFoundError:  # the folder was removed since: make it again
             path.parent.mkdir(parents=True, exist_ok=True)
             fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115
         with fh:
-            yield fh
+            yield _Named(fh, path)  # type: ignore[misc]
         os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):  # a folder turned read-only keeps its temp file
+            tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.filename in (None, str(tmp)):
+            exc.filename = str(path)  # a full disk fails the write with no file named: name it
         raise
+
+
+class _Named:
+    """A text file whose failed writes name ``path`` (:func:`atomic_file`'s target): a write
+    that fails on a full disk names no file, and the file being written is not always the
+    innermost one open (records.jsonl and timings.jsonl are written side by side)."""
+
+    __slots__ = ("_fh", "_path")
+
+    def __init__(self, fh: TextIO, path: Path) -> None:
+        self._fh = fh
+        self._path = path
+
+    def write(self, text: str) -> int:
+        try:
+            return self._fh.write(text)
+        except OSError as exc:
+            if exc.filename is None:
+                exc.filename = str(self._path)
+            raise
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._fh, name)
 
 
 _MADE_DIRS: set[Path] = set()

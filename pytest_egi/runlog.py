@@ -22,6 +22,7 @@ joins the shards' records into one run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -227,24 +228,58 @@ class Journal:
         return fh
 
     def append(self, record: dict[str, Any]) -> None:
-        """Append one record (any JSON-safe dict) as one line, flushed."""
-        if self._fh is None:
-            self._fh = self._open()
+        """Append one record (any JSON-safe dict) as one line, flushed.
+
+        Raises:
+            OSError: the journal cannot be opened or written (a full disk, a folder turned
+                read-only), with ``filename`` the journal; the file is closed (a line cut short
+                by the failure is cut off when the run is resumed).
+        """
         line = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str) + "\n"
-        self._fh.write(line.encode("utf-8"))
-        self._fh.flush()
-        now = time.monotonic()
-        if now - self._synced >= FSYNC_INTERVAL_S:
-            os.fsync(self._fh.fileno())
-            self._synced = now
+        try:
+            if self._fh is None:
+                self._fh = self._open()
+            self._fh.write(line.encode("utf-8"))
+            self._fh.flush()
+            now = time.monotonic()
+            if now - self._synced >= FSYNC_INTERVAL_S:
+                os.fsync(self._fh.fileno())
+                self._synced = now
+        except OSError as exc:
+            self._abandon()
+            raise _naming(exc, self.path) from None
+
+    def _abandon(self) -> None:
+        """Close the file after a failed write, whatever its buffer still holds (the close
+        tries one more flush: a line it completes is a whole record)."""
+        fh, self._fh = self._fh, None
+        if fh is not None:
+            with contextlib.suppress(OSError):
+                fh.close()
 
     def close(self) -> None:
-        """Flush, fsync and close (a no-op when nothing was written)."""
+        """Flush, fsync and close (a no-op when nothing was written).
+
+        Raises:
+            OSError: the last lines cannot be written (``filename`` the journal); the file is
+                closed anyway.
+        """
         if self._fh is not None:
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
+            try:
+                self._fh.flush()
+                os.fsync(self._fh.fileno())
+            except OSError as exc:
+                self._abandon()
+                raise _naming(exc, self.path) from None
             self._fh.close()
             self._fh = None
+
+
+def _naming(exc: OSError, path: Path) -> OSError:
+    """``exc`` with ``filename`` set to ``path`` when it names no file (a failed write)."""
+    if exc.filename is None:
+        exc.filename = str(path)
+    return exc
 
 
 def _is_json(data: bytes) -> bool:
@@ -493,7 +528,8 @@ class RunLock:
         session writes it, or after one was killed (the kernel released the lock; the file
         says who held it)."""
         if self._fh is not None:
-            self.path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # a folder turned read-only keeps the file
+                self.path.unlink(missing_ok=True)
             self._fh.close()
             self._fh = None
 
