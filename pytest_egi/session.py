@@ -103,7 +103,7 @@ class EgiSession:
         self.verdict: Verdict | None = None
         self.empty_shard = False
         # a run file that could not be written (a full disk, a folder turned read-only):
-        # {"path", "error", "errno"} of the first failure; the session then writes nothing more
+        # {"path", "error", "errno", "reason"} of the first failure; nothing more is written
         self.write_failure: dict[str, Any] | None = None
         self._manifest_status: str | None = None  # the status run.json holds (last written)
         self._stopped_marked: str | None = None  # "" once run.json says stopped, else why not
@@ -157,6 +157,8 @@ class EgiSession:
             self._stop_if_nothing_works()
         if self.interrupted:
             self._stop_scheduling(self.interrupted)
+        elif self.write_failure is not None:  # (xdist resets its stop when its loop starts)
+            self._stop_scheduling(self.write_failure["reason"])
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         """The item ended: append its final record to the run's journal (``journal.jsonl``),
@@ -226,17 +228,10 @@ class EgiSession:
         """Write ``run.json`` (``pytest_egi.runlog``) with the run's status and plan, and
         with ``interrupted`` the reason the session stopped before its end (``stop_reason``:
         ``interrupted by Ctrl-C``, ``interrupted by SIGTERM``, ``-x``'s, an early stop's)."""
-        from pytest_egi.runlog import manifest_for, now_text, write_manifest
+        from pytest_egi.runlog import now_text, write_manifest
 
-        if self.manifest is None:
-            self.manifest = {**manifest_for(self.settings), "started": now_text()}
-            if self.settings.resume_from is not None:
-                old = read_manifest(self.settings.resume_from)
-                self.manifest["started"] = old.get("started") or self.manifest["started"]
-                self.manifest["resumed"] = [*old.get("resumed", []), now_text()]
-                self.manifest["plan"] = old.get("plan")
-                if old.get("merged_from"):  # a merged run, resumed: its provenance stays
-                    self.manifest["merged_from"] = old["merged_from"]
+        self._manifest_base()
+        assert self.manifest is not None
         if self.plan is None:  # xdist: what the workers collected, once they have
             collected = self._collected()
             if collected is not None:
@@ -252,6 +247,21 @@ class EgiSession:
         write_manifest(self.settings.run_dir, self.manifest)
         self._manifest_status = status
 
+    def _manifest_base(self) -> None:
+        """Make :attr:`manifest` (once): this session's options, and on ``--egi-resume`` the
+        run's start, its earlier resumes, its plan and where a merged run was merged from."""
+        from pytest_egi.runlog import manifest_for, now_text
+
+        if self.manifest is None:
+            self.manifest = {**manifest_for(self.settings), "started": now_text()}
+            if self.settings.resume_from is not None:
+                old = read_manifest(self.settings.resume_from)
+                self.manifest["started"] = old.get("started") or self.manifest["started"]
+                self.manifest["resumed"] = [*old.get("resumed", []), now_text()]
+                self.manifest["plan"] = old.get("plan")
+                if old.get("merged_from"):  # a merged run, resumed: its provenance stays
+                    self.manifest["merged_from"] = old["merged_from"]
+
     def _write_failed(self, exc: OSError) -> None:
         """A run file could not be written (``exc``: its ``filename`` the file, a full disk's
         ``ENOSPC``, a read-only folder's ``EACCES``...): the first such failure stops the run
@@ -263,9 +273,10 @@ class EgiSession:
             return
         path = exc.filename if exc.filename is not None else self.settings.run_dir
         error = exc.strerror or str(exc) or type(exc).__name__
-        self.write_failure = {"path": str(path), "error": error, "errno": exc.errno}
+        reason = f"egi: stopping, cannot write {path} ({error})"
+        self.write_failure = {"path": str(path), "error": error, "errno": exc.errno, "reason": reason}
         self._mark_stopped()
-        self._stop_scheduling(f"egi: stopping, cannot write {path} ({error})")
+        self._stop_scheduling(reason)
 
     def _mark_stopped(self) -> None:
         """Try to mark ``run.json`` ``stopped`` with the write failure as its stop reason;
@@ -483,6 +494,8 @@ class EgiSession:
             # resumed with every item already complete, or a shard dealt no item: complete
             exitstatus = pytest.ExitCode.OK
         status = self._exit_status(int(exitstatus))
+        if final:
+            self._manifest_base()  # (a merged run, resumed: where it was merged from)
         info = {
             "interrupted": bool(self.interrupted),
             "resumed_from": str(s.resume_from) if s.resume_from else None,

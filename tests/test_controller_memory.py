@@ -213,8 +213,9 @@ def test_read_journal_compacts_nested_dicts_and_shares_their_short_values(tmp_pa
     journal = Journal(tmp_path)
     for i in range(300):
         journal.append({"suite": "toy", "task_id": f"t{i:03d}", "trial": 1, "status": "passed",
-                        "values": {"acc": 1.0, "zero": 0.0, "neg": -0.0, "f1": 0.5 + i, "label": "yes"},
-                        "timing": {"call_s": 0.25 * i}, "details": {}})  # fmt: skip
+                        "category": "alpha", "nodeid": f"t{i:03d}",
+                        "values": {"acc": 1.0, "zero": 0.0, "neg": -0.0, "f1": 0.5 + i},
+                        "timing": {"call_s": 0.25 * i}, "details": {"label": "yes"}})  # fmt: skip
     journal.close()
     lines = journal.path.read_text().splitlines()
     tracemalloc.start()
@@ -236,7 +237,7 @@ def test_read_journal_compacts_nested_dicts_and_shares_their_short_values(tmp_pa
     # the scores 1.0 and 0.0 and the short strings one level down are one object each;
     # -0.0 stays itself (JSON writes it "-0.0"), and any other float stays the record's own
     assert a["values"]["acc"] is b["values"]["acc"] and a["values"]["zero"] is c["values"]["zero"]
-    assert a["values"]["label"] is b["values"]["label"]
+    assert a["details"]["label"] is b["details"]["label"]
     assert json.dumps(b["values"]["neg"]) == "-0.0"
     # still an ordinary dict to whoever changes it
     b["values"]["extra"] = 1
