@@ -574,8 +574,8 @@ def check_rescore(suite: str, run: dict[str, Any], rescored: dict[str, Any]) -> 
         x, y = run["buckets"][bucket]["value"], rescored["buckets"][bucket]["value"]
         if x != y:
             problems.append(f"{suite}: rescoring {run['model']} changes {bucket}: {_fmt(x)} -> {_fmt(y)}")
-    for key in ("value", "partial_value"):  # the full EGI, or the partial figure (DESIGN §4)
+    for key, label in (("value", "EGI"), ("partial_value", "EGI (partial)")):  # DESIGN §4
         if run["egi"].get(key) != rescored["egi"].get(key):
-            problems.append(f"{suite}: rescoring {run['model']} changes EGI {key}: "
+            problems.append(f"{suite}: rescoring {run['model']} changes {label}: "
                             f"{_fmt(run['egi'].get(key))} -> {_fmt(rescored['egi'].get(key))}")  # fmt: skip
     return problems
