@@ -285,6 +285,7 @@ def test_a_run_folder_that_fails_mid_run_stops_the_run_and_it_resumes_once_fixed
 @pytest.mark.parametrize("workers", [(), ("-n", "2")])
 @pytest.mark.parametrize(("files", "status"), [
     ("egi.json", "stopped"),  # records.jsonl written, egi.json not: run.json says stopped
+    ("report.html", "stopped"),  # report.html is written before egi.json: neither is there
     ("", "running"),  # nothing can be written: run.json keeps its last status, the line says so
 ])
 def test_a_disk_that_fills_at_the_session_end_never_leaves_a_complete_run_without_egi_json(
@@ -298,6 +299,7 @@ def test_a_disk_that_fills_at_the_session_end_never_leaves_a_complete_run_withou
     proc = _run(project, "--egi-run-id", "K", *workers, fault=fault, fault_in="end")
     named = _assert_stopped_cleanly(proc, run, None, "No space left on device", "free space on that disk")
     assert Path(named).name == (files or "records.jsonl")
+    assert not (run / "report.html").exists()
     assert _json(run / "run.json")["status"] == status
     assert sorted(json.loads(x)["task_id"] for x in (run / "journal.jsonl").read_text().splitlines()) == TASKS
     (tmp_path / "mark").unlink()

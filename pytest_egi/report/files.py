@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import platform
@@ -335,7 +336,8 @@ def write_report_files(
     session_info: dict[str, Any] | None = None,
     verdict: Verdict | None = None,
 ) -> dict[str, str]:
-    """Write egi.json and report.html (a piece at a time), after :func:`write_record_files`.
+    """Write report.html, then egi.json (a piece at a time), after :func:`write_record_files`:
+    a folder with an egi.json has all of them (a write that fails leaves none of these two).
 
     Args:
         settings: the run's settings.
@@ -354,9 +356,15 @@ def write_report_files(
     rows: Sequence[dict[str, Any]] | RecordLines
     rows = records if records is not None else RecordLines(rd.records_jsonl, digest.items)
     egi = build_egi_json(settings, digest, agg, session_info, verdict)
-    write_json(rd.egi_json, egi)
     with atomic_file(rd.report_html) as page:
         for part in render_html_parts(egi, rows):
             page.write(part)
+    # egi.json last: a run folder with an egi.json has every other file of its session written
+    try:
+        write_json(rd.egi_json, egi)
+    except OSError:  # (a full disk): no page of a run whose egi.json is not there
+        with contextlib.suppress(OSError):
+            rd.report_html.unlink(missing_ok=True)
+        raise
     return {"run_dir": str(rd.root), "egi_json": str(rd.egi_json)}
 
