@@ -250,7 +250,17 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if args.merge:
         if args.run or args.rescore:
             raise CliError("--merge takes the shards' folders itself; drop the RUN argument and --rescore")
+        if args.routing:  # never ignore an option silently
+            raise CliError("--routing applies with --rescore; a merge judges with the shards' routing")
         return _cmd_merge(args)
+    if not args.rescore:
+        options = (("--egi-weights", args.egi_weights), ("--egi-floor", args.egi_floor),
+                   ("--routing", args.routing))
+        given = [flag for flag, value in options if value]
+        if given:  # a plain report shows the run as it was judged: never ignore an option silently
+            where = "--rescore" if given[0] == "--routing" else "--rescore or --merge"
+            raise CliError(f"{given[0]} applies with {where}; egi-bench report RUN shows the run as it "
+                           f"was judged (add --rescore to judge it with {given[0]})")
     run = Path(args.run) if args.run else _latest_run(Path(args.reports))
     egi = _load_egi(run)
     settings = _settings_from_egi(run, egi)
@@ -765,8 +775,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--out", metavar="DIR",
                         help="with --merge: the merged run's folder (default: the shards' parent)")
-    report.add_argument("--egi-weights", metavar="M1=W,...")
-    report.add_argument("--egi-floor", metavar="M5=F,...")
+    report.add_argument("--egi-weights", metavar="M1=W,...",
+                        help="with --rescore or --merge: bucket weights; the named buckets take the "
+                             "given weights, the others are scaled to fill the rest")
+    report.add_argument("--egi-floor", metavar="M5=F,...",
+                        help="with --rescore or --merge: release floors (0-100) to judge with")
     report.set_defaults(func=_cmd_report)
     compare = sub.add_parser("compare", help="compare two runs bucket by bucket")
     compare.add_argument("run_a")

@@ -114,7 +114,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="M1=W,...",
         default=None,
         type=functools.partial(parse_bucket_values, "--egi-weights", lo=0.0, hi=1.0),
-        help="Override bucket weights; the six must still sum to 1",
+        help="Override bucket weights: the named buckets take the given weights, the others "
+             "are scaled to fill the rest (the weights used are printed and stored)",
     )
     group.addoption(
         "--egi-floor",

@@ -350,3 +350,10 @@ def test_report_help_says_which_run_is_the_default(capsys):
     help_text = " ".join(capsys.readouterr().out.split())
     assert ("run directory (default: the newest run under --reports: the one most recently updated "
             "or started, by its run.json, else by the time its egi.json was written)") in help_text
+
+
+def test_a_plain_report_refuses_options_it_would_ignore(toy_run, capsys):
+    assert main(["report", str(toy_run), "--egi-floor", "M4=90"]) == 2
+    assert capsys.readouterr().err == (
+        "egi-bench: error: --egi-floor applies with --rescore or --merge; egi-bench report RUN shows the "
+        "run as it was judged (add --rescore to judge it with --egi-floor)\n")
