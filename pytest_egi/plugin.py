@@ -114,7 +114,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="M1=W,...",
         default=None,
         type=functools.partial(parse_bucket_values, "--egi-weights", lo=0.0, hi=1.0),
-        help="Override bucket weights; the six must still sum to 1",
+        help="Override bucket weights: the named buckets take the given weights, the others "
+             "are scaled to fill the rest (the weights used are printed and stored)",
     )
     group.addoption(
         "--egi-floor",
@@ -433,7 +434,8 @@ def _load_routing(config: pytest.Config, settings: RunSettings) -> None:
 
     routing, digest = load_routing(settings.routing_path, task_cache_dir(config))
     settings.routing, settings.routing_hash = routing, digest
-    settings.weights = apply_weights(routing, config.option.egi_weights or {})
+    settings.weights_given = dict(config.option.egi_weights or {})
+    settings.weights = apply_weights(routing, settings.weights_given)
     settings.floors = apply_floors(routing, config.option.egi_floor or {})
     unknown = sorted(set(settings.suite_options) - set(routing.suites))
     if unknown:
@@ -1380,13 +1382,19 @@ def _write_or_send_raw(item: pytest.Item, report: pytest.TestReport, raw: tuple[
     item (about 0.4 ms each on ext4: with two fast workers its queue of reports, and its
     memory, grew). Any other process hands it to the controller with the report
     (``report.egi_raw``): serially the controller is this process; a worker on another host
-    cannot reach the run directory.
+    cannot reach the run directory. A worker that cannot write the file (a full disk, a
+    folder turned read-only) says so with the report (``report.egi_write_error``: path,
+    error, errno); the controller then stops the run (``EgiSession._write_failed``).
     """
     run_dir = (getattr(item.config, "workerinput", None) or {}).get("egi_run_dir")
     if run_dir and shared_dir() is not None:
         from pytest_egi.records import atomic_write_text
 
-        atomic_write_text(Path(run_dir) / raw[0], raw[1])
+        try:
+            atomic_write_text(Path(run_dir) / raw[0], raw[1])
+        except OSError as exc:  # a full disk, a folder turned read-only: the controller stops the run
+            report.egi_write_error = [  # type: ignore[attr-defined]
+                str(exc.filename or Path(run_dir) / raw[0]), exc.strerror or str(exc), exc.errno]
     else:
         report.egi_raw = list(raw)  # type: ignore[attr-defined]
 

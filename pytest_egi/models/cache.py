@@ -79,7 +79,9 @@ class ResponseCache:
 
     Each thread gets its own connection; SQLite's WAL mode and a 60 s busy timeout make
     concurrent readers and writers in several processes (xdist workers) safe. Storage errors
-    are reported once as a warning and treated as a miss: a broken cache never fails a call.
+    (a full disk, a folder turned read-only, here or when the cache is created) are reported
+    once per process as a warning and treated as a miss, or a write not kept: a broken cache
+    never fails a call nor stops the run; the calls then go to the network.
 
     Args:
         directory: where the database lives (created if missing).
@@ -90,10 +92,17 @@ class ResponseCache:
         self.path = self.directory / "responses.sqlite3"
         self._local = threading.local()
         self._warned = False
-        self.directory.mkdir(parents=True, exist_ok=True)
-        init_wal_database(self.path, _SCHEMA)
+        self._broken: Exception | None = None
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            init_wal_database(self.path, _SCHEMA)
+        except (OSError, sqlite3.Error) as exc:  # a full disk, a read-only folder: no cache
+            self._broken = exc
+            self._warn(exc)
 
     def _conn(self) -> sqlite3.Connection:
+        if self._broken is not None:
+            raise sqlite3.OperationalError(f"the cache could not be created: {self._broken}")
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)

@@ -562,7 +562,8 @@ def check_identical(suite: str, serial: Path, dist: Path) -> list[str]:
 
 
 def check_rescore(suite: str, run: dict[str, Any], rescored: dict[str, Any]) -> list[str]:
-    """Rescoring gives exactly the run's sub-metrics, bucket values and EGI."""
+    """Rescoring gives exactly the run's sub-metrics, bucket values and EGI (its full value, or
+    its partial value when a bucket is empty)."""
     problems = []
     a, b = run["suites"][suite]["sub_metrics"], rescored["suites"][suite]["sub_metrics"]
     for key in sorted(set(a) | set(b)):
@@ -573,7 +574,8 @@ def check_rescore(suite: str, run: dict[str, Any], rescored: dict[str, Any]) -> 
         x, y = run["buckets"][bucket]["value"], rescored["buckets"][bucket]["value"]
         if x != y:
             problems.append(f"{suite}: rescoring {run['model']} changes {bucket}: {_fmt(x)} -> {_fmt(y)}")
-    if run["egi"]["value"] != rescored["egi"]["value"]:
-        problems.append(f"{suite}: rescoring {run['model']} changes EGI: {_fmt(run['egi']['value'])} -> "
-                        f"{_fmt(rescored['egi']['value'])}")  # fmt: skip
+    for key, label in (("value", "EGI"), ("partial_value", "EGI (partial)")):  # DESIGN §4
+        if run["egi"].get(key) != rescored["egi"].get(key):
+            problems.append(f"{suite}: rescoring {run['model']} changes {label}: "
+                            f"{_fmt(run['egi'].get(key))} -> {_fmt(rescored['egi'].get(key))}")  # fmt: skip
     return problems

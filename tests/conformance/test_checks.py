@@ -366,8 +366,9 @@ def test_rescore_fails(broken):
         # live: beta credit halved by the test module; rescored: the scorer's full credit
         "broken: rescoring egi/oracle changes acc: 0.583333 -> 0.833333",
         "broken: rescoring egi/oracle changes M4: 58.333333 -> 83.333333",
-        # EGI over M1 and M4 (weight 0.42): (0.28 * 66.667 + 0.14 * 58.333) / 0.42 -> 83.333 in M4
-        "broken: rescoring egi/oracle changes EGI: 63.888889 -> 72.222222",
+        # the partial EGI over M1 and M4 (weight 0.42): (0.28 * 66.667 + 0.14 * 58.333) / 0.42
+        # -> 83.333 in M4 (no full EGI: the other buckets are empty)
+        "broken: rescoring egi/oracle changes EGI (partial): 63.888889 -> 72.222222",
     ]
     assert check_rescore("broken", run.egi, run.egi) == []
 
