@@ -1400,6 +1400,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if case is None or settings is None or not settings.model:
         return report
     _egi_report(item, call, report, case, settings)
+    _escape_longrepr(report)
     state = item.stash.get(ITEM_KEY, None)
     raw = state.raw if state is not None else None
     if raw is not None:
@@ -1418,6 +1419,23 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             del item.config.stash[_REMOTE_COLLECTED_KEY]
             report.egi_collected = collected  # type: ignore[attr-defined]
     return report
+
+
+def _escape_longrepr(report: pytest.TestReport) -> None:
+    """A failure text holding a lone surrogate (text that is not valid Unicode, e.g. from a
+    model's reply) is replaced by its escaped form (``\\ud800``): neither the terminal nor
+    an xdist worker's channel to the controller (UTF-8 only) may choke on it."""
+    from pytest_egi.models.replies import escape_text, has_lone_surrogate
+
+    longrepr = report.longrepr
+    if longrepr is None or report.passed:
+        return
+    if isinstance(longrepr, tuple):  # a skip: (path, line, reason)
+        report.longrepr = tuple(escape_text(p) if isinstance(p, str) else p for p in longrepr)
+        return
+    text = longrepr if isinstance(longrepr, str) else str(longrepr)
+    if has_lone_surrogate(text):
+        report.longrepr = escape_text(text)
 
 
 def _egi_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport,

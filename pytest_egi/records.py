@@ -124,7 +124,8 @@ def atomic_file(path: Path) -> Iterator[TextIO]:
     temp file is removed). The temp file's name holds the process and thread ids
     (``.<name>.<pid>-<thread>.tmp``), so writers in other processes or threads never share
     one; folders already made by this process are not made again (one ``mkdir`` per folder,
-    not per file).
+    not per file). A lone surrogate (text that is not valid Unicode) is written as its
+    backslash escape (``\\ud800``, a valid escape in JSON text) instead of aborting the write.
     """
     tmp = path.parent / f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp"
     if path.parent not in _MADE_DIRS:
@@ -132,10 +133,10 @@ def atomic_file(path: Path) -> Iterator[TextIO]:
         _MADE_DIRS.add(path.parent)
     try:
         try:
-            fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+            fh = open(tmp, "w", encoding="utf-8", errors=_ERRORS)  # noqa: SIM115 - closed below
         except FileNotFoundError:  # the folder was removed since: make it again
             path.parent.mkdir(parents=True, exist_ok=True)
-            fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115
+            fh = open(tmp, "w", encoding="utf-8", errors=_ERRORS)  # noqa: SIM115
         with fh:
             yield fh
         os.replace(tmp, path)
@@ -143,6 +144,11 @@ def atomic_file(path: Path) -> Iterator[TextIO]:
         tmp.unlink(missing_ok=True)
         raise
 
+
+_ERRORS = "backslashreplace"
+"""How :func:`atomic_file` writes what UTF-8 cannot encode (only lone surrogates): as the
+escape ``\\udXXX``, which inside a JSON string is that same character, so a record or a
+trajectory that holds one is still written whole and reads back as it was."""
 
 _MADE_DIRS: set[Path] = set()
 """Folders :func:`atomic_write_text` made (or found) in this process."""

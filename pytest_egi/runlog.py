@@ -231,7 +231,7 @@ class Journal:
         if self._fh is None:
             self._fh = self._open()
         line = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str) + "\n"
-        self._fh.write(line.encode("utf-8"))
+        self._fh.write(line.encode("utf-8", "backslashreplace"))  # a lone surrogate: \ud800
         self._fh.flush()
         now = time.monotonic()
         if now - self._synced >= FSYNC_INTERVAL_S:

@@ -69,11 +69,17 @@ class ModelResponse:
         finish_reason: the provider's ``finish_reason`` (``stop``, ``tool_calls``,
             ``length``, ``content_filter``, ...); None when the provider gave none. ``length``
             means the reply was cut off by the token limit: whatever it holds is not an answer.
+        raw: None when ``message`` is the reply as sent; else the fields the client had to
+            clean (text that is not valid Unicode: a lone surrogate, replaced by U+FFFD in
+            ``message``), as sent, in JSON-safe form: ``{field path: text}``, e.g.
+            ``{"content": "Paris \\ud800"}`` (see :mod:`pytest_egi.models.replies`). The
+            scaffold stores it in the trajectory (``info["raw_replies"]``).
     """
 
     message: dict[str, Any]
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
+    raw: dict[str, str] | None = None
 
 
 class ProviderError(Exception):

@@ -21,7 +21,10 @@ redacted: the item is an error, not a wrong answer. A refusal for length raises
 :class:`~pytest_egi.models.base.ContextWindowExceeded` instead (the model's limit).
 A malformed answer is the model's own: empty ``choices`` becomes an assistant message with
 ``content=None`` (never cached); tool-call arguments and names pass through raw for the
-scaffold to judge.
+scaffold to judge. Every reply, from the network or the cache, arrives through one place
+(:meth:`LiteLLMClient._arrived`): secrets are redacted (the cache stores redacted replies) and
+text that is not valid Unicode (a lone surrogate) is replaced by U+FFFD, its raw form kept in
+``ModelResponse.raw`` (:mod:`pytest_egi.models.replies`).
 
 Generation parameters: each call's parameters (the suite's defaults) are overlaid with the
 user's for this role (``--egi-model-params`` ...), then checked against LiteLLM's knowledge of
@@ -45,8 +48,9 @@ from pytest_egi.models.base import ContextWindowExceeded, ModelResponse, Provide
 from pytest_egi.models.cache import ResponseCache, cache_key
 from pytest_egi.models.params import merge_params
 from pytest_egi.models.ratelimit import RateLimiter, estimate_tokens
+from pytest_egi.models.replies import clean_obj, clean_reply, has_lone_surrogate
 from pytest_egi.models.retry import RetryPolicy
-from pytest_egi.models.secrets import redact
+from pytest_egi.models.secrets import redact, redact_json_safe
 from pytest_egi.models.settings import ProviderSettings, load_price_file
 from pytest_egi.models.transport import (
     Attempt,
@@ -87,6 +91,9 @@ class CallInfo:
         failed: the call raised (provider failure or context window): no answer, but its
             retries and waits count.
         finish_reason: the provider's ``finish_reason``, or None.
+        raw: the reply's fields that held text that is not valid Unicode (a lone surrogate),
+            as sent, in JSON-safe form (``{"content": "...\\ud800..."}``); None when the
+            reply was clean (see :mod:`pytest_egi.models.replies`).
     """
 
     latency_s: float = 0.0
@@ -101,6 +108,7 @@ class CallInfo:
     usage_reported: bool = True
     failed: bool = False
     finish_reason: str | None = None
+    raw: dict[str, str] | None = None
 
     def usage(self) -> Usage:
         """This call as a :class:`Usage` (one call; zero calls when it failed)."""
@@ -216,7 +224,8 @@ class LiteLLMClient:
         cache store.
 
         Args:
-            messages, tools: the request.
+            messages, tools: the request (a lone surrogate in a message, text that is not
+                valid Unicode, is sent as U+FFFD: no provider accepts one).
             params: the caller's generation parameters (before the user's and the check).
             trial, namespace: enter the cache key.
             info: the :class:`CallInfo` to fill (a failed call keeps its retries and waits
@@ -224,7 +233,10 @@ class LiteLLMClient:
 
         Returns:
             (assistant message in OpenAI format, the call's :class:`CallInfo`, its cache key
-            or None). A reply without choices is returned but never cached.
+            or None). A reply without choices is returned but never cached. The message has
+            every secret redacted (as the cache stores it) and every lone surrogate replaced
+            by U+FFFD, from the network and the cache alike; ``info.raw`` keeps the raw form
+            of the fields that were cleaned.
 
         Raises:
             ProviderError: retries exhausted or a non-retryable failure; the message names
@@ -233,6 +245,8 @@ class LiteLLMClient:
         """
         info = info if info is not None else CallInfo()
         sent = self.check_params(params)["sent"]
+        if has_lone_surrogate(json.dumps(messages, ensure_ascii=False, default=str)):
+            messages = clean_obj(messages)  # no provider takes one: it fails before sending
         key = None
         if self.cache is not None:
             key = cache_key(
@@ -247,9 +261,9 @@ class LiteLLMClient:
                 info.cached, info.priced = True, bool(hit.get("priced", True))
                 info.usage_reported = bool(hit.get("usage_reported", True))
                 info.finish_reason = hit.get("finish_reason")
-                return hit["message"], info, key
+                return self._arrived(hit["message"], info), info, key
         attempt = self._call_with_retries(messages, tools, sent, info)
-        message = attempt.message
+        message = redact_json_safe(attempt.message)  # never stored (nor replayed) with a key
         info.prompt_tokens = attempt.prompt_tokens
         info.completion_tokens = attempt.completion_tokens
         info.usage_reported = attempt.usage_reported
@@ -263,7 +277,16 @@ class LiteLLMClient:
                                  "usage_reported": info.usage_reported,
                                  "finish_reason": info.finish_reason},
                            model=self.name)
-        return message, info, key
+        return self._arrived(message, info), info, key
+
+    @staticmethod
+    def _arrived(message: dict[str, Any], info: CallInfo) -> dict[str, Any]:
+        """Where every reply arrives, from the network or the cache: secrets redacted (an
+        old cache entry may hold one), lone surrogates replaced by U+FFFD
+        (:func:`~pytest_egi.models.replies.clean_reply`; their raw form goes to
+        ``info.raw``)."""
+        cleaned, info.raw = clean_reply(redact_json_safe(message))
+        return cleaned
 
     def _call_with_retries(self, messages: list[dict[str, Any]],
                            tools: list[dict[str, Any]] | None,
@@ -407,7 +430,7 @@ class TrialClient:
             raise
         finally:
             self.calls.append(info)
-        return ModelResponse(message, info.usage(), info.finish_reason)
+        return ModelResponse(message, info.usage(), info.finish_reason, info.raw)
 
     def invalidate_last(self) -> None:
         """Remove this trial's last reply from the response cache (a caller found it
