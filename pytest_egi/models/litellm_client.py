@@ -50,7 +50,7 @@ from pytest_egi.models.params import merge_params
 from pytest_egi.models.ratelimit import RateLimiter, estimate_tokens
 from pytest_egi.models.replies import clean_obj, clean_reply, has_lone_surrogate
 from pytest_egi.models.retry import RetryPolicy
-from pytest_egi.models.secrets import redact, redact_json_safe
+from pytest_egi.models.secrets import mask_secret_params, redact, redact_json_safe
 from pytest_egi.models.settings import ProviderSettings, load_price_file
 from pytest_egi.models.transport import (
     Attempt,
@@ -192,8 +192,8 @@ class LiteLLMClient:
                 new = {k: v for k, v in checked["dropped"].items() if k not in self.dropped_params}
                 self.dropped_params.update(new)
             for name, reason in new.items():
-                warnings.warn(f"egi: {self.role} {self.name}: not sending {name}="
-                              f"{merged[name]!r}: {reason}", UserWarning, stacklevel=2)
+                warnings.warn(redact(f"egi: {self.role} {self.name}: not sending {name}="
+                                     f"{merged[name]!r}: {reason}"), UserWarning, stacklevel=2)
         return checked
 
     @property
@@ -442,10 +442,12 @@ class TrialClient:
 
     def params_record(self) -> dict[str, Any] | None:
         """``{"sent": {...}, "dropped": {name: reason}}`` for the record (None before any
-        call): what the last call sent, and what the model refused of the parameters."""
+        call): what the last call sent (a secret-named parameter's value shown as ``***``),
+        and what the model refused of the parameters."""
         if self.sent_params is None:
             return None
-        return {"sent": dict(self.sent_params), "dropped": dict(self.core.dropped_params)}
+        return {"sent": mask_secret_params(self.sent_params),
+                "dropped": dict(self.core.dropped_params)}
 
     @property
     def usage(self) -> Usage:
