@@ -1491,12 +1491,18 @@ def _egi_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
 
 
 def _error_text(excinfo: Any) -> str:
+    """The one-line failure reason of an errored item (``ExceptionType: message``), redacted
+    and cut to :data:`~pytest_egi.recorder.MAX_RENDER` characters without ever cutting its
+    fix hint (``exc.hint``, or a parenthesised group ending the message:
+    :func:`~pytest_egi.recorder.shorten`)."""
     from pytest_egi.models.secrets import redact
-    from pytest_egi.recorder import render
+    from pytest_egi.recorder import shorten
 
     if excinfo is None:
         return "unknown error"
-    return redact(render(f"{excinfo.type.__name__}: {excinfo.value}"))
+    hint = getattr(excinfo.value, "hint", None)
+    return redact(shorten(f"{excinfo.type.__name__}: {excinfo.value}",
+                          hint=hint if isinstance(hint, str) else None))
 
 
 def _shorten_error(report: pytest.TestReport, item: pytest.Item, excinfo: Any, text: str) -> None:

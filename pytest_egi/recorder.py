@@ -16,8 +16,8 @@ from pytest_egi.records import RECORD_SCHEMA, RunDir, dump_json_line
 from pytest_egi.state import Case, RunSettings, case_of, item_state
 from pytest_egi.suite import TaskScore
 
-__all__ = ["EgiRecorder", "base_record", "json_safe", "keep_raw", "render", "store_record",
-           "trajectory_fields", "trial_usage"]
+__all__ = ["EgiRecorder", "base_record", "hint_span", "json_safe", "keep_raw", "render",
+           "shorten", "store_record", "trajectory_fields", "trial_usage"]
 
 MAX_RENDER = 300
 
@@ -32,6 +32,58 @@ def render(value: Any) -> str:
     else:
         text = repr(value)
     return text if len(text) <= MAX_RENDER else text[: MAX_RENDER - 3] + "..."
+
+
+def hint_span(text: str, hint: str | None = None) -> tuple[int, int] | None:
+    """Where the fix hint of a failure text is: ``hint`` itself when given and found (the
+    last occurrence), else a parenthesised group that ends the text (``... (to stop sending
+    temperature, pass --egi-model-params temperature=null)``), when it is at most half of
+    :data:`MAX_RENDER`; None when there is none.
+
+    Returns:
+        ``(start, end)`` indices of the hint in ``text``.
+    """
+    if hint:
+        at = text.rfind(hint.strip())
+        if at >= 0:
+            return at, at + len(hint.strip())
+    end = len(text.rstrip())
+    if not end or text[end - 1] != ")":
+        return None
+    depth = 0
+    for i in range(end - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(text[i], 0)
+        if depth == 0:
+            return (i, end) if end - i <= MAX_RENDER // 2 else None
+    return None
+
+
+def shorten(text: str, limit: int = MAX_RENDER, hint: str | None = None) -> str:
+    """``text`` cut to about ``limit`` characters for a one-line failure reason, never cutting
+    its fix hint (:func:`hint_span`): the text around the hint is shortened instead (the part
+    after it first, then the part before it, each keeping its start and marked ``...``). A
+    hint longer than ``limit`` is kept whole anyway.
+
+    Args:
+        text: the failure text (``ExceptionType: message``).
+        limit: the length to aim for, in characters.
+        hint: the hint text when the exception names it (``exc.hint``); else a trailing
+            parenthesised group is taken as the hint.
+    """
+    if len(text) <= limit:
+        return text
+    span = hint_span(text, hint)
+    if span is None:
+        return text[: limit - 3] + "..."
+    before, kept, after = text[: span[0]], text[span[0]: span[1]], text[span[1]:]
+    room = max(0, limit - len(kept))
+    if len(before) + len(after) > room and after.strip():
+        keep_after = max(0, room - len(before))
+        after = after[: max(0, keep_after - 3)] + "..." if keep_after < len(after) else after
+    if len(before) + len(after) > room:
+        gap = " " if before.endswith(" ") else ""
+        before = before[: max(0, room - len(after) - 3 - len(gap))].rstrip() + "..." + gap
+    return before + kept + after
 
 
 def base_record(item: pytest.Item, case: Case, settings: RunSettings) -> dict[str, Any]:

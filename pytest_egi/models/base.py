@@ -93,11 +93,16 @@ class ProviderError(Exception):
             ``rate_limit``, ``timeout``, ``server_error``, ``client_error``, ...); the session
             stops at once on a kind that every later call would repeat
             (:data:`SESSION_FATAL_KINDS`), rather than after five errored items.
+        hint: the part of the message that says how to fix it (``(to stop sending
+            temperature, pass --egi-model-params temperature=null)``), or None; a failure
+            line shortened for the record keeps it whole
+            (:func:`pytest_egi.recorder.shorten`).
     """
 
-    def __init__(self, message: str = "", kind: str | None = None) -> None:
+    def __init__(self, message: str = "", kind: str | None = None, hint: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind
+        self.hint = hint
 
 
 SESSION_FATAL_KINDS = frozenset({"no_credentials", "quota"})

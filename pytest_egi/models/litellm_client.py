@@ -336,30 +336,32 @@ class LiteLLMClient:
         code = f" (HTTP {status})" if status else ""
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         if kind == "connect":
+            hint = "(check the network, the host name and that the server is running)"
             return ProviderError(
                 f"{self.role} {self.name}{where}: {text} after {tries}; no connection could "
-                "be made (check the network, the host name and that the server is running)",
-                kind)
+                f"be made {hint}", kind, hint)
         if kind == "quota":
+            hint = ("(add credit or raise the limit in the provider's billing settings; waiting "
+                    "will not help)")
             return ProviderError(
                 f"{self.role} {self.name}{where}: quota or billing limit reached{code}, not "
-                f"retried: {text} (add credit or raise the limit in the provider's billing "
-                "settings; waiting will not help)", kind)
+                f"retried: {text} {hint}", kind, hint)
         if kind == "no_credentials":
+            hint = ("(set the provider's key in the environment or a .env file, or any value "
+                    f"for a keyless local server; egi-bench doctor --egi-model {self.name} "
+                    "names it)")
             return ProviderError(
-                f"{self.role} {self.name}{where}: no API key, nothing was sent (set the "
-                "provider's key in the environment or a .env file, or any value for a keyless "
-                f"local server; egi-bench doctor --egi-model {self.name} names it): "
-                f"{_without_exception_names(text)}", kind)
+                f"{self.role} {self.name}{where}: no API key, nothing was sent {hint}: "
+                f"{_without_exception_names(text)}", kind, hint)
         hint = ""
         if kind == "client_error" and re.search(r"(?i)unsupported|not support|unrecognized|"
                                                 r"unknown (parameter|field)|extra_forbidden", text):
             named = [k for k in (params or {}) if re.search(rf"\b{re.escape(k)}\b", text)]
             if named:
-                hint = (f" (to stop sending {named[0]}, pass {PARAMS_FLAGS.get(self.role, '')} "
+                hint = (f"(to stop sending {named[0]}, pass {PARAMS_FLAGS.get(self.role, '')} "
                         f"{named[0]}=null)")
         return ProviderError(f"{self.role} {self.name}{where}: {kind}{code} after {tries}: "
-                             f"{text}{hint}", kind)
+                             f"{text}{' ' + hint if hint else ''}", kind, hint or None)
 
     def _cost(self, attempt: Attempt) -> tuple[float, bool]:
         """(USD, priced) for one answer: the user price file first, then LiteLLM's local
