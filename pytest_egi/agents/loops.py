@@ -76,7 +76,10 @@ class Trajectory:
             none.
         tool_calls: the executed tool calls (``Toolkit.calls``), empty for text protocols.
         usage: summed usage of the model under test over the trial.
-        info: loop- and suite-specific extras (invalid-format count, mistakes made, ...).
+        info: loop- and suite-specific extras (invalid-format count, mistakes made, ...);
+            ``raw_replies`` lists the replies the client had to clean (text that is not valid
+            Unicode), as sent: ``{"turn": n, "fields": {path: raw text}}`` (see
+            :func:`call_model`).
     """
 
     messages: list[dict[str, Any]]
