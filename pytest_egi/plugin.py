@@ -1066,10 +1066,11 @@ def _check_data(
     cache: Any,
 ) -> None:
     """Warn about the tasks a suite loaded (``tasks``, a ``LoadedTasks``): a category of the
-    profile with no task at all (a user's task file may hold only some), and the suite's
-    optional ``constant_answer_check`` and ``data_warnings``, whose results are kept in the
-    task cache beside the tasks (``cache``, the suite's ``CacheEntries``: same key), so a warm
-    collection neither runs them nor unpickles the tasks.
+    profile with no task at all (a user's task file may hold only some), the tasks it cannot
+    run or could not load (:func:`_not_run_warnings`), and the suite's optional
+    ``constant_answer_check`` and ``data_warnings``, whose results are kept in the task cache
+    beside the tasks (``cache``, the suite's ``CacheEntries``: same key), so a warm collection
+    neither runs them nor unpickles the tasks. Several warnings of one category make one line.
     The warnings go to ``settings.data_warnings`` (an xdist worker also hands them to the
     controller in ``workeroutput``, read back in ``_XdistHooks.pytest_testnodedown``)."""
     if not settings.model:
@@ -1085,10 +1086,12 @@ def _check_data(
     merge_data_warnings(settings.data_warnings, data_warning_entries(suite.name, absent))
     hooks = [(hook, check) for hook in ("constant_answer_check", "data_warnings")
              if (check := getattr(suite, hook, None)) is not None]  # fmt: skip
-    if hooks:
-        found = cache.get(f"checks-{suite.name}", lambda: _run_checks(hooks, tasks.all(), options))
-        for _hook, warnings in found:
-            merge_data_warnings(settings.data_warnings, data_warning_entries(suite.name, warnings))
+    found = cache.get(f"checks-{suite.name}", lambda: _run_checks(hooks, tasks.all(), options))
+    combined: dict[str, str] = {}  # one line per category: the core's, then each hook's
+    for _hook, warnings in found:
+        for category, line in warnings.items():
+            combined[category] = f"{combined[category]}; {line}" if category in combined else line
+    merge_data_warnings(settings.data_warnings, data_warning_entries(suite.name, combined))
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:
         workeroutput["egi_data_warnings"] = list(settings.data_warnings)
@@ -1102,7 +1105,7 @@ def _run_checks(
     (ValueError, OSError: a usage error) becomes a warning naming it, not a crashed
     collection."""
     runnable = [t for t in tasks if t.runnable]
-    out: list[tuple[str, dict[str, str]]] = []
+    out: list[tuple[str, dict[str, str]]] = [("core", _not_run_warnings(tasks))]
     for hook, check in hooks:
         try:
             out.append((hook, check(runnable, options)))
@@ -1111,6 +1114,28 @@ def _run_checks(
         except Exception as exc:  # noqa: BLE001 - a check's bug must not stop the run
             out.append((hook, {"(all)": f"the suite's {hook} failed, its warnings are missing: "
                                         f"{type(exc).__name__}: {exc}"}))
+    return out
+
+
+def _not_run_warnings(tasks: list[Any]) -> dict[str, str]:
+    """Per category, the tasks the core will not run: ``cannot_run`` (skipped) and
+    ``load_error`` (each errors alone), counted, with the first one's reason."""
+    out: dict[str, str] = {}
+    by_category: dict[str, list[Any]] = {}
+    for task in tasks:
+        by_category.setdefault(task.category, []).append(task)
+    for category, members in by_category.items():
+        lines = []
+        skipped = [t for t in members if t.load_error is None and t.cannot_run is not None]
+        if skipped:
+            lines.append(f"{len(skipped)} of {len(members)} task(s) cannot run and are skipped "
+                         f"(first: {skipped[0].id}: {skipped[0].cannot_run})")
+        broken = [t for t in members if t.load_error is not None]
+        if broken:
+            lines.append(f"{len(broken)} of {len(members)} task(s) could not be loaded and error "
+                         f"alone (first: {broken[0].id})")
+        if lines:
+            out[category] = f"{category}: " + "; ".join(lines)
     return out
 
 

@@ -110,9 +110,18 @@ def test_a_task_that_cannot_run_is_skipped_and_one_that_fails_errors_alone(pytes
         "beta-2": ("skipped", "Skipped: cannot run: no reference solution on the local data"),
         "beta-3": ("error", "RuntimeError: the policy's lookup table is missing item 103"),
     }
-    # the suite's data checks saw the runnable tasks only
+    # the core says what will not run, per category; the suite's data checks saw the runnable
+    # tasks only (one line per category)
     egi = json.loads((next((pytester.path / "reports").iterdir()) / "egi.json").read_text())
-    assert {"suite": "toy", "category": "beta", "warning": "5 runnable tasks checked"} in egi["data_warnings"]
+    assert egi["data_warnings"] == [
+        {"suite": "toy", "category": "alpha", "warning": "alpha: 1 of 3 task(s) could not be loaded and "
+                                                         "error alone (first: alpha-2)"},
+        {"suite": "toy", "category": "beta", "warning": "beta: 1 of 4 task(s) cannot run and are skipped "
+                                                        "(first: beta-0: it needs the table 'wards', absent "
+                                                        "from the data files); 5 runnable tasks checked"},
+    ]
+    result.stdout.fnmatch_lines(["data warning (toy): alpha: 1 of 3 task(s) could not be loaded and error "
+                                 "alone (first: alpha-2)"])
 
 
 def test_a_task_id_the_core_cannot_use_is_a_usage_error_naming_the_file(pytester):
