@@ -82,9 +82,12 @@ class TaskIdError(ValueError):
 class TaskLoadError(Exception):
     """One task could not be loaded or prepared (``Task.load_error``, a failed ``prepare``):
     its item errors, alone, with this message (the file, the task and the exception); it is
-    never scored."""
+    never scored. Its record's ``error_kind`` is ``task_load`` (:attr:`kind`): such errors say
+    nothing about the provider, so they never count toward stopping a session whose first
+    items all errored."""
 
     one_line_report = True
+    kind = "task_load"
 
 
 class CannotRun(Exception):  # noqa: N818 - read as a statement: raise CannotRun(reason)

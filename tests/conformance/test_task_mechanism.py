@@ -24,7 +24,7 @@ PACKAGE = "mechsuites"  # a package of its own: the per-process suite cache neve
 LOADER = '''
 from pytest_egi.suite import CannotRun, load_each
 
-ENTRIES = [
+ENTRIES = FIRST + [
     {"id": "alpha-0", "cat": "alpha", "item": 0},
     {"id": "alpha-1", "cat": "alpha", "item": 1},
     {"id": "alpha-2", "cat": "alpha"},                                   # no "item": KeyError
@@ -74,9 +74,11 @@ ToySuite.data_warnings = data_warnings
 '''
 
 
-def _project(pytester: pytest.Pytester, *, extra: str = "[]", prepare_fault: str = "None") -> None:
+def _project(pytester: pytest.Pytester, *, extra: str = "[]", prepare_fault: str = "None",
+             first: str = "[]") -> None:
     init = SUITE_INIT.replace("SUITE = ToySuite()", "") + (
-        f"EXTRA = {extra}\n\ndef PREPARE_FAULT():\n    {prepare_fault}\n" + LOADER + "\nSUITE = ToySuite()\n")
+        f"EXTRA = {extra}\nFIRST = {first}\n\ndef PREPARE_FAULT():\n    {prepare_fault}\n" + LOADER
+        + "\nSUITE = ToySuite()\n")
     make_toy_project(pytester, package=PACKAGE, init=init)
     routing = pytester.path / "routing.yaml"
     routing.write_text(routing.read_text().replace("toy: {per_category: 3}", "toy: {}"))
@@ -122,6 +124,19 @@ def test_a_task_that_cannot_run_is_skipped_and_one_that_fails_errors_alone(pytes
     ]
     result.stdout.fnmatch_lines(["data warning (toy): alpha: 1 of 3 task(s) could not be loaded and error "
                                  "alone (first: alpha-2)"])
+
+
+def test_tasks_that_could_not_be_loaded_never_stop_the_session_early(pytester):
+    """Five errored items in a row stop a session whose provider is down; five tasks that
+    could not be loaded say nothing about the provider, and the rest still runs."""
+    _project(pytester, first='[{"id": f"alpha-9{k}", "cat": "alpha"} for k in range(6)]')
+    result = pytester.runpytest_subprocess(PACKAGE, "--egi-model", "egi/oracle", "--egi-bootstrap",
+                                           "0", "--egi-no-cache")  # the default error rate: 5 %
+    result.assert_outcomes(passed=3, skipped=2, errors=8)
+    assert result.ret == 1  # 8 of 13 items errored: above --egi-max-error-rate
+    assert "stopping" not in result.stdout.str()
+    records = _records(pytester)
+    assert records["alpha-95"]["error_kind"] == "task_load" and records["beta-1"]["status"] == "passed"
 
 
 def test_a_task_id_the_core_cannot_use_is_a_usage_error_naming_the_file(pytester):
