@@ -131,7 +131,8 @@ def atomic_file(path: Path) -> Iterator[TextIO]:
     names the file that could not be written. The temp file's name holds the process and thread ids
     (``.<name>.<pid>-<thread>.tmp``), so writers in other processes or threads never share
     one; folders already made by this process are not made again (one ``mkdir`` per folder,
-    not per file).
+    not per file). A lone surrogate (text that is not valid Unicode) is written as its
+    backslash escape (``\\ud800``, a valid escape in JSON text) instead of aborting the write.
     """
     tmp = path.parent / f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp"
     try:
@@ -139,10 +140,10 @@ def atomic_file(path: Path) -> Iterator[TextIO]:
             path.parent.mkdir(parents=True, exist_ok=True)
             _MADE_DIRS.add(path.parent)
         try:
-            fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+            fh = open(tmp, "w", encoding="utf-8", errors=_ERRORS)  # noqa: SIM115 - closed below
         except FileNotFoundError:  # the folder was removed since: make it again
             path.parent.mkdir(parents=True, exist_ok=True)
-            fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115
+            fh = open(tmp, "w", encoding="utf-8", errors=_ERRORS)  # noqa: SIM115
         with fh:
             yield _Named(fh, path)  # type: ignore[misc]
         os.replace(tmp, path)
@@ -152,6 +153,12 @@ def atomic_file(path: Path) -> Iterator[TextIO]:
         if isinstance(exc, OSError) and exc.filename in (None, str(tmp)):
             exc.filename = str(path)  # a full disk fails the write with no file named: name it
         raise
+
+
+_ERRORS = "backslashreplace"
+"""How :func:`atomic_file` writes what UTF-8 cannot encode (only lone surrogates): as the
+escape ``\\udXXX``, which inside a JSON string is that same character, so a record or a
+trajectory that holds one is still written whole and reads back as it was."""
 
 
 class _Named:

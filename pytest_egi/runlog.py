@@ -239,7 +239,7 @@ class Journal:
         try:
             if self._fh is None:
                 self._fh = self._open()
-            self._fh.write(line.encode("utf-8"))
+            self._fh.write(line.encode("utf-8", "backslashreplace"))  # a lone surrogate: \ud800
             self._fh.flush()
             now = time.monotonic()
             if now - self._synced >= FSYNC_INTERVAL_S:
@@ -471,11 +471,14 @@ def manifest_for(settings: Any) -> dict[str, Any]:
 
 def _params_given(settings: Any) -> dict[str, Any]:
     """The generation parameters the user gave per role (``--egi-model-params`` ...), the
-    ones that change the records; empty for roles given none."""
+    ones that change the records (a secret-named one's value shown as ``***``); empty for
+    roles given none."""
     provider = getattr(settings, "provider", None)
     if not hasattr(provider, "params_for"):
         return {}
-    out = {role: provider.params_for(role) for role in ("model", "judge", "simulator")}
+    from pytest_egi.models.secrets import mask_secret_params
+
+    out = {role: mask_secret_params(provider.params_for(role)) for role in ("model", "judge", "simulator")}
     return {role: value for role, value in out.items() if value}
 
 

@@ -142,7 +142,9 @@ class EgiSession:
                 self._pending[key] = value
                 self._unjournaled[report.nodeid] = key
                 if self._early is not None:
-                    if value["status"] == "skipped":
+                    # a skipped item, or one whose task could not be loaded, says nothing
+                    # about whether the provider works
+                    if value["status"] == "skipped" or value.get("error_kind") == "task_load":
                         self._early.pop(key, None)
                     else:
                         self._early[key] = value

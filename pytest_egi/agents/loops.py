@@ -76,7 +76,10 @@ class Trajectory:
             none.
         tool_calls: the executed tool calls (``Toolkit.calls``), empty for text protocols.
         usage: summed usage of the model under test over the trial.
-        info: loop- and suite-specific extras (invalid-format count, mistakes made, ...).
+        info: loop- and suite-specific extras (invalid-format count, mistakes made, ...);
+            ``raw_replies`` lists the replies the client had to clean (text that is not valid
+            Unicode), as sent: ``{"turn": n, "fields": {path: raw text}}`` (see
+            :func:`call_model`).
     """
 
     messages: list[dict[str, Any]]
@@ -184,6 +187,11 @@ def call_model(
     ``finish_reason`` updated). Returns the reply, or None when the context window overflowed
     (the trajectory then ends with termination ``context_exceeded`` and no answer).
 
+    When the client had to clean the reply (text that is not valid Unicode, a lone surrogate,
+    is replaced by U+FFFD: ``ModelResponse.raw``), the raw form is kept in
+    ``traj.info["raw_replies"]`` as ``{"turn": n, "fields": {path: raw text}}`` (the text in
+    JSON-safe form, ``\\ud800``); the cleaned reply is what the scaffold and the scorer use.
+
     Args:
         messages: what to send when it is not the trajectory's own message list (a scaffold
             that rebuilds one prompt per turn from its history, as MCP-Universe's ReAct does);
@@ -202,6 +210,9 @@ def call_model(
     traj.usage.add(response.usage)
     traj.turns += 1
     traj.finish_reason = response.finish_reason
+    raw = getattr(response, "raw", None)
+    if raw:  # the client cleaned text that was not valid Unicode: keep what the model sent
+        traj.info.setdefault("raw_replies", []).append({"turn": traj.turns, "fields": dict(raw)})
     message = dict(response.message)
     message.setdefault("role", "assistant")
     traj.messages.append(message)

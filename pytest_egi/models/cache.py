@@ -4,8 +4,9 @@ The key is a SHA-256 over the model, the API base, the messages, the tool schema
 sampling parameters, the trial index and a namespace (:func:`cache_key`), so a second
 identical run answers from disk with zero network calls while trials stay independent.
 Only the response is stored (assistant message, token counts, ``finish_reason``), never a
-request or a key. Failed calls and replies without choices are never stored, and a caller that
-finds a stored reply unusable (a judge verdict that does not parse) deletes it
+request or a key: the client redacts every secret of a reply before storing it (a provider
+may echo a key). Failed calls and replies without choices are never stored, and a caller
+that finds a stored reply unusable (a judge verdict that does not parse) deletes it
 (:meth:`ResponseCache.delete`), so the next identical call goes to the network.
 """
 
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_egi.models._sqlite import init_wal_database
+from pytest_egi.models.replies import escape_text, has_lone_surrogate
 
 __all__ = ["CACHE_FORMAT", "ResponseCache", "cache_key"]
 
@@ -71,7 +73,9 @@ def cache_key(
     }
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    # surrogatepass: a lone surrogate in the conversation (a tool's output) still gives a key;
+    # any other text encodes as plain UTF-8, so keys of valid text do not change
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ResponseCache:
@@ -132,8 +136,13 @@ class ResponseCache:
             return None
 
     def put(self, key: str, value: dict[str, Any], *, model: str) -> None:
-        """Store ``value`` (JSON-safe) under ``key``; last writer wins."""
+        """Store ``value`` (JSON-safe) under ``key``; last writer wins.
+
+        A lone surrogate (text that is not valid Unicode, e.g. in a model's reply) is stored
+        as its JSON escape (``\\ud800``), so the entry reads back as it was given."""
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        if has_lone_surrogate(text):  # SQLite takes UTF-8 only
+            text = escape_text(text)
         try:
             self._conn().execute(
                 "INSERT OR REPLACE INTO responses (key, model, created, value) VALUES (?, ?, ?, ?)",

@@ -179,11 +179,14 @@ def _params_config(settings: Any, records: Sequence[dict[str, Any]]) -> dict[str
     Returns:
         ``{"given": {role: {...}}, "sent": {role: {suite: {...}}}, "dropped": {role: {name:
         reason}}}``: ``given`` is ``--egi-model-params`` / ``--egi-judge-params`` /
-        ``--egi-simulator-params`` (a null value removes a suite default); ``sent`` and
+        ``--egi-simulator-params`` (a null value removes a suite default; a secret-named
+        parameter's value is shown as ``***``); ``sent`` and
         ``dropped`` come from the records of LiteLLM calls (empty for offline policies).
     """
     provider = getattr(settings, "provider", None)
-    given = {role: provider.params_for(role) for role in ("model", "judge", "simulator")
+    from pytest_egi.models.secrets import mask_secret_params
+
+    given = {role: mask_secret_params(provider.params_for(role)) for role in ("model", "judge", "simulator")
              } if hasattr(provider, "params_for") else {}
     sent: dict[str, dict[str, Any]] = {}
     dropped: dict[str, dict[str, str]] = {}
