@@ -1391,7 +1391,9 @@ def _suite_name(item: pytest.Item) -> str | None:
 
 def _prepare_before_item(item: pytest.Item) -> None:
     """Unpickle the item's task (and, for a suite whose tasks share objects, every task of
-    it on its first item: :class:`~pytest_egi.taskcache.LoadedTasks`); on an xdist worker, also run
+    it on its first item: :class:`~pytest_egi.taskcache.LoadedTasks`); tell the MCP client an
+    item begins (:func:`pytest_egi.mcp.client.begin_item`: an unknown-state server is stopped,
+    a dead one restarted at its first use); on an xdist worker, also run
     the ``prepare`` of the item's suite when it has not run yet in this process (see
     :func:`_start_up`). Called before pytest-timeout starts the item's timer
     (``pytest_runtest_protocol``, outermost wrapper).
@@ -1405,6 +1407,11 @@ def _prepare_before_item(item: pytest.Item) -> None:
             case.task  # noqa: B018 - unpickled here, outside the item's timeout
         except Exception as exc:  # noqa: BLE001 - this item's problem: its setup reports it
             item.stash[_TASK_PROBLEM_KEY] = exc
+        # MCP servers left in an unknown state are stopped, dead ones restarted at their
+        # next use (pytest_egi/mcp/client.py); looked up, never imported here
+        mcp_client = sys.modules.get("pytest_egi.mcp.client")
+        if mcp_client is not None:
+            mcp_client.begin_item()
     pending = item.config.stash.get(_UNPREPARED_KEY, None)
     if not pending:
         return
