@@ -36,8 +36,8 @@ from suites.mcpeval.scorer import (
     completion_judge_messages,
     domain_row,
     finish_domain,
-    no_prediction_evaluation,
     parse_judge_verdict,
+    predicted_calls,
     sub_metric_names,
     summarize_domain,
     summary_analysis_file,
@@ -70,12 +70,6 @@ def _options(options: Any) -> McpevalOptions:
 @lru_cache(maxsize=16)
 def _generated(domain: str, seed: int) -> tuple[dict[str, Any], ...]:
     return tuple(generate_tasks(domain, seed))
-
-
-def _prediction(trajectory: dict[str, Any]) -> list[dict[str, Any]]:
-    """The executed calls as upstream's ``{"tool_name", "tool_parameters"}`` list."""
-    return [{"tool_name": c["name"], "tool_parameters": dict(c.get("arguments") or {})}
-            for c in trajectory.get("tool_calls") or []]  # fmt: skip
 
 
 class McpevalSuite:
@@ -148,11 +142,15 @@ class McpevalSuite:
         return McpevalPolicy(task.data, task.category, noise)
 
     def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
-        """Compare the executed calls with the ground truth (reference §2.4).
+        """Compare the calls the model made with the ground truth (reference §2.4).
 
         Per-task values: :func:`~suites.mcpeval.scorer.task_values` (0–1). Success: flexible
-        success. No tool call made, or no answer (the core's ``no_answer_reason``), is no
-        prediction: a failure with zero scores (upstream skipped such a task).
+        success. The calls are scored whatever the final reply, as upstream's ``analyze``
+        reads only ``tool_calls``: a blank or cut-off reply, or turns run out (the core's
+        ``no_answer_reason``), is the diagnostic ``no_answer``, never a zero. No tool call
+        made is an empty prediction (zero scores, a failure). A malformed call (no tool name,
+        arguments that are not a JSON object) counts as a call with no parameters
+        (:func:`~suites.mcpeval.scorer.predicted_calls`); ``got`` and ``details`` say which.
 
         With an LLM judge (``--egi-judge-model``), the trajectory and the final response are
         also graded on upstream's aspects (reference §2.6): ``judge_trajectory`` and
@@ -161,28 +159,35 @@ class McpevalSuite:
         without a judge leaves them None.
         """
         gold = task.data["tool_calls"]
-        pred = _prediction(trajectory)
+        pred, malformed = predicted_calls(trajectory.get("tool_calls") or [])
         why = no_answer_reason(trajectory)
-        if not pred or why is not None:
-            evaluation = no_prediction_evaluation(gold)
-            got = f"no prediction ({why or 'no tool call made'})"
-            prediction = None
-        else:
-            evaluation = compare_tool_calls(gold, pred)
-            got = [f"{c['tool_name']}({c['tool_parameters']})" for c in pred]
-            prediction = pred
-        entry = task_result_entry(task.id, gold, prediction, evaluation)
+        evaluation = compare_tool_calls(gold, pred)
+        got: list[str] | str = [f"{c['tool_name']}({c['tool_parameters']})" for c in pred]
+        if not pred:
+            got = "no prediction (no tool call made)"
+        elif malformed or why is not None:
+            got = [*got, *(f"malformed {m}" for m in malformed),
+                   *([f"no final answer: {why}"] if why is not None else [])]  # fmt: skip
+        entry = task_result_entry(task.id, gold, pred, evaluation)
         verdicts = _judge(judge, task, trajectory) if judge is not None else {}
+        details: dict[str, Any] = {"task_result": entry}
+        if malformed:
+            details["malformed_calls"] = malformed
+        if why is not None:
+            details["no_answer"] = why
+        if judge is not None:
+            details["judge"] = verdicts
         return TaskScore(
             success=bool(evaluation["flexible"]["success"]),
             values=task_values(
                 evaluation,
+                no_answer=why is not None,
                 judge_trajectory=_overall(verdicts.get("trajectory")),
                 judge_completion=_overall(verdicts.get("completion")),
             ),
             expected=[f"{c['tool_name']}({c['tool_parameters']})" for c in gold],
             got=got,
-            details={"task_result": entry, **({"judge": verdicts} if judge is not None else {})},
+            details=details,
         )
 
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
