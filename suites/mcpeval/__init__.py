@@ -46,9 +46,9 @@ from suites.mcpeval.scorer import (
     task_values,
     trajectory_judge_messages,
 )
-from suites.mcpeval.tasks import DOMAINS, generate_tasks, load_task_file, replay_problem
+from suites.mcpeval.tasks import DOMAINS, UNSUPPORTED, generate_tasks, load_task_file, replay_problem
 
-__all__ = ["SUITE", "McpevalOptions", "McpevalSuite"]
+__all__ = ["SUITE", "McpevalOptions", "McpevalSuite", "skip_if_unrunnable"]
 
 
 class McpevalOptions(BaseModel):
@@ -91,7 +91,13 @@ class McpevalSuite:
 
     def load_tasks(self, profile: SuiteProfile, options: Any) -> list[Task]:
         """The generated tasks of the profile's domains (``<domain>-NNN``, template order), or
-        the task file's tasks; ``per_category`` / ``limit`` keep the first ones of each domain.
+        the task file's tasks (every domain in it, whatever the profile's categories);
+        ``per_category`` / ``limit`` keep the first ones of each domain.
+
+        A task of the file that cannot run here is kept with ``unrunnable`` (its item is
+        skipped with the reason): see :func:`~suites.mcpeval.tasks.load_task_file`, and a
+        ground truth whose calls fail or return nothing on the local server (replayed on the
+        open world the servers serve).
 
         Raises:
             ValueError: unknown category, or a bad task file (message names file, line, field, fix).
@@ -105,40 +111,59 @@ class McpevalSuite:
         by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
         if opts.tasks is not None:
             for domain, task in load_task_file(Path(opts.tasks)):
-                problem = replay_problem(domain, profile.seed, task["tool_calls"])
-                if problem is not None:
-                    raise ValueError(
-                        f"{opts.tasks}: task {task['id']!r}: its ground truth cannot be right: "
-                        f"{problem}; fix: give calls whose arguments fit the tool and exist in the "
-                        f"local {domain} world (seed {profile.seed})"
-                    )
+                if "unrunnable" not in task:
+                    problem = replay_problem(domain, profile.seed, task["tool_calls"])
+                    if problem is not None:
+                        task = {**task, "unrunnable": f"its ground truth cannot run on the local {domain} "
+                                f"server (seed {profile.seed}): {problem}"}  # fmt: skip
                 by_domain[domain].append(task)
         else:
             for domain in wanted:
                 by_domain[domain] = list(_generated(domain, profile.seed))
         out: list[Task] = []
-        for domain in DOMAINS:
+        for domain in (*DOMAINS, UNSUPPORTED):
             if domain not in wanted and opts.tasks is None:
                 continue
             tasks = by_domain.get(domain, [])
             if profile.per_category:
                 tasks = tasks[: profile.per_category]
             extra = {"seed": profile.seed, "max_turns": max_turns}
+            if opts.tasks is not None:
+                extra["file"] = str(opts.tasks)
             out += [Task(id=t["id"], category=domain, data={**t, **extra}) for t in tasks]
         if profile.limit is not None:
             out = out[: profile.limit]
         return out
 
+    def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
+        """Per category, the loaded tasks that cannot run here (skipped with their reason,
+        never scored)."""
+        out: dict[str, list[Task]] = defaultdict(list)
+        for task in tasks:
+            if task.data.get("unrunnable"):
+                out[task.category].append(task)
+        return {
+            c: f"{len(ts)} task(s) of {ts[0].data.get('file')} cannot run here and are skipped "
+            f"(first: {ts[0].id}: {ts[0].data['unrunnable']})"
+            for c, ts in out.items()
+        }
+
     def prepare(self, tasks: list[Task], options: Any) -> None:
-        """Start the MCP server of every domain the tasks use (once per process, before the
-        first item; stopped at session end)."""
+        """Start the MCP server of every domain the runnable tasks use (once per process,
+        before the first item; stopped at session end)."""
         from suites.mcpeval.agent import server_for
 
-        for domain, seed in sorted({(t.category, t.data["seed"]) for t in tasks}):
+        runnable = [t for t in tasks if not t.data.get("unrunnable")]
+        for domain, seed in sorted({(t.category, t.data["seed"]) for t in runnable}):
             server_for(domain, seed).start()
 
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> McpevalPolicy:
-        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``."""
+        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``.
+
+        Raises:
+            pytest.skip.Exception: the task cannot run here (``unrunnable``).
+        """
+        skip_if_unrunnable(task)
         return McpevalPolicy(task.data, task.category, noise)
 
     def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
@@ -220,6 +245,20 @@ class McpevalSuite:
             out[f"{domain}_task_metrics.json"] = task_metrics_file(es)
             out[f"{domain}_summary_analysis.json"] = summary_analysis_file(es)
         return out
+
+
+def skip_if_unrunnable(task: Task) -> None:
+    """Skip the item of a task that cannot run here, with its reason and source.
+
+    Raises:
+        pytest.skip.Exception: ``task.data["unrunnable"]`` is set.
+    """
+    reason = task.data.get("unrunnable")
+    if reason:
+        import pytest
+
+        where = task.data.get("source")
+        pytest.skip(f"mcpeval: task {task.id}{f' ({where})' if where else ''} cannot run here: {reason}")
 
 
 def _judge(judge: Any, task: Task, trajectory: dict[str, Any]) -> dict[str, Any]:
