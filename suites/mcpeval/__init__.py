@@ -7,7 +7,12 @@ tool calls are compared with the task's ground-truth calls by upstream's static 
 sub-metrics per domain (see ``summarize``): ``<domain>.flexible_avg`` (routed to M2) and the
 reported success rates and name / parameter / order averages (0–1). Tasks are generated from
 templates over each local server's seeded world (:mod:`suites.mcpeval.tasks`), or loaded from
-an original-format JSONL file with ``--egi-opt mcpeval.tasks=PATH``. See README.md here.
+a file in one of upstream's layouts with ``--egi-opt mcpeval.tasks=PATH`` (a task that cannot
+run here is skipped alone with its reason). The servers run with their open worlds, so tasks
+naming real-world values run. Differences from upstream (README.md's table): the calls are
+scored whatever the final reply (``no_answer_rate`` is a diagnostic), malformed calls are
+scored as calls without parameters, every task that ran is scored, and the worlds are
+synthetic. See README.md here.
 """
 
 from __future__ import annotations

@@ -27,7 +27,12 @@ Deliberate differences from upstream (each documented where it applies):
 * A task with **no prediction** is a failure with zero scores in both modes
   (:func:`no_prediction_evaluation`) and counts in every mean; upstream's ``analyze`` skips it
   with a warning (§2.5, §4.4). This differs from an *empty* prediction (the model made no
-  call), which is scored normally (and succeeds when the ground truth is empty too).
+  call), which is scored normally (and succeeds when the ground truth is empty too). The
+  suite scores every trial's calls, as upstream does, whatever the final reply (a blank or
+  cut-off reply or the turn limit is the diagnostic ``no_answer``).
+* A **malformed predicted call** (no tool name, arguments that are not a JSON object) is a
+  call named ``""`` / with ``{}`` parameters (:func:`predicted_calls`); upstream records
+  ``{}`` for arguments that are not JSON and crashes the task on the other shapes.
 * An **unparsable judge verdict** is missing (None) and left out of the judge means; upstream
   records all-zero aspect scores (§2.6, §2.7 #6). A verdict missing an aspect, or with an
   aspect outside 0–1, is unparsable too (upstream fills a missing aspect with 0).

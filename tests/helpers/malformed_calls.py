@@ -2,19 +2,23 @@
 
 :data:`SHAPES` are the ways a model's function call goes wrong in the field (arguments that are
 not JSON, a JSON array, string or number, null arguments, a null / empty / unknown tool name,
-a call with no id). :func:`malformed_agent` is a reply function for
+a call with no id). :class:`MalformedAgent` is a reply function for
 :class:`tests.helpers.openai_server.OpenAIServer`: in every conversation that offers tools it
-sends one malformed call per turn, each shape in turn, then answers in text; a request without
-tools gets the text answer at once.
+sends one malformed call per turn, each shape once (the n-th conversation starts at the n-th
+shape, so an agent that stops at its first malformed call still meets every shape over enough
+conversations), then answers in text; a request without tools gets the text answer at once.
 """
 
 from __future__ import annotations
 
+import json
+import threading
+from collections import Counter
 from typing import Any
 
 from tests.helpers.openai_server import Reply, chat_reply
 
-__all__ = ["FINAL_TEXT", "SHAPES", "TOOL", "malformed_agent", "malformed_call", "shape_turns"]
+__all__ = ["FINAL_TEXT", "SHAPES", "TOOL", "MalformedAgent", "malformed_call"]
 
 TOOL = "<tool>"
 """Stands for the name of the first tool the request offers."""
@@ -33,38 +37,49 @@ SHAPES: dict[str, dict[str, Any]] = {
     "no_id": {"id": None, "name": TOOL, "arguments": "{}"},
 }
 """Shape name -> the call's id, function name (:data:`TOOL`: the request's first tool) and raw
-``arguments`` string, as the wire carries them (None: the field is null, or for ``id`` absent)."""
+``arguments``, as the wire carries them (None: the field is null; for ``id``: left out)."""
 
 
 def malformed_call(shape: str, tool: str) -> dict[str, Any]:
     """The wire form of one malformed call (``tool`` replaces :data:`TOOL`)."""
     spec = SHAPES[shape]
-    call: dict[str, Any] = {
-        "type": "function",
-        "function": {"name": tool if spec["name"] == TOOL else spec["name"], "arguments": spec["arguments"]},
-    }
+    name = tool if spec["name"] == TOOL else spec["name"]
+    call: dict[str, Any] = {"type": "function", "function": {"name": name, "arguments": spec["arguments"]}}
     if spec["id"] is not None:
         call["id"] = spec["id"]
     return call
 
 
-def shape_turns(request: dict[str, Any]) -> int:
-    """How many assistant turns with tool calls the conversation already holds."""
-    return sum(
-        1 for m in request.get("messages") or [] if m.get("role") == "assistant" and m.get("tool_calls")
-    )
+class MalformedAgent:
+    """A reply function sending every shape of :data:`SHAPES`, one per turn, then text.
 
+    A conversation is known by its first user message; the n-th new one starts at shape
+    ``n mod len(SHAPES)``. Thread-safe (the server answers on several threads).
 
-def malformed_agent(shapes: tuple[str, ...] = tuple(SHAPES)) -> Any:
-    """A reply function: the next shape of ``shapes`` while the request offers tools and some
-    shape is left, else the text :data:`FINAL_TEXT`."""
+    Attributes:
+        sent: shape -> how many times it was sent.
+        tool_requests: how many requests offered tools.
+    """
 
-    def reply(request: dict[str, Any]) -> Reply:
+    def __init__(self) -> None:
+        self.sent: Counter[str] = Counter()
+        self.tool_requests = 0
+        self._starts: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        messages = request.get("messages") or []
         tools = request.get("tools") or []
-        done = shape_turns(request)
-        if not tools or done >= len(shapes):
-            return chat_reply(FINAL_TEXT)
+        done = sum(1 for m in messages if m.get("role") == "assistant" and m.get("tool_calls"))
+        first = next((m for m in messages if m.get("role") == "user"), {})
+        key = json.dumps(first.get("content"), sort_keys=True)
+        with self._lock:
+            start = self._starts.setdefault(key, len(self._starts))
+            if tools:
+                self.tool_requests += 1
+            if not tools or done >= len(SHAPES):
+                return chat_reply(FINAL_TEXT)
+            shape = list(SHAPES)[(start + done) % len(SHAPES)]
+            self.sent[shape] += 1
         name = (tools[0].get("function") or {}).get("name") or "tool"
-        return chat_reply(None, tool_calls=[malformed_call(shapes[done], name)])
-
-    return reply
+        return chat_reply(None, tool_calls=[malformed_call(shape, name)])
