@@ -278,8 +278,33 @@ def run_tool_loop(
     return traj
 
 
+def _calls_with_ids(traj: Trajectory, message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool calls of ``message`` (the trajectory's last message), each with an id.
+
+    A call the model sent without an id (or with an empty or non-text one) gets
+    ``call_<turn>_<k>`` (the turn's number and the call's 1-based position), written into
+    the stored assistant message too, so its tool result pairs with it when the conversation
+    goes back to the provider. A malformed call is the model's mistake and still runs
+    (an unknown or missing name, arguments that are not a JSON object: see ``Toolkit.call``).
+    """
+    calls = message.get("tool_calls") or []
+    if all(isinstance(c, dict) and isinstance(c.get("id"), str) and c["id"] for c in calls):
+        return calls
+    fixed = []
+    for k, call in enumerate(calls, 1):
+        call = dict(call) if isinstance(call, dict) else {"function": {}}
+        if not (isinstance(call.get("id"), str) and call["id"]):
+            call["id"] = f"call_{traj.turns}_{k}"
+        fixed.append(call)
+    message["tool_calls"] = fixed
+    return fixed
+
+
 def _execute_calls(traj: Trajectory, toolkit: Toolkit, calls: list[dict[str, Any]]) -> bool:
     """Run one turn's tool calls in order, appending tool messages; True once submitted.
+
+    A call whose name is not text runs under the name ``""`` (an unknown tool: the model's
+    mistake, an observation), never under the text ``"None"``.
 
     The first successful submit sets the final answer; calls after it in the same turn still
     run (the model asked for them) but cannot change the answer. A submit in a reply cut off
@@ -289,7 +314,8 @@ def _execute_calls(traj: Trajectory, toolkit: Toolkit, calls: list[dict[str, Any
     value: Any = None
     for call in calls:
         fn = call.get("function") or {}
-        outcome = toolkit.call(str(fn.get("name")), fn.get("arguments"))
+        name = fn.get("name")
+        outcome = toolkit.call(name if isinstance(name, str) else "", fn.get("arguments"))
         traj.messages.append({"role": "tool", "tool_call_id": call.get("id"), "content": outcome.content})
         if outcome.submitted and not submitted:
             submitted, value = True, outcome.value
@@ -315,7 +341,7 @@ def _tool_turns(
         message = call_model(client, traj, schemas, params)
         if message is None:
             break
-        calls = message.get("tool_calls") or []
+        calls = _calls_with_ids(traj, message)
         if not calls:
             if text_is_final:
                 end_with_text(traj, message.get("content"), "text_answer")
@@ -454,7 +480,7 @@ def _dialogue_turns(
         message = call_model(client, traj, schemas, params)
         if message is None:
             return user_turns
-        calls = message.get("tool_calls") or []
+        calls = _calls_with_ids(traj, message) if toolkit is not None else message.get("tool_calls") or []
         if calls and toolkit is not None:
             if _execute_calls(traj, toolkit, calls):
                 break
