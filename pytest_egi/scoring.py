@@ -429,6 +429,7 @@ class _Columns:
     names: tuple[str, ...]
     task_sums: array.array  # (tasks, m) row-major doubles: column sums of each task's records
     finish: Callable[[Mapping[str, float]], dict[str, float | None]]
+    whole: Mapping[str, float | None]  # summarize of all the records (checked against finish)
 
 
 def _close(a: float | None, b: float | None) -> bool:
@@ -493,7 +494,7 @@ def _suite_columns(
                 f"{suite}: summary_columns' finish gives {key} = {value!r} on all the records but "
                 f"summarize gives {want.get(key, '(no such key)')!r}; they must agree (to 1e-9)"
             )
-    return _Columns(names, task_sums, cols.finish)
+    return _Columns(names, task_sums, cols.finish, want)
 
 
 def _groups_by_task(
@@ -767,7 +768,8 @@ def prepare_bootstrap(
     by_task = {s: _groups_by_task(summarize[s], tasks) for s, tasks in slow_tasks.items()}
     flat = {s: [t[0] for t in tasks] for s, tasks in slow_tasks.items() if all(len(t) == 1 for t in tasks)}
     if covered is None:  # the run's own coverage, from all of its records
-        whole = {s: summarize[s](list(recs)) for s, recs in records_by_suite.items() if recs}
+        whole = {s: fast[s].whole if s in fast else summarize[s](list(recs))
+                 for s, recs in records_by_suite.items() if recs}  # fmt: skip
         values = _egi_figures(whole, _routes_by_bucket(routing), weights)[1]
         covered = [b for b in BUCKETS if values[b] is not None]
     return BootstrapPlan(plan, n_tasks, fast, slow_tasks, by_task, flat, summarize, routing, weights,

@@ -170,7 +170,7 @@ def _run(pytester: pytest.Pytester, server: OpenAIServer, suite: str, select: st
     return result, (runs[0] if runs else None)
 
 
-HERB_ITEMS = "herb-content-015 or herb-content-045 or herb-content-137 or herb-content-143"
+HERB_ITEMS = "herb-content-047 or herb-content-045 or herb-content-137 or herb-content-143"
 
 
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "n2"])
