@@ -118,18 +118,22 @@ def test_a_bad_task_file_errors_alone_and_the_others_run(pytester, tmp_path):
     lines = next(pytester.path.glob("reports-*/*/records.jsonl")).read_text().splitlines()
     records = {r["task_id"]: r for r in map(json.loads, lines)}
     assert records["task_0001"]["status"] == records["t"]["status"] == "error"
-    # the core's TaskLoadError since issue 22 (it was the suite's TaskFileError)
-    want = (  # (the record's error is cut to 300 characters)
-        f"TaskLoadError: {folder / 'task_0001.json'}: task 'task_0001' could not be loaded: "
-        "evaluators[0].op: unknown op 'google_maps.teleport'; fix: use an op the suite implements"
-    )
-    assert records["task_0001"]["error"].startswith(want), records["task_0001"]["error"]
-    want = (
-        f"TaskLoadError: {finance / 't.json'}: task 't' could not be loaded: its evaluators "
-        "cannot be checked on the local data: no MSFT price on or before 2010-01-04 / 2011-01-04 (the local "
-        "history starts 2014-01-02)"
-    )
-    assert records["t"]["error"].startswith(want), records["t"]["error"]
+    # the core's TaskLoadError since issue 22 (it was the suite's TaskFileError); the record holds
+    # its one-line rendering (cut to 300 characters, the trailing hint kept)
+    from pytest_egi.recorder import shorten
+    from pytest_egi.suite import SuiteProfile
+    from suites.mcp_universe import SUITE, McpUniverseOptions
+
+    loaded = {t.id: t for t in SUITE.load_tasks(SuiteProfile(), McpUniverseOptions(task_dir=tmp_path))}
+    for task_id, want in (
+        ("task_0001", f"{folder / 'task_0001.json'}: task 'task_0001' could not be loaded: evaluators[0].op: "
+                      "unknown op 'google_maps.teleport'; fix: use an op the suite implements"),
+        ("t", f"{finance / 't.json'}: task 't' could not be loaded: its evaluators cannot be checked on the "
+              "local data: no MSFT price on or before 2010-01-04 / 2011-01-04 (the local history starts "
+              "2014-01-02)"),
+    ):
+        assert loaded[task_id].load_error.startswith(want), loaded[task_id].load_error
+        assert records[task_id]["error"] == shorten(f"TaskLoadError: {loaded[task_id].load_error}")
     assert records["t"]["error_kind"] == "task_load"
     assert ("data warning (mcp_universe): location_navigation: 1 of 1 task(s) could "
             "not be loaded and error alone (first: task_0001)") in out  # fmt: skip
