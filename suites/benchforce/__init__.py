@@ -147,11 +147,11 @@ class BenchforceSuite:
                 named in the profile's categories (no categories: every built one, or with
                 ``data_dir`` every built one that reads upstream's files), or generated gold
                 actions that cannot be dry-run (message names the entry, the action and why). An upstream
-                entry (``data_dir``) that cannot run is kept, marked ``unrunnable`` with the
-                reason, and skipped when its item runs; one that could not be read or prepared
-                (malformed, or its preparation raised) is kept, marked ``load_error`` (naming
-                the entries file and the entry), and its item errors: one entry never stops
-                the collection of the others.
+                entry (``data_dir``) that cannot run is kept with ``Task.cannot_run`` (the
+                reason: the core skips its item); one that could not be read or prepared
+                (malformed, or its preparation raised) is kept with ``Task.load_error`` (naming
+                the entries file and the entry: its item errors alone): one entry never stops
+                the collection of the others (issue 22, the core's mechanism).
             FileNotFoundError: ``data_dir`` has no folder for a wanted environment.
         """
         from suites.benchforce.scorer import expected_state
@@ -175,11 +175,8 @@ class BenchforceSuite:
                 data = {**entry, "env": name, "seed": profile.seed, "max_turns": max_turns}
                 if opts.data_dir is not None:
                     data["data_dir"] = str(opts.data_dir)
-                if entry["id"] in errors:
-                    data["load_error"] = errors[entry["id"]]
-                elif entry["id"] in unrunnable:
-                    data["unrunnable"] = unrunnable[entry["id"]]
-                else:
+                error, reason = errors.get(entry["id"]), unrunnable.get(entry["id"])
+                if error is None and reason is None:
                     try:
                         expected_state(env, profile.seed, entry["actions"], data.get("data_dir"))
                     except ValueError as exc:
@@ -187,13 +184,15 @@ class BenchforceSuite:
                             raise ValueError(
                                 f"{name} entry {entry['id']!r}: its gold cannot be right: {exc}"
                             ) from None
-                        data["unrunnable"] = f"its gold actions cannot run on these files: {exc}"
+                        reason = f"its gold actions cannot run on these files: {exc}"
                     except Exception as exc:
                         if opts.data_dir is None:
                             raise
                         # an upstream entry whose dry run raised: this entry errors, not the collection
-                        data["load_error"] = self._prepare_error(env, opts, entry, exc)
-                out.append(Task(id=f"{name}.{entry['id']}", category=name, data=data))
+                        error = self._prepare_error(env, opts, entry, exc)
+                data.pop("load_error", None)
+                out.append(Task(id=f"{name}.{entry['id']}", category=name, data=data, load_error=error,
+                                cannot_run=None if error is not None else reason))  # fmt: skip
         if profile.limit is not None:
             out = out[: profile.limit]
         return out
@@ -225,32 +224,6 @@ class BenchforceSuite:
         folder = env_dir(opts.data_dir, env.name)  # type: ignore[arg-type]
         return prepare_error(entries_file(folder) or folder, entry, exc)
 
-    def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
-        """Per environment, the upstream entries that cannot run on the given files (they are
-        skipped with their reason, never scored) and those that could not be read or prepared
-        (their items error, each naming the file and the entry)."""
-        skipped: dict[str, list[Task]] = defaultdict(list)
-        broken: dict[str, list[Task]] = defaultdict(list)
-        for task in tasks:
-            if task.data.get("load_error"):
-                broken[task.category].append(task)
-            elif task.data.get("unrunnable"):
-                skipped[task.category].append(task)
-        out: dict[str, str] = {}
-        for env in ENVIRONMENTS:
-            parts = []
-            if skipped[env]:
-                ts = skipped[env]
-                parts.append(f"{len(ts)} of the upstream entries cannot run on these files and are "
-                             f"skipped (first: {ts[0].id}: {ts[0].data['unrunnable']})")  # fmt: skip
-            if broken[env]:
-                ts = broken[env]
-                parts.append(f"{len(ts)} of the upstream entries could not be read or prepared and "
-                             f"error (first: {ts[0].id}: {ts[0].data['load_error']})")  # fmt: skip
-            if parts:
-                out[env] = "; ".join(parts)
-        return out
-
     def prepare(self, tasks: list[Task], options: Any) -> None:
         """Start this process's environment server before the first item (stopped at
         session end by the test module's session fixture, or at exit)."""
@@ -260,15 +233,12 @@ class BenchforceSuite:
             shared_server().start()
 
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> Any:
-        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``. An entry
-        that cannot run (``unrunnable``, ``load_error``: its item skips or errors before any
-        model call) gets one with no plan, so a malformed gold cannot fail the item's setup."""
+        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``. (An entry
+        that cannot run or could not be loaded, ``Task.cannot_run`` / ``Task.load_error``, is
+        skipped or errors in the core before this is called.)"""
         from suites.benchforce.policy import BenchforcePolicy
 
-        data = task.data
-        if data.get("unrunnable") or data.get("load_error"):
-            data = {"actions": [], "user": {}}
-        return BenchforcePolicy(data, environment(task.category), noise)
+        return BenchforcePolicy(task.data, environment(task.category), noise)
 
     def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
         """:func:`~suites.benchforce.scorer.score_trial` (pure on the stored trajectory)."""

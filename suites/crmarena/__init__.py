@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
-from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore
+from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, load_each
 
 __all__ = ["SUITE", "CrmArenaOptions", "CrmArenaSuite", "TASK_TYPES"]
 
@@ -112,17 +112,30 @@ class CrmArenaSuite:
         (:func:`suites.crmarena.task_file.sample_per_type`), not the first ones in the file.
 
         A user's org export (``crmarena.org``) is loaded for the categories that will run and
-        must pass its integrity check; a user's task file (``crmarena.tasks``) must name gold
-        ids that exist in the org the tasks run on. A selected category the org cannot give a
-        single task of is refused, never silently dropped.
+        must pass its integrity check. A selected category the org cannot give a single task
+        of is refused, never silently dropped.
+
+        A user's task file (``crmarena.tasks``) is read record by record
+        (:func:`pytest_egi.suite.load_each`): a record that cannot run (not an object, a
+        missing or mistyped field, an unknown task type, a repeated ``idx``, a JSONL line that
+        is not JSON, a gold id absent from the org) is a task whose item errors alone, with a
+        message naming the file, the task, the record, the field and the fix; the other
+        records run. Its id is ``<type>-<idx>`` when both are readable and the id is free, else
+        ``<type or crmarena>-<record|line>-<n>``. A record of a known type is sampled like a
+        good one (fixing it does not change which others run); one of no known type is always
+        kept.
 
         Raises:
-            ValueError: a bad org export or task file, or a category left with no task
-                (names the file, the category, the table/field and the fix).
+            ValueError: a problem of the whole input, a usage error (exit 4): an unknown
+                category in the profile, a task file that is missing, not JSON or not a list
+                of records (:func:`suites.crmarena.task_file.read_entries`), an org export that
+                fails its integrity check or lacks what the selected categories read, or a
+                category left with no task (names the file, the category, the table/field and
+                the fix).
+            TaskIdError: never for a task file (ids are built here from ``idx``).
         """
-        from suites.crmarena.data import generate_tasks, load_task_file
+        from suites.crmarena.data import generate_tasks
         from suites.crmarena.schema import CATEGORY_NEEDS
-        from suites.crmarena.task_file import check_gold, sample_per_type
 
         scale = getattr(profile, "org_scale", None) or (
             "deep" if (profile.per_category or 0) > 6 else "quick"
@@ -133,27 +146,17 @@ class CrmArenaSuite:
             raise ValueError(
                 f"routing.yaml categories: unknown {sorted(unknown)}; valid: {list(self.categories)}"
             )
-        records = load_task_file(options.tasks) if options.tasks is not None else None
-        if records is not None:
-            for record in records:
-                if TASK_TYPES.get(record["task"]) is None:
-                    raise ValueError(f"task idx {record.get('idx')}: unknown task type {record['task']!r}")
-            records = sample_per_type(
-                [r for r in records if TASK_TYPES[r["task"]] in wanted], profile.per_category, profile.seed
-            )
-            present = {TASK_TYPES[r["task"]] for r in records}
-            run = tuple(c for c in self.categories if c in wanted and c in present)
-        else:
-            run = tuple(c for c in self.categories if c in wanted)
+        if options.tasks is not None:
+            return self._file_tasks(profile, options, scale, wanted)
+        run = tuple(c for c in self.categories if c in wanted)
         org = self.org(options, profile.seed, scale, run)
-        if records is None:
-            task_values = {t for t, c in TASK_TYPES.items() if c in run}
-            records = generate_tasks(
-                org,
-                seed=profile.seed,
-                per_category=profile.per_category or 130,
-                categories=None if options.org is None else task_values,
-            )
+        task_values = {t for t, c in TASK_TYPES.items() if c in run}
+        records = generate_tasks(
+            org,
+            seed=profile.seed,
+            per_category=profile.per_category or 130,
+            categories=None if options.org is None else task_values,
+        )
         tasks: list[Task] = []
         per_cat: dict[str, int] = {}
         for record in records:
@@ -163,13 +166,8 @@ class CrmArenaSuite:
             if profile.per_category and per_cat.get(category, 0) >= profile.per_category:
                 continue
             per_cat[category] = per_cat.get(category, 0) + 1
-            data = dict(record)
-            data["_org"] = {"seed": profile.seed, "scale": scale}
-            if options.org is not None:  # the export was checked for these categories only
-                data["_org"]["categories"] = list(run)
-            tasks.append(Task(id=f"{category}-{record['idx']:04d}", category=category, data=data))
-        if options.tasks is not None:
-            check_gold(options.tasks, [t.data for t in tasks], org, {t.data["idx"]: t.id for t in tasks})
+            tasks.append(Task(id=f"{category}-{record['idx']:04d}", category=category,
+                              data=self._task_data(record, options, profile.seed, scale, run)))  # fmt: skip
         for category in run:
             if not per_cat.get(category):
                 counts = org.manifest()
@@ -183,6 +181,74 @@ class CrmArenaSuite:
                     f"records to the export, or run without {category} "
                     "(routing.yaml modes.<mode>.suites.crmarena.categories)."
                 )
+        if profile.limit:
+            tasks = tasks[: profile.limit]
+        return tasks
+
+    @staticmethod
+    def _task_data(record: dict[str, Any], options: CrmArenaOptions, seed: int, scale: str,
+                   run: tuple[str, ...]) -> dict[str, Any]:  # fmt: skip
+        """``Task.data`` of a record: the record and the org it runs on."""
+        data = dict(record)
+        data["_org"] = {"seed": seed, "scale": scale}
+        if options.org is not None:  # the export was checked for these categories only
+            data["_org"]["categories"] = list(run)
+        return data
+
+    def _file_tasks(self, profile: SuiteProfile, options: CrmArenaOptions, scale: str,
+                    wanted: set[str]) -> list[Task]:  # fmt: skip
+        """The tasks of the user's task file, record by record (see :meth:`load_tasks`)."""
+        from suites.crmarena.task_file import (
+            RecordError,
+            gold_problem,
+            read_entries,
+            sample_per_type,
+            validate_record,
+        )
+
+        path = options.tasks
+        assert path is not None
+        seen: dict[int, str] = {}
+        entries = []  # (where, raw item, category or None, the record or its problem)
+        for where, item in read_entries(path):
+            try:
+                checked: dict[str, Any] | RecordError = validate_record(where, item, seen)
+            except RecordError as exc:
+                checked = exc
+            raw_task = item.get("task") if isinstance(item, dict) else None
+            category = TASK_TYPES.get(raw_task) if isinstance(raw_task, str) else None
+            entries.append((where, item, category, checked))
+        entries = [e for e in entries if e[2] is None or e[2] in wanted]
+        entries = sample_per_type(entries, profile.per_category, profile.seed,
+                                  key=lambda e: e[1]["task"] if e[2] is not None else None)  # fmt: skip
+        present = {e[2] for e in entries if isinstance(e[3], dict)}
+        run = tuple(c for c in self.categories if c in present)
+        org = self.org(options, profile.seed, scale, run)
+        used: set[str] = set()
+        cache: dict[str, set[str]] = {}
+
+        def task_id(entry: Any, _index: int) -> str:
+            where, item, category, _ = entry
+            idx = item.get("idx") if isinstance(item, dict) else None
+            readable = category is not None and isinstance(idx, int) and not isinstance(idx, bool)
+            tid = f"{category}-{idx:04d}" if readable else None
+            if tid is None or tid in used:
+                tid = f"{category or self.name}-{where.replace(' ', '-')}"
+            used.add(tid)
+            return tid
+
+        def build(entry: Any) -> Task:
+            _, _, category, checked = entry
+            if isinstance(checked, Exception):
+                raise checked
+            problem = gold_problem(checked, org, cache)
+            if problem is not None:
+                raise RecordError(f"{entry[0]}: {problem}")
+            return Task(id=task_id(entry, 0), category=category,
+                        data=self._task_data(checked, options, profile.seed, scale, run))  # fmt: skip
+
+        tasks = load_each(entries, build, file=str(path), task_id=task_id,
+                          category=lambda e: e[2] or "unknown")  # fmt: skip
         if profile.limit:
             tasks = tasks[: profile.limit]
         return tasks

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
-from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, suite_options
+from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, load_each, suite_options
 from suites.herb.data import World, company_names, get_world, release_worlds, world_spec
 from suites.herb.env import get_env
 from suites.herb.generator import MAX_PRODUCTS
@@ -35,7 +35,7 @@ __all__ = ["CATEGORIES", "PROFILE_KEYS", "SUITE", "HerbOptions", "HerbSuite"]
 
 CATEGORIES = ("content", "person", "company", "url", "pr", "unanswerable")
 """Answer types of the answerable questions, then the unanswerable ones."""
-ID_PREFIX = {"unanswerable": "unans"}
+ID_PREFIX = {"unanswerable": "unans", "unknown": "invalid"}
 ENTITY_TYPES = ("person", "url", "pr", "company")
 
 
@@ -68,7 +68,9 @@ def _options(options: Any) -> HerbOptions:
     return suite_options(HerbOptions, options)
 
 
-def _category(question: dict[str, Any]) -> str:
+def _category(question: dict[str, Any]) -> str | None:
+    """The question's category: its answer type, ``unanswerable``, or None (a broken
+    answerable question whose ``type`` cannot be read)."""
     return question["type"] if question.get("answerable") else "unanswerable"
 
 
@@ -119,28 +121,43 @@ def _deal(order: dict[str, list[Task]], n: int) -> dict[str, list[Task]]:
     return chosen
 
 
-def _check_question(spec: dict[str, Any], question: dict[str, Any], task_id: str) -> None:
+INVALID = "unknown"
+"""The category of a question whose ``type`` cannot be read (its task errors alone); its
+ids are ``herb-invalid-NNN``."""
+
+
+class QuestionError(ValueError):
+    """One question that cannot run (its task errors alone); the message names the question's
+    place, the field and the fix."""
+
+
+def _world_name(spec: dict[str, Any]) -> str:
+    """The corpus or the generated world, as named in a question's error."""
+    if "corpus" in spec:
+        return f"HERB corpus {spec['corpus']}"
+    return (f"the generated HERB world (seed {spec.get('seed')}, {spec.get('products')} products; "
+            "suites/herb/generator.py)")  # fmt: skip
+
+
+def _check_question(spec: dict[str, Any], question: dict[str, Any]) -> None:
     """Refuse a question whose text is empty or whitespace: the agent would be asked nothing,
-    and an unanswerable one would credit any abstention.
+    and an unanswerable one would credit any abstention. (A corpus's questions are checked
+    on load, :func:`suites.herb.data.load_corpus`; this catches a generator bug.)
 
     Raises:
-        ValueError: naming the corpus (or the generated world), the product, the task, the
-            field and the fix.
+        QuestionError: naming the product, the field and the fix (the caller names the world
+            and the task).
     """
     text = question.get("question")
     if isinstance(text, str) and text.strip():
         return
-    product = question.get("product")
     if "corpus" in spec:
-        where = f"HERB corpus {spec['corpus']}: product {product!r}"
         fix = ("write the question's text in the product file (or drop the question), and pass the "
                "corrected corpus with --egi-opt herb.corpus=PATH")  # fmt: skip
     else:
-        where = (f"the generated HERB world (seed {spec.get('seed')}, {spec.get('products')} products; "
-                 f"suites/herb/generator.py): product {product!r}")  # fmt: skip
         fix = "a generator bug: report it with the seed, and run with another --egi-seed meanwhile"
-    raise ValueError(f"{where}: task {task_id}: field 'question' must be a non-empty string, got "
-                     f"{text!r}. Fix: {fix}.")  # fmt: skip
+    raise QuestionError(f"product {question.get('product')!r}: field 'question' must be a non-empty "
+                        f"string, got {text!r}. Fix: {fix}.")  # fmt: skip
 
 
 class HerbSuite:
@@ -189,10 +206,19 @@ class HerbSuite:
         (quick's 40 + 40: 8 per answer type and 40 unanswerable); ``limit`` then deals what is
         left round-robin over the categories, at most that many in all.
 
+        One question never takes the others down (:func:`pytest_egi.suite.load_each`): a
+        question that cannot run (a missing or mistyped field, a gold the scorer cannot
+        compare, an empty text; :func:`suites.herb.data.load_corpus`) is a task whose item
+        errors alone, naming the product file, the task, the question's place, the field and
+        the fix. It keeps its number and category, so it is selected as a good question would
+        be (fixing it does not change which others run); one of unknown ``type`` is
+        ``herb-invalid-NNN`` (category ``unknown``) and always kept.
+
         Raises:
-            ValueError: unknown category, a profile count that is not a whole number >= 0, a
-                bad corpus, or a question whose text is empty (the message names the file or
-                the generated world, the task, the field and the fix).
+            ValueError: a problem of the whole input, a usage error: an unknown category, a
+                profile count that is not a whole number >= 0, or a corpus that cannot be read
+                (a missing file, bad JSON, a product file or metadata record of the wrong
+                shape; the message names the file, the field and the fix).
         """
         opts = _options(options)
         spec = world_spec(profile.seed, opts)
@@ -202,13 +228,25 @@ class HerbSuite:
         if unknown:
             raise ValueError(f"unknown categories {unknown}; known: {list(CATEGORIES)}")
         quota = _profile_counts(profile)
-        by_cat: dict[str, list[Task]] = defaultdict(list)
+        numbers: dict[str, int] = defaultdict(int)
+        entries = []  # (question, task id, category)
         for q in world.questions:
-            cat = _category(q)
-            n = len(by_cat[cat]) + 1
-            tid = f"herb-{ID_PREFIX.get(cat, cat)}-{n:03d}"
-            _check_question(spec, q, tid)
-            by_cat[cat].append(Task(id=tid, category=cat, data={**q, "world": spec}))
+            cat = _category(q) or INVALID
+            numbers[cat] += 1
+            entries.append((q, f"herb-{ID_PREFIX.get(cat, cat)}-{numbers[cat]:03d}", cat))
+
+        def build(entry: tuple[dict[str, Any], str, str]) -> Task:
+            q, tid, cat = entry
+            if q.get("load_error"):
+                raise QuestionError(q["load_error"])
+            _check_question(spec, q)
+            return Task(id=tid, category=cat, data={**q, "world": spec})
+
+        loaded = load_each(entries, build, category=lambda e: e[2], task_id=lambda e, _i: e[1],
+                           file=lambda e: e[0].get("file") or _world_name(spec))  # fmt: skip
+        by_cat: dict[str, list[Task]] = defaultdict(list)
+        for task in loaded:
+            by_cat[task.category].append(task)
         order: dict[str, list[Task]] = {}
         for cat in (c for c in CATEGORIES if c in wanted):
             tasks = list(by_cat[cat])
@@ -222,7 +260,7 @@ class HerbSuite:
         if profile.limit is not None:
             order = _deal(order, profile.limit)
         chosen = [t for ts in order.values() for t in ts]
-        return sorted(chosen, key=lambda t: (CATEGORIES.index(t.category), t.id))
+        return sorted(chosen, key=lambda t: (CATEGORIES.index(t.category), t.id)) + by_cat[INVALID]
 
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> HerbPolicy:
         """The honest reference agent for ``task`` (oracle at p = 0); see ``policy.py``."""

@@ -153,8 +153,10 @@ class ProductFile(_Record):
     prs: list[PullRequestRecord] = []
     team: list[Id] = []
     customers: list[Id] = []
-    answerable_questions: list[AnswerableQuestion] = []
-    unanswerable_questions: list[str] = []
+    answerable_questions: list[Any] = []
+    """Checked one by one (:class:`AnswerableQuestion`): one bad question errors alone."""
+    unanswerable_questions: list[Any] = []
+    """Plain strings, checked one by one: one bad entry errors alone."""
 
 
 class EmployeeRecord(_Record):
@@ -189,23 +191,30 @@ _FIX_HINTS = {
 }
 
 
-def _loc(loc: tuple[Any, ...]) -> str:
-    out = ""
+def _loc(loc: tuple[Any, ...], out: str = "") -> str:
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
 
 
-def _validate(model: type[BaseModel], raw: Any, file: Path, hint_key: str | None = None) -> Any:
+def _validate(model: type[BaseModel], raw: Any, file: Path | None, hint_key: str | None = None,
+              at: str = "") -> Any:  # fmt: skip
+    """``raw`` validated as ``model``; ``at`` prefixes the field path (``answerable_questions[2]``).
+
+    Raises:
+        ValueError: ``<file>: field <path>: <problem>. Fix: <hint> (HERB shape, reference §2.2).``
+            (no ``<file>: `` when ``file`` is None).
+    """
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = _loc(err["loc"]) or "(top level)"
+        where = _loc(err["loc"], at) or "(top level)"
         key = hint_key or (str(err["loc"][0]) if err["loc"] else "")
         hint = _FIX_HINTS.get(key, "see the HERB product-file shape in suites/herb/README.md")
+        prefix = "" if file is None else f"{file}: "
         raise ValueError(
-            f"{file}: field {where}: {err['msg']}. Fix: {hint} (HERB shape, reference §2.2)."
+            f"{prefix}field {where}: {err['msg']}. Fix: {hint} (HERB shape, reference §2.2)."
         ) from None
 
 
@@ -271,13 +280,15 @@ def load_corpus(path: Path | str) -> World:
     Returns:
         The world; ``questions`` holds the files' answerable questions (with their type as
         category) and unanswerable questions (category ``unanswerable``), product by product
-        in file-name order.
+        in file-name order. A question that cannot run (a missing or mistyped field, an
+        unknown ``type``, a gold the scorer cannot compare, an empty text) is kept in its
+        place as ``{"load_error", "file", "type", "answerable", "product"}``: the suite makes
+        it a task that errors alone (``type`` is None when unknown), and the others run.
 
     Raises:
-        ValueError: a missing file or field, bad JSON, a wrong type, or a question whose text
-            is empty; the message names the file, the field (e.g.
-            ``slack[3].Message.User.utterranceID``, ``unanswerable_questions[2]``), the task
-            and the fix.
+        ValueError: a problem of the whole corpus, a usage error: a missing file, bad JSON, a
+            product file or metadata record of the wrong shape (the message names the file,
+            the field, e.g. ``slack[3].Message.User.utterranceID``, and the fix).
     """
     root = Path(path).expanduser()
     if root.is_file():
@@ -319,20 +330,41 @@ def load_corpus(path: Path | str) -> World:
         parsed = _validate(ProductFile, raw, file)
         product = file.stem
         products[product] = parsed.model_dump(mode="json")
+        kept: list[Any] = []
         for index, q in enumerate(parsed.answerable_questions):
-            rec = q.model_dump(mode="json")
-            numbers[rec["type"]] = numbers.get(rec["type"], 0) + 1
-            _check_gold(file, index, f"herb-{rec['type']}-{numbers[rec['type']]:03d}", rec)
+            kind = q.get("type") if isinstance(q, dict) else None
+            kind = kind if isinstance(kind, str) and kind in ANSWER_TYPES else None
+            if kind is not None:
+                numbers[kind] = numbers.get(kind, 0) + 1
+            try:
+                rec = _validate(AnswerableQuestion, q, None, "answerable_questions",
+                                f"answerable_questions[{index}]").model_dump(mode="json")  # fmt: skip
+                _check_gold(index, rec)
+            except ValueError as exc:
+                kept.append(q)
+                questions.append(_broken(file, product, kind, True, str(exc)))
+                continue
+            kept.append(rec)
             questions.append({**rec, "answerable": True, "product": product, "recipe": rec.get("recipe")})
+        products[product]["answerable_questions"] = kept
         for index, text in enumerate(parsed.unanswerable_questions):
             numbers["unanswerable"] = numbers.get("unanswerable", 0) + 1
-            if not text.strip():
-                task_id = f"herb-unans-{numbers['unanswerable']:03d}"
-                raise ValueError(
-                    f"{file}: unanswerable_questions[{index}] (task {task_id}): the question is empty "
-                    f"({text!r}). Fix: write the question's text (or drop the entry), and pass the "
-                    "corrected corpus with --egi-opt herb.corpus=PATH."
-                )
+            try:
+                if not isinstance(text, str):
+                    raise ValueError(
+                        f"field unanswerable_questions[{index}]: Input should be a valid string, got "
+                        f"{_kind(text)}. Fix: {_FIX_HINTS['unanswerable_questions']} (HERB shape, "
+                        "reference §2.2)."
+                    )
+                if not text.strip():
+                    raise ValueError(
+                        f"unanswerable_questions[{index}]: the question is empty ({text!r}). Fix: write "
+                        "the question's text (or drop the entry), and pass the corrected corpus with "
+                        "--egi-opt herb.corpus=PATH."
+                    )
+            except ValueError as exc:
+                questions.append(_broken(file, product, None, False, str(exc)))
+                continue
             questions.append(
                 {
                     "question": text,
@@ -355,7 +387,7 @@ def _kind(value: Any) -> str:
     return {bool: "a boolean", type(None): "null"}.get(type(value), f"a {type(value).__name__}")
 
 
-def _check_gold(file: Path, index: int, task_id: str, rec: dict[str, Any]) -> None:
+def _check_gold(index: int, rec: dict[str, Any]) -> None:
     """Refuse an answerable question whose gold the scorer cannot compare (after the shape check).
 
     ``question`` is not empty or whitespace; ``ground_truth`` is a non-empty string for
@@ -363,12 +395,12 @@ def _check_gold(file: Path, index: int, task_id: str, rec: dict[str, Any]) -> No
     ``answerable``, when given, is ``true``; ``facts``, when given, is a list of strings.
 
     Raises:
-        ValueError: naming the file, the question (position and task id), the field, the
-            expected and the actual type, and the fix.
+        ValueError: naming the question (position and text), the field, the expected and the
+            actual type, and the fix (the caller names the file and the task).
     """
     kind = rec["type"]
     gold = rec.get("ground_truth")
-    where = f"{file}: answerable_questions[{index}] (task {task_id}, {rec['question'][:50]!r})"
+    where = f"answerable_questions[{index}] ({rec['question'][:50]!r})"
     fix_tail = "and pass the corrected corpus with --egi-opt herb.corpus=PATH"
 
     def fail(field: str, expected: str, got: Any, fix: str) -> ValueError:
@@ -399,6 +431,12 @@ def _check_gold(file: Path, index: int, task_id: str, rec: dict[str, Any]) -> No
     if facts is not None and not (isinstance(facts, list) and all(isinstance(f, str) for f in facts)):
         raise fail("facts", "a list of strings (key facts of the answer)", facts,
                    "write the key facts as a JSON list of strings, or drop the key")  # fmt: skip
+
+
+def _broken(file: Path, product: str, kind: str | None, answerable: bool, error: str) -> dict[str, Any]:
+    """The place-holder of a question that cannot run (see :func:`load_corpus`)."""
+    return {"load_error": error, "file": str(file), "type": kind, "answerable": answerable,
+            "product": product}  # fmt: skip
 
 
 def dump_world(world: World, root: Path | str) -> Path:

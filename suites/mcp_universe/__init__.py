@@ -14,7 +14,8 @@ score (AE), average steps over passed tasks and over all (AS), and the pass rate
 kind. Tasks are our own, generated from each domain's seeded world, or the original task files
 of a folder with ``--egi-opt mcp_universe.task_dir=PATH``; a profile's ``per_category`` /
 ``limit`` keep a seeded sample. A task file the suite cannot run is skipped alone, one that
-cannot be loaded errors alone (:func:`check_runnable`). Differences from upstream (README.md
+cannot be loaded errors alone (``Task.cannot_run`` / ``Task.load_error``, the core's mechanism,
+issue 22). Differences from upstream (README.md
 here, "Differences from upstream"): no answer fails every evaluator; faults are errors; local
 seeded worlds; op fixes; seeded subsets; task files that cannot run are skipped alone.
 """
@@ -45,8 +46,6 @@ __all__ = [
     "SUITE",
     "McpUniverseOptions",
     "McpUniverseSuite",
-    "TaskFileError",
-    "check_runnable",
     "summarize_domain",
 ]
 
@@ -180,7 +179,8 @@ class McpUniverseSuite:
         offer; upstream's web_search files, which ask about the real world) is a task whose item
         is skipped with the reason; a file that cannot be loaded (a bad field) or whose
         evaluators cannot be checked on the local data is a task whose item errors, naming the
-        file, the task and the fix (:func:`check_runnable`); a file the reference solver cannot
+        file, the task and the fix (``Task.cannot_run`` / ``Task.load_error``: the core skips or
+        errors the item before it runs); a file the reference solver cannot
         answer (or that it fails on) runs, and egi/oracle errors on it with the reason
         (:meth:`reference_policy`).
 
@@ -211,7 +211,7 @@ class McpUniverseSuite:
         agent = None if opts.agent == "auto" else opts.agent
         run = {"seed": profile.seed, "max_iterations": max_iterations, "agent": agent}
         for domain in (*DOMAINS, UNKNOWN_DOMAIN):
-            out += [Task(id=t["id"], category=domain, data={**t, **run}) for t in by_domain.get(domain, [])]
+            out += [_task(t, domain, run) for t in by_domain.get(domain, [])]
         return seeded_sample(out, profile.limit, profile.seed, "limit")
 
     def prepare(self, tasks: list[Task], options: Any) -> None:
@@ -224,7 +224,7 @@ class McpUniverseSuite:
 
         wanted: set[tuple[str, int]] = set()
         for t in tasks:
-            if _not_ready(t) is None:
+            if t.runnable:
                 wanted.update((n, t.data["seed"]) for n in task_servers(t.data, t.category))
         for name, seed in sorted(wanted):
             try:
@@ -235,14 +235,15 @@ class McpUniverseSuite:
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> Any:
         """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``.
 
+        (A task that cannot run or could not be loaded, ``Task.cannot_run`` /
+        ``Task.load_error``, is skipped or errors in the core before this is called.)
+
         Raises:
-            pytest.skip.Exception, TaskFileError: the task cannot run (:func:`check_runnable`).
             RuntimeError: the task (an original file) has no reference the local data can
                 give (the domain solver's reason); the item errors, it is not scored.
         """
         from suites.mcp_universe.policy import McpUniversePolicy
 
-        check_runnable(task)
         reference = task.data.get("reference")
         if reference is None:
             raise RuntimeError(
@@ -252,28 +253,17 @@ class McpUniverseSuite:
         return McpUniversePolicy(reference, noise)
 
     def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
-        """Per domain: the task files that are skipped because the suite cannot run them (a
-        server it does not offer; upstream's web_search files, which ask about the real world),
-        those that cannot be loaded (their items error), and those the reference solver cannot
-        answer (they run, but egi/oracle errors on them); each with the first one's reason."""
+        """Per domain: the task files the reference solver cannot answer (they run, but
+        egi/oracle errors on them), with the first one's reason. (The core counts those that
+        cannot run, skipped, and those that could not be loaded, which error alone.)"""
         out: dict[str, str] = {}
         for domain in (*DOMAINS, UNKNOWN_DOMAIN):
             mine = [t for t in tasks if t.category == domain]
-            lines = []
-            for key, what in (
-                ("not_runnable", "task file(s) not run (their items are skipped): the suite cannot run them"),
-                ("load_error", "task file(s) cannot be loaded (their items error)"),
-            ):
-                found = [t for t in mine if t.data.get(key)]
-                if found:
-                    lines.append(f"{len(found)} {what} (first: {found[0].id}: {found[0].data[key]})")
             unsolved = [t for t in mine if t.data.get("unsolvable")]
             if unsolved:
-                lines.append(f"{len(unsolved)} of {len(mine)} task file(s) have no reference solution on the "
-                             f"local data, so egi/oracle errors on them (first: {unsolved[0].id}: "
-                             f"{unsolved[0].data['unsolvable']})")  # fmt: skip
-            if lines:
-                out[domain] = f"{domain}: " + "; ".join(lines)
+                out[domain] = (f"{domain}: {len(unsolved)} of {len(mine)} task file(s) have no reference "
+                               "solution on the local data, so egi/oracle errors on them (first: "
+                               f"{unsolved[0].id}: {unsolved[0].data['unsolvable']})")  # fmt: skip
         return out
 
     def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
@@ -367,44 +357,20 @@ class McpUniverseSuite:
         return dict(out)
 
 
-class TaskFileError(ValueError):
-    """A task file that cannot be loaded, or whose evaluators cannot be checked on the local
-    data: its item errors (never scored); the message names the task, the file, the field and
-    the fix."""
-
-    one_line_report = True
-    """The item's pytest report is this message alone."""
-
-
-def _not_ready(task: Task) -> str | None:
-    """Why ``task`` cannot run (``not_runnable`` or ``load_error``), or None."""
-    return task.data.get("not_runnable") or task.data.get("load_error")
-
-
-def check_runnable(task: Task) -> None:
-    """Stop the item of a task that cannot run, before anything runs: skipped with the reason
-    when the suite cannot run it (``not_runnable``), an error when its file is bad
-    (``load_error``).
-
-    Raises:
-        pytest.skip.Exception: ``not_runnable`` is set.
-        TaskFileError: ``load_error`` is set.
-    """
-    reason = task.data.get("not_runnable")
-    if reason:
-        import pytest
-
-        pytest.skip(f"{_named(task, reason)} cannot run here: {reason}")
-    error = task.data.get("load_error")
+def _task(record: dict[str, Any], domain: str, run: dict[str, Any]) -> Task:
+    """The task of a task record: ``not_runnable`` becomes ``Task.cannot_run`` (the core skips
+    the item with the reason, its file first), ``load_error`` becomes ``Task.load_error`` (the
+    item errors alone: ``<file>: task '<id>' could not be loaded: <field, problem, fix>``)."""
+    data = {k: v for k, v in record.items() if k not in ("not_runnable", "load_error")}
+    source = str(record.get("source") or "")
+    reason, error = record.get("not_runnable"), record.get("load_error")
+    if reason and source and not reason.startswith(source):
+        reason = f"{source}: {reason}"
     if error:
-        raise TaskFileError(f"{_named(task, error)} cannot be loaded: {error}")
-
-
-def _named(task: Task, why: str) -> str:
-    """``mcp_universe: task <id>``, with its file in parentheses unless ``why`` starts with it."""
-    source = str(task.data.get("source") or "")
-    named = f"mcp_universe: task {task.id}"
-    return named if not source or why.startswith(source) else f"{named} ({source})"
+        error = error.removeprefix(f"{source}: ") if source else error
+        error = f"{source or 'mcp_universe'}: task {record['id']!r} could not be loaded: {error}"
+    return Task(id=record["id"], category=domain, data={**data, **run}, cannot_run=reason or None,
+                load_error=error or None)  # fmt: skip
 
 
 def _with_reference(domain: str, task: dict[str, Any], seed: int) -> dict[str, Any]:

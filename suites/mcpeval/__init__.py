@@ -17,6 +17,7 @@ synthetic. See README.md here.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
@@ -31,6 +32,7 @@ from pytest_egi.suite import (
     SummaryColumns,
     Task,
     TaskScore,
+    load_each,
     suite_options,
     values_by_category,
 )
@@ -51,9 +53,17 @@ from suites.mcpeval.scorer import (
     task_values,
     trajectory_judge_messages,
 )
-from suites.mcpeval.tasks import DOMAINS, UNSUPPORTED, generate_tasks, load_task_file, replay_problem
+from suites.mcpeval.tasks import (
+    DOMAINS,
+    UNSUPPORTED,
+    generate_tasks,
+    read_task_entries,
+    replay_problem,
+    task_of,
+    tool_domain,
+)
 
-__all__ = ["SUITE", "McpevalOptions", "McpevalSuite", "skip_if_unrunnable"]
+__all__ = ["SUITE", "McpevalOptions", "McpevalSuite"]
 
 
 class McpevalOptions(BaseModel):
@@ -75,6 +85,53 @@ def _options(options: Any) -> McpevalOptions:
 @lru_cache(maxsize=16)
 def _generated(domain: str, seed: int) -> tuple[dict[str, Any], ...]:
     return tuple(generate_tasks(domain, seed))
+
+
+_ID = re.compile(r"[A-Za-z0-9_.:-]+")
+
+
+def _file_tasks(path: Path, seed: int, extra: dict[str, Any]) -> list[Task]:
+    """The tasks of a user's task file, record by record (see :meth:`McpevalSuite.load_tasks`).
+
+    Raises:
+        ValueError: a problem of the whole file (:func:`~suites.mcpeval.tasks.read_task_entries`).
+    """
+    kind, records = read_task_entries(path)
+    ids: set[str] = set()
+    used: set[str] = set()
+
+    def inner(record: Any) -> Any:
+        return record.get("task") if kind == "result" and isinstance(record, dict) else record
+
+    def task_id(entry: tuple[str, Any], _index: int) -> str:
+        where, record = entry
+        task = inner(record)
+        own = task.get("task_id" if kind == "metrics" else "id") if isinstance(task, dict) else None
+        if not (isinstance(own, str) and _ID.fullmatch(own)) or own in used:
+            own = re.sub(r"[^A-Za-z0-9_.:-]+", "-", f"{path.stem}-{where}").strip("-.")
+        used.add(own)
+        return own
+
+    def category(entry: tuple[str, Any]) -> str:
+        calls = inner(entry[1]).get("ground_truth_calls" if kind == "metrics" else "tool_calls")
+        names = {c.get("tool_name") for c in calls if isinstance(c, dict)}
+        return tool_domain({n for n in names if isinstance(n, str)}) or UNSUPPORTED
+
+    def build(entry: tuple[str, Any]) -> Task:
+        where, record = entry
+        domain, task = task_of(kind, record, where, ids)
+        used.add(task["id"])
+        if "unrunnable" not in task:
+            problem = replay_problem(domain, seed, task["tool_calls"])
+            if problem is not None:
+                task["unrunnable"] = (f"its ground truth cannot run on the local {domain} server "
+                                      f"(seed {seed}): {problem}")  # fmt: skip
+        reason = task.pop("unrunnable", None)
+        return Task(id=task["id"], category=domain, data={**task, **extra, "file": str(path)},
+                    cannot_run=None if reason is None else f"{where} of {path.name}: {reason}")  # fmt: skip
+
+    return load_each(records, build, file=str(path), category=category, task_id=task_id,
+                     fallback_category=UNSUPPORTED)  # fmt: skip
 
 
 class McpevalSuite:
@@ -99,13 +156,21 @@ class McpevalSuite:
         the task file's tasks (every domain in it, whatever the profile's categories);
         ``per_category`` / ``limit`` keep the first ones of each domain.
 
-        A task of the file that cannot run here is kept with ``unrunnable`` (its item is
-        skipped with the reason): see :func:`~suites.mcpeval.tasks.load_task_file`, and a
-        ground truth whose calls fail or return nothing on the local server (replayed on the
-        open world the servers serve).
+        A task file is read record by record (:func:`pytest_egi.suite.load_each`): a
+        malformed record (not an object, a line that is not JSON, a field missing or of the
+        wrong type, a repeated or unusable id) is a task whose item errors alone, naming the
+        file, the task, the line or record, the field and the fix. A task that cannot run here
+        is skipped with the reason (``Task.cannot_run``: ``<line|record> of <file name>:
+        <reason>``): see :func:`~suites.mcpeval.tasks.load_task_file`, and a ground truth
+        whose calls fail or return nothing on the local server (replayed on the open world
+        the servers serve). A malformed record's category is the domain of the tools it
+        names, else ``unsupported``; its id is its own when readable and free, else
+        ``<file stem>-<line|record>-<n>``.
 
         Raises:
-            ValueError: unknown category, or a bad task file (message names file, line, field, fix).
+            ValueError: a problem of the whole input, a usage error: an unknown category, or a
+                task file that cannot be read, is not JSON / JSONL, holds no task or is
+                upstream's summary analysis (names the file and the fix).
         """
         opts = _options(options)
         wanted = list(profile.categories or DOMAINS)
@@ -113,62 +178,36 @@ class McpevalSuite:
         if unknown:
             raise ValueError(f"unknown categories {unknown}; known: {list(DOMAINS)}")
         max_turns = int((profile.model_extra or {}).get("max_turns") or 20)
-        by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        extra = {"seed": profile.seed, "max_turns": max_turns}
+        by_domain: dict[str, list[Task]] = defaultdict(list)
         if opts.tasks is not None:
-            for domain, task in load_task_file(Path(opts.tasks)):
-                if "unrunnable" not in task:
-                    problem = replay_problem(domain, profile.seed, task["tool_calls"])
-                    if problem is not None:
-                        task = {**task, "unrunnable": f"its ground truth cannot run on the local {domain} "
-                                f"server (seed {profile.seed}): {problem}"}  # fmt: skip
-                by_domain[domain].append(task)
+            for task in _file_tasks(Path(opts.tasks), profile.seed, extra):
+                by_domain[task.category].append(task)
         else:
             for domain in wanted:
-                by_domain[domain] = list(_generated(domain, profile.seed))
+                by_domain[domain] = [Task(id=t["id"], category=domain, data={**t, **extra})
+                                     for t in _generated(domain, profile.seed)]  # fmt: skip
         out: list[Task] = []
         for domain in (*DOMAINS, UNSUPPORTED):
             if domain not in wanted and opts.tasks is None:
                 continue
             tasks = by_domain.get(domain, [])
-            if profile.per_category:
-                tasks = tasks[: profile.per_category]
-            extra = {"seed": profile.seed, "max_turns": max_turns}
-            if opts.tasks is not None:
-                extra["file"] = str(opts.tasks)
-            out += [Task(id=t["id"], category=domain, data={**t, **extra}) for t in tasks]
+            out += tasks[: profile.per_category] if profile.per_category else tasks
         if profile.limit is not None:
             out = out[: profile.limit]
         return out
-
-    def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
-        """Per category, the loaded tasks that cannot run here (skipped with their reason,
-        never scored)."""
-        out: dict[str, list[Task]] = defaultdict(list)
-        for task in tasks:
-            if task.data.get("unrunnable"):
-                out[task.category].append(task)
-        return {
-            c: f"{len(ts)} task(s) of {ts[0].data.get('file')} cannot run here and are skipped "
-            f"(first: {ts[0].id}: {ts[0].data['unrunnable']})"
-            for c, ts in out.items()
-        }
 
     def prepare(self, tasks: list[Task], options: Any) -> None:
         """Start the MCP server of every domain the runnable tasks use (once per process,
         before the first item; stopped at session end)."""
         from suites.mcpeval.agent import server_for
 
-        runnable = [t for t in tasks if not t.data.get("unrunnable")]
-        for domain, seed in sorted({(t.category, t.data["seed"]) for t in runnable}):
+        for domain, seed in sorted({(t.category, t.data["seed"]) for t in tasks}):
             server_for(domain, seed).start()
 
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> McpevalPolicy:
-        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``.
-
-        Raises:
-            pytest.skip.Exception: the task cannot run here (``unrunnable``).
-        """
-        skip_if_unrunnable(task)
+        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``. (A task that
+        cannot run, ``Task.cannot_run``, is skipped by the core before this is called.)"""
         return McpevalPolicy(task.data, task.category, noise)
 
     def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
@@ -250,20 +289,6 @@ class McpevalSuite:
             out[f"{domain}_task_metrics.json"] = task_metrics_file(es)
             out[f"{domain}_summary_analysis.json"] = summary_analysis_file(es)
         return out
-
-
-def skip_if_unrunnable(task: Task) -> None:
-    """Skip the item of a task that cannot run here, with its reason and source.
-
-    Raises:
-        pytest.skip.Exception: ``task.data["unrunnable"]`` is set.
-    """
-    reason = task.data.get("unrunnable")
-    if reason:
-        import pytest
-
-        where = task.data.get("source")
-        pytest.skip(f"mcpeval: task {task.id}{f' ({where})' if where else ''} cannot run here: {reason}")
 
 
 def _judge(judge: Any, task: Task, trajectory: dict[str, Any]) -> dict[str, Any]:

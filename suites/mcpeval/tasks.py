@@ -38,8 +38,10 @@ __all__ = [
     "UNSUPPORTED",
     "generate_tasks",
     "load_task_file",
+    "read_task_entries",
     "replay_problem",
     "resolve_ref",
+    "task_of",
     "tool_domain",
 ]
 
@@ -669,11 +671,25 @@ def tool_domain(tool_names: set[str]) -> str | None:
     return None
 
 
+class _BadLine:
+    """A JSONL line that is not JSON: an entry of its own (it errors alone)."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+
+
 def _read_records(path: Path, text: str) -> tuple[str, list[tuple[str, Any]]]:
     """The file's records as ``(kind, [(where, record)])``: ``task`` (a JSONL line or an
     element of a JSON array of tasks), ``result`` (an element of a JSON array written by
     upstream's ``evaluate``: a model's run, with the task under ``task``) or ``metrics`` (an
-    entry of the ``task_results`` of upstream's task-metrics file)."""
+    entry of the ``task_results`` of upstream's task-metrics file). ``where`` is the record's
+    place (``line 2``, ``record 3``, ``task_results[0]``), without the file. A JSONL line that
+    is not JSON is a record of its own (:class:`_BadLine`); a file none of whose lines is JSON
+    is refused whole.
+
+    Raises:
+        ValueError: a problem of the whole file (names the file and the fix).
+    """
     head = text.lstrip()[:1]
     if head == "[":
         try:
@@ -683,7 +699,7 @@ def _read_records(path: Path, text: str) -> tuple[str, list[tuple[str, Any]]]:
                              "task objects, or one JSON task object per line (JSONL)") from None  # fmt: skip
         results = [isinstance(r, dict) and isinstance(r.get("task"), dict) for r in data]
         kind = "result" if results and all(results) else "task"
-        return kind, [(f"{path}: record {i + 1}", r) for i, r in enumerate(data)]
+        return kind, [(f"record {i + 1}", r) for i, r in enumerate(data)]
     if head == "{":
         try:
             data = json.loads(text)
@@ -694,20 +710,21 @@ def _read_records(path: Path, text: str) -> tuple[str, list[tuple[str, Any]]]:
             if not isinstance(results, list):
                 raise ValueError(f"{path}: field 'task_results' must be a list, got "
                                  f"{type(results).__name__}; fix: upstream's layout")  # fmt: skip
-            return "metrics", [(f"{path}: task_results[{i}]", r) for i, r in enumerate(results)]
+            return "metrics", [(f"task_results[{i}]", r) for i, r in enumerate(results)]
         if isinstance(data, dict) and "summary" in data and {"tool_usage", "success_patterns"} & set(data):
             raise ValueError(f"{path}: this is upstream's summary analysis (aggregates, no task); fix: "
                              "give the task file, or the task_metrics.json of the same analysis")  # fmt: skip
-    records = []
+    records: list[tuple[str, Any]] = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            records.append((f"{path}: line {n}", json.loads(line)))
+            records.append((f"line {n}", json.loads(line)))
         except json.JSONDecodeError as exc:
-            raise ValueError(
-                f"{path}: line {n}: not valid JSON ({exc.msg}); fix: one JSON task object per line"
-            ) from None
+            records.append((f"line {n}", _BadLine(exc.msg)))
+    if records and all(isinstance(r, _BadLine) for _, r in records):
+        raise ValueError(f"{path}: not JSON: no line is a JSON object; fix: a JSON array of task objects, or "
+                         "one JSON task object per line (JSONL)")  # fmt: skip
     return "task", records
 
 
@@ -731,7 +748,13 @@ def _field(record: dict[str, Any], key: str, kind: type, where: str, owner: str 
 
 
 def _task(kind: str, record: Any, where: str) -> dict[str, Any]:
-    """One record as a task (upstream's fields), ``unrunnable`` set when it cannot run here."""
+    """One record as a task (upstream's fields), ``unrunnable`` set when it cannot run here.
+
+    Raises:
+        ValueError: the record is malformed (``<where>: field ...; fix: ...``).
+    """
+    if isinstance(record, _BadLine):
+        raise ValueError(f"{where}: not valid JSON ({record.problem}); fix: one JSON task object per line")
     if not isinstance(record, dict):
         raise ValueError(f"{where}: not a JSON object; fix: one JSON task object per "
                          f"{'line' if 'line' in where else 'record'}")  # fmt: skip
@@ -810,23 +833,52 @@ def load_task_file(path: Path) -> list[tuple[str, dict[str, Any]]]:
             analysis (no task); the message names the file, the line or record, the field
             and the fix.
     """
+    kind, records = read_task_entries(path)
+    out: list[tuple[str, dict[str, Any]]] = []
+    ids: set[str] = set()
+    for where, record in records:
+        try:
+            out.append(task_of(kind, record, where, ids))
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+    return out
+
+
+def read_task_entries(path: Path) -> tuple[str, list[tuple[str, Any]]]:
+    """The records of a task file before any is checked: ``(kind, [(where, record)])`` (see
+    :func:`load_task_file` for the layouts; ``where`` is ``line 2``, ``record 3`` or
+    ``task_results[0]``). The suite builds each record alone (:func:`task_of`), so one bad
+    record errors alone.
+
+    Raises:
+        ValueError: a problem of the whole file: it cannot be read, is not JSON / JSONL (no line
+            is JSON), is upstream's summary analysis, or holds no task (names the file and the
+            fix).
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ValueError(f"{path}: cannot read the task file ({exc.strerror}); fix: give an existing "
                          "task file with --egi-opt mcpeval.tasks=PATH") from None  # fmt: skip
     kind, records = _read_records(path, text)
-    out: list[tuple[str, dict[str, Any]]] = []
-    ids: set[str] = set()
-    for where, record in records:
-        task = _task(kind, record, where)
-        if task["id"] in ids:
-            raise ValueError(f"{where}: field 'id' {task['id']!r} repeats; fix: give every task a unique id")
-        ids.add(task["id"])
-        task["source"] = where.removeprefix(f"{path}: ")
-        names = {c["tool_name"] for c in task["tool_calls"]}
-        domain = tool_domain(names) if names else None
-        out.append((domain or UNSUPPORTED, task))
-    if not out:
+    if not records:
         raise ValueError(f"{path}: no task in the file; fix: one JSON task object per line")
-    return out
+    return kind, records
+
+
+def task_of(kind: str, record: Any, where: str, ids: set[str]) -> tuple[str, dict[str, Any]]:
+    """One record of a task file as ``(category, task)`` (``unrunnable`` set when it cannot run
+    here; ``source`` = ``where``); ``ids`` (the ids seen so far) gets its id.
+
+    Raises:
+        ValueError: the record is malformed or repeats an id (``<where>: field ...; fix: ...``,
+            without the file).
+    """
+    task = _task(kind, record, where)
+    if task["id"] in ids:
+        raise ValueError(f"{where}: field 'id' {task['id']!r} repeats; fix: give every task a unique id")
+    ids.add(task["id"])
+    task["source"] = where
+    names = {c["tool_name"] for c in task["tool_calls"]}
+    domain = tool_domain(names) if names else None
+    return domain or UNSUPPORTED, task

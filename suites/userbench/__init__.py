@@ -23,8 +23,10 @@ id recommended, ``[finish]``, or the turn limit), in either mode.
 ``--egi-opt userbench.data_dir=PATH`` loads upstream's released parquet rows instead of the
 generated tasks (``upstream.py``); with ``userbench.scenarios=DIR`` (upstream's
 ``travelgym/data`` folder) each row gets its scenario and runs; without it those items are
-skipped with the reason and a data warning names the environments. A row the suite cannot run
-(malformed, a repeated id, no scenario, a malformed scenario) is skipped alone, with its reason.
+skipped with the reason (the core's data warning counts them per environment). A row the suite
+cannot run on the given files (no scenario) is skipped alone with its reason; a malformed row
+(a bad field, a repeated id, a malformed scenario) errors alone, naming the file, the task, the
+row, the field and the fix (issue 22).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from pytest_egi.suite import (
     SummaryColumns,
     Task,
     TaskScore,
+    load_each,
     suite_options,
     values_by_category,
 )
@@ -57,9 +60,8 @@ from suites.userbench.scorer import (
     summarize_env,
     task_metrics,
 )
-from suites.userbench.upstream import NOT_RUNNABLE
 
-__all__ = ["SUITE", "UserbenchOptions", "UserbenchSuite", "skip_if_not_runnable"]
+__all__ = ["SUITE", "UserbenchOptions", "UserbenchSuite"]
 
 ROUTED_ENVIRONMENTS = ("travel22", "travel33", "travel44")
 """The environments whose ``micro_avg`` routing.yaml routes (the default eval set, reference §2.2)."""
@@ -128,8 +130,10 @@ class UserbenchSuite:
         of each (default: upstream's test-split size), then ``limit`` in all. With
         ``data_dir``, upstream's parquet rows of those environments instead (same cuts; ids as
         :func:`~suites.userbench.upstream.upstream_task_id`), runnable with their scenarios
-        (``scenarios``), else carrying ``not_runnable``; a row that cannot run carries its
-        reason there too, and is skipped alone.
+        (``scenarios``), else skipped with the reason (``Task.cannot_run``: ``<file>, row
+        <i>: <reason>``); a malformed row or scenario is a task whose item errors alone
+        (:func:`pytest_egi.suite.load_each`: the file, the task, the row, the field and the
+        fix).
 
         Raises:
             ValueError: unknown category; with ``data_dir``, a missing or unreadable file or
@@ -157,40 +161,17 @@ class UserbenchSuite:
                 found = rows[: profile.per_category] if profile.per_category else rows
             else:
                 found = list(_generated(env, profile.seed, profile.per_category or TEST_SIZES[env]))
-            out += [Task(id=t["id"], category=env, data={**t, **common}) for t in found]
+            out += load_each(found, lambda t, env=env: _task(t, env, common), category=env,
+                             file=lambda t: (t.get("source") or {}).get("file"),
+                             task_id=lambda t, _i: t["id"])  # fmt: skip
         if profile.limit is not None:
             out = out[: profile.limit]
         return out
 
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> UserbenchPolicy:
-        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``.
-
-        Raises:
-            pytest.skip.Exception: the task cannot run (``not_runnable``: upstream's parquet rows).
-        """
-        skip_if_not_runnable(task)
+        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``. (A task that
+        cannot run, ``Task.cannot_run``, is skipped by the core before this is called.)"""
         return UserbenchPolicy(task.data, noise)
-
-    def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
-        """Environments some of whose tasks cannot run (loaded from upstream's parquet rows
-        without their scenarios, or rows and scenarios the suite cannot read): their items are
-        skipped, each with its reason."""
-        out: dict[str, str] = {}
-        for env in ENVIRONMENTS:
-            mine = [t for t in tasks if t.category == env]
-            left = [t for t in mine if t.data.get("not_runnable")]
-            if not left:
-                continue
-            first = left[0]
-            source = first.data["source"]
-            fix = ("pass --egi-opt userbench.scenarios=DIR (upstream's travelgym/data folder) to run "
-                   "them, or drop userbench.data_dir to run the generated tasks"
-                   if first.data["not_runnable"] == NOT_RUNNABLE
-                   else "see each item's skip reason")  # fmt: skip
-            out[env] = (f"{env}: {len(left)} of {len(mine)} task(s) loaded from {source['file']} are "
-                        f"skipped; the first, {first.id} (row {source['row']}): "
-                        f"{first.data['not_runnable']}; {fix}")  # fmt: skip
-        return out
 
     def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
         """Score the per-turn rewards the environment gave (``info["userbench"]``).
@@ -257,19 +238,23 @@ class UserbenchSuite:
         )
 
 
-def skip_if_not_runnable(task: Task) -> None:
-    """Skip the item of a task that cannot run, with its ``not_runnable`` reason and source.
+def _task(record: dict[str, Any], env: str, common: dict[str, Any]) -> Task:
+    """The task of one record (generated, or an upstream row): skipped with its reason when it
+    carries ``not_runnable`` (``<file>, row <i>: <reason>``).
 
     Raises:
-        pytest.skip.Exception: ``task.data["not_runnable"]`` is set.
+        RowError: the record carries ``load_error`` (a malformed row or scenario).
     """
-    reason = task.data.get("not_runnable")
-    if reason:
-        import pytest
+    from suites.userbench.upstream import RowError
 
-        source = task.data.get("source") or {}
-        where = f"{source.get('file')}, row {source.get('row')}"
-        pytest.skip(f"userbench: task {task.id} ({where}) cannot run: {reason}")
+    if record.get("load_error"):
+        raise RowError(record["load_error"])
+    data = {k: v for k, v in record.items() if k != "not_runnable"}
+    reason = record.get("not_runnable")
+    if reason:
+        source = record.get("source") or {}
+        reason = f"{source.get('file')}, row {source.get('row')}: {reason}"
+    return Task(id=record["id"], category=env, data={**data, **common}, cannot_run=reason or None)
 
 
 SUITE = UserbenchSuite()

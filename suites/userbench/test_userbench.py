@@ -4,7 +4,6 @@ from suites.userbench.agent import run_trial
 
 
 def test_task(egi_task, egi_model, egi):
-    userbench.skip_if_not_runnable(egi_task)
     trajectory = run_trial(egi_task, egi_model, egi.options, trial=egi.trial, simulator=egi.simulator)
     egi.record(
         userbench.SUITE.score(egi_task, trajectory.to_dict(), egi.options, judge=egi.judge), trajectory

@@ -30,13 +30,16 @@ reason, and the suite's data warning says so per environment. What loads then is
 rows hold: the id, the environment, the aspects and their preference counts, the user's first
 message, upstream's system message and the best id per aspect.
 
-One row the suite cannot run is skipped alone, with its reason: a malformed row, a repeated
-id, a scenario id missing from the scenario file or a malformed scenario gives a task record
-whose ``not_runnable`` names the field and the fix (the item's skip message adds the parquet
-file, the row and the task); any other exception while reading one row or its scenario is
-caught the same way. What concerns a whole file (a missing or unreadable parquet file, a
-missing column, a scenario file that is not one JSON object, a ``scenarios`` folder that does
-not exist) is a usage error naming the file and the fix.
+One row never takes the others down (issue 22). A row that is malformed (a bad field, a
+repeated id, a malformed scenario; any other exception while reading one row or its scenario)
+gives a task record whose ``load_error`` names the row, the field and the fix: the suite makes
+it a task that errors alone (``Task.load_error``, the file and the task named first). A row
+the suite cannot run on the given files (no ``scenarios``, no scenario file for its
+environment, its scenario id absent from the file) carries ``not_runnable``, the reason: the
+suite makes it a task that is skipped with it (``Task.cannot_run``). What concerns a whole
+file (a missing or unreadable parquet file, a missing column, a scenario file that is not one
+JSON object, a ``scenarios`` folder that does not exist) is a usage error naming the file and
+the fix.
 
 Task ids: upstream's ``|`` is not allowed in :attr:`pytest_egi.suite.Task.id`, so the id is
 upstream's with ``|`` replaced by ``.`` (``flight:2-37.hotel:2-9``); the original stays in
@@ -130,8 +133,8 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
 
 
 class RowError(ValueError):
-    """One row (or its scenario) the suite cannot run: ``str()`` names the field, the problem
-    and the fix; the item's skip message adds the file, the row and the task."""
+    """One malformed row (or scenario): ``str()`` names the field, the problem and the fix;
+    the record's ``load_error`` adds the row, the item's error the file and the task."""
 
 
 def _row_task(path: Path, index: int, row: dict[str, Any], env: str) -> dict[str, Any]:
@@ -191,7 +194,8 @@ def _row_task(path: Path, index: int, row: dict[str, Any], env: str) -> dict[str
 
 
 def _unrunnable_row(path: Path, index: int, row: Any, env: str, reason: str) -> dict[str, Any]:
-    """The record of a row that cannot be read: id ``<env>.row<index>``, its reason."""
+    """The record of a row that cannot be read: id ``<env>.row<index>``, ``load_error``
+    ``row <index>: <reason>``."""
     rm = row.get("reward_model") if isinstance(row, dict) else None
     raw_id = rm.get("id") if isinstance(rm, dict) else None
     return {
@@ -206,7 +210,7 @@ def _unrunnable_row(path: Path, index: int, row: Any, env: str, reason: str) -> 
         "source": {"file": str(path), "row": index,
                    "env_name": rm.get("env_name") if isinstance(rm, dict) else None,
                    "style": rm.get("style") if isinstance(rm, dict) else None},  # fmt: skip
-        "not_runnable": reason,
+        "load_error": f"row {index}: {reason}",
     }
 
 
@@ -359,12 +363,13 @@ def load_upstream_tasks(
         Records (module docstring): ``id``, ``env``, ``upstream_id``, ``dimensions``,
         ``preference_counts``, ``initial_description``, ``system_prompt``, ``best_id``,
         ``source``; with the row's scenario, the rest of a runnable task; else
-        ``not_runnable`` (the reason) and ``preferences`` / ``options`` / ``arguments`` empty.
+        ``not_runnable`` (the reason) and ``preferences`` / ``options`` / ``arguments`` empty;
+        a malformed row or scenario carries ``load_error`` (``row <i>: <field, problem, fix>``).
 
     Raises:
         ValueError: a missing file or column, an unreadable file, a missing scenarios folder or
             a scenario file that is not one JSON object (the message names the file and fix).
-            One row's fault never raises: that row's record carries it in ``not_runnable``.
+            One row's fault never raises: that row's record carries it in ``load_error``.
     """
     path = upstream_file(data_dir, env, one_choice, split)
     scenario_path, table = scenario_file(scenarios, env) if scenarios is not None else (None, None)
@@ -399,7 +404,8 @@ def _with_scenario(
         return {**task, "not_runnable": f"{path} has no scenario {task['upstream_id']!r}; {SCENARIO_FIX}"}
     try:
         return scenario_task(task, table[task["upstream_id"]], path, seed)
-    except Exception as exc:  # one scenario: skipped alone with its reason
+    except Exception as exc:  # one malformed scenario: its task errors alone
         reason = str(exc) if isinstance(exc, RowError) else (
             f"{path}: scenario {task['upstream_id']!r}: {type(exc).__name__}: {exc}; {SCENARIO_FIX}")
-        return {**task, "not_runnable": reason}
+        out = {k: v for k, v in task.items() if k != "not_runnable"}
+        return {**out, "load_error": f"row {task['source']['row']}: {reason}"}

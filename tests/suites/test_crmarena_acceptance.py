@@ -102,22 +102,21 @@ def test_user_org_export_and_task_file(pytester, tmp_path):
     assert egi["suites"]["crmarena"]["sub_metrics"]["overall"] == 1.0
 
 
-def test_bad_task_file_is_a_usage_error(pytester, tmp_path):
+def test_bad_task_file_is_a_usage_error_and_a_bad_record_errors_alone(pytester, tmp_path):
+    """A file that is not JSON is a usage error (exit 4); since issue 22 a malformed record (here
+    the file's only one) is a task that errors alone, naming the file (it was exit 4)."""
     bad = tmp_path / "tasks.json"
-    bad.write_text(json.dumps([{"idx": 1, "task": "case_routing", "query": "q"}]))
-    result = pytester.runpytest(
-        str(ROOT / "suites" / "crmarena"),
-        "--rootdir",
-        str(ROOT),
-        "-p",
-        "no:cacheprovider",
-        "--egi-model",
-        "egi/oracle",
-        "--egi-opt",
-        f"crmarena.tasks={bad}",
-    )
+    bad.write_text("[{not json")
+    args = [str(ROOT / "suites" / "crmarena"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
+            "--egi-model", "egi/oracle", "--egi-report-dir", str(pytester.path / "reports")]  # fmt: skip
+    result = pytester.runpytest(*args, "--egi-opt", f"crmarena.tasks={bad}")
     assert result.ret == 4
-    result.stderr.fnmatch_lines([f"*{bad}*"])
+    result.stderr.fnmatch_lines([f"*{bad}: not valid JSON*"])
+    bad.write_text(json.dumps([{"idx": 1, "task": "case_routing", "query": "q"}]))
+    result = pytester.runpytest(*args, "--egi-opt", f"crmarena.tasks={bad}")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"*NCR-0001*TaskLoadError: {bad}: task 'NCR-0001' could not be loaded: "
+                                 "RecordError: record 0: field 'answer' is missing*"])  # fmt: skip
 
 
 def test_missing_task_file_names_the_option(pytester):

@@ -118,18 +118,25 @@ def test_a_bad_task_file_errors_alone_and_the_others_run(pytester, tmp_path):
     lines = next(pytester.path.glob("reports-*/*/records.jsonl")).read_text().splitlines()
     records = {r["task_id"]: r for r in map(json.loads, lines)}
     assert records["task_0001"]["status"] == records["t"]["status"] == "error"
-    want = (  # (the record's error is cut to 300 characters)
-        f"TaskFileError: mcp_universe: task task_0001 cannot be loaded: {folder / 'task_0001.json'}: "
-        "evaluators[0].op: unknown op 'google_maps.teleport'; fix: use an op the suite implements"
-    )
-    assert records["task_0001"]["error"].startswith(want), records["task_0001"]["error"]
-    want = (
-        f"TaskFileError: mcp_universe: task t cannot be loaded: {finance / 't.json'}: its evaluators "
-        "cannot be checked on the local data: no MSFT price on or before 2010-01-04 / 2011-01-04 (the local "
-        "history starts 2014-01-02)"
-    )
-    assert records["t"]["error"].startswith(want), records["t"]["error"]
-    assert "data warning (mcp_universe): location_navigation: 1 task file(s) cannot be loaded" in out
+    # the core's TaskLoadError since issue 22 (it was the suite's TaskFileError); the record holds
+    # its one-line rendering (cut to 300 characters, the trailing hint kept)
+    from pytest_egi.recorder import shorten
+    from pytest_egi.suite import SuiteProfile
+    from suites.mcp_universe import SUITE, McpUniverseOptions
+
+    loaded = {t.id: t for t in SUITE.load_tasks(SuiteProfile(), McpUniverseOptions(task_dir=tmp_path))}
+    for task_id, want in (
+        ("task_0001", f"{folder / 'task_0001.json'}: task 'task_0001' could not be loaded: evaluators[0].op: "
+                      "unknown op 'google_maps.teleport'; fix: use an op the suite implements"),
+        ("t", f"{finance / 't.json'}: task 't' could not be loaded: its evaluators cannot be checked on the "
+              "local data: no MSFT price on or before 2010-01-04 / 2011-01-04 (the local history starts "
+              "2014-01-02)"),
+    ):
+        assert loaded[task_id].load_error.startswith(want), loaded[task_id].load_error
+        assert records[task_id]["error"] == shorten(f"TaskLoadError: {loaded[task_id].load_error}")
+    assert records["t"]["error_kind"] == "task_load"
+    assert ("data warning (mcp_universe): location_navigation: 1 of 1 task(s) could "
+            "not be loaded and error alone (first: task_0001)") in out  # fmt: skip
 
 
 @upstream.needs_upstream()
@@ -146,17 +153,14 @@ def test_upstream_files_run_and_web_search_files_are_skipped_with_a_warning(pyte
     result, egi = run(pytester, "egi/oracle", "--egi-opt", f"mcp_universe.task_dir={tmp_path}", "-rs")
     result.assert_outcomes(passed=3, skipped=1)  # the quick profile's categories do not cut a folder
     out = result.stdout.str()
-    assert (
-        "data warning (mcp_universe): web_search: 1 task file(s) not run (their items are skipped): the "
-        "suite cannot run them (first: info_search_task_0001: this web_search question asks about the "
-        "real world"
-    ) in out
     source = tmp_path / "web_search" / "info_search_task_0001.json"
+    # the core's warning and skip line since issue 22
     assert (
-        f"mcp_universe: task info_search_task_0001 ({source}) cannot run here: this web_search question asks "
-        "about the real world"
+        "data warning (mcp_universe): web_search: 1 of 1 task(s) cannot run and are skipped "
+        f"(first: info_search_task_0001: {source}: this web_search question asks about the real world"
     ) in out
-    assert any("web_search: 1 task file(s) not run" in str(w) for w in egi["data_warnings"])
+    assert f"cannot run: {source}: this web_search question asks about the real world" in out
+    assert any("web_search: 1 of 1 task(s) cannot run" in str(w) for w in egi["data_warnings"])
     assert "web_search.pass_rate" not in egi["suites"]["mcp_universe"]["sub_metrics"]
 
 
@@ -227,11 +231,11 @@ def test_unanswerable_files_are_warned_about_on_a_warm_task_cache_run(pytester, 
         *common, "-p", "refuse_load", "--egi-model", "egi/null", "--egi-report-dir", str(out),
         "--egi-bootstrap", "0")  # fmt: skip
     result.assert_outcomes(failed=1, skipped=1)  # the financial file; the web_search one is skipped
-    warning = (
-        "web_search: 1 task file(s) not run (their items are skipped): the suite cannot run them (first: "
-        "world_cup: this web_search question asks about the real world (reference answer 'France'); the "
-        "local search and fetch servers serve only an invented corpus, which holds no real-world facts, so "
-        "no local search can support the answer)"
+    warning = (  # the core's warning since issue 22
+        f"web_search: 1 of 1 task(s) cannot run and are skipped (first: world_cup: {folder}/web_search/"
+        "world_cup.json: this web_search question asks about the real world (reference answer 'France'); "
+        "the local search and fetch servers serve only an invented corpus, which holds no real-world facts, "
+        "so no local search can support the answer)"
     )
     assert f"data warning (mcp_universe): {warning}" in result.stdout.lines
     egi = json.loads(next(out.iterdir()).joinpath("egi.json").read_text())

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_egi.recorder import shorten
 from suites.mcpeval.tasks import generate_tasks
 from tests.helpers.mcp_processes import killer_plugin, server_pids
 from tests.helpers.suite_run import run_suite
@@ -99,25 +100,53 @@ def test_task_file_in_the_original_format_runs(pytester, tmp_path):
     assert subs["sports.n_tasks"] == 4.0
 
 
+ALONE = "(this task errors alone; fix the entry or leave it out)"
+
+
 @pytest.mark.parametrize(
     ("lines", "message"),
     [
-        ([{"id": "t1", "name": "n", "description": "d",
-           "tool_calls": [{"tool_name": "get_teams", "tool_parameters": {}}]}, {"id": "t2", "name": "n"}],
-         "line 2: field 'description' is missing; fix: add 'description' (str) to every task"),
-        ([{"id": "t1", "name": "n", "description": "d", "tool_calls": {"tool_name": "get_teams"}}],
-         "line 1: field 'tool_calls' must be a list, got dict; fix: correct its type"),
-        ([{"id": "t1", "name": "n", "description": "d", "tool_calls": [{"tool_name": "get_teams"}, "x"]}],
-         "line 1: field 'tool_calls[[]1]' must be an object with 'tool_name' (str) and 'tool_parameters' "
-         "(object); fix: correct that call"),
+        ([{"id": "t2", "name": "n"}],
+         "task 't2' could not be loaded: ValueError: line 2: field 'description' is missing; fix: add "
+         "'description' (str) to every task"),
+        ([{"id": "t2", "name": "n", "description": "d", "tool_calls": {"tool_name": "get_teams"}}],
+         "task 't2' could not be loaded: ValueError: line 2: field 'tool_calls' must be a list, got dict; "
+         "fix: correct its type"),
+        ([{"id": "t2", "name": "n", "description": "d", "tool_calls": [{"tool_name": "get_teams"}, "x"]}],
+         "task 't2' could not be loaded: ValueError: line 2: field 'tool_calls[1]' must be an object with "
+         "'tool_name' (str) and 'tool_parameters' (object); fix: correct that call"),
+        (["{oops"],
+         "task 'bad-line-2' could not be loaded: ValueError: line 2: not valid JSON (Expecting property name "
+         "enclosed in double quotes); fix: one JSON task object per line"),
     ],
-    ids=["missing-field", "wrong-type", "bad-call"],
+    ids=["missing-field", "wrong-type", "bad-call", "not-json"],
 )  # fmt: skip
-def test_bad_task_file_is_a_usage_error(pytester, tmp_path, lines, message):
-    path = _jsonl(tmp_path / "bad.jsonl", lines)
-    result, _ = run(pytester, "egi/oracle", "--egi-opt", f"mcpeval.tasks={path}")
+def test_a_malformed_task_among_good_ones_errors_alone(pytester, tmp_path, lines, message):
+    """Behaviour changed on purpose (issue 22): a malformed record was a usage error (exit 4)
+    for the whole file; now its item errors alone, naming the file, the task, the line, the
+    field and the fix, and the good tasks run (the oracle passes them)."""
+    good = [{k: v for k, v in t.items() if k != "plan"} for t in generate_tasks("sports", 42, 2)]
+    path = tmp_path / "bad.jsonl"
+    rows = [good[0], *lines, good[1]]
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in rows))
+    result, egi = run(pytester, "egi/oracle", "--egi-opt", f"mcpeval.tasks={path}")
+    result.assert_outcomes(passed=2, errors=1)
+    run_dir = next((pytester.path / "reports-egi_oracle-2").iterdir())
+    records = [json.loads(line) for line in (run_dir / "records.jsonl").read_text().splitlines()]
+    assert [r["error"] for r in records if r["status"] == "error"] == [
+        shorten(f"TaskLoadError: {path}: {message} {ALONE}")
+    ]
+    assert egi["suites"]["mcpeval"]["sub_metrics"]["sports.flexible_avg"] == 1.0
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "n2"])
+def test_a_whole_file_problem_is_still_a_usage_error(pytester, tmp_path, workers):
+    path = tmp_path / "bad.jsonl"
+    path.write_text("{oops\n{nope\n")
+    result, _ = run(pytester, "egi/oracle", "--egi-opt", f"mcpeval.tasks={path}", *workers)
     assert result.ret == 4
-    result.stderr.fnmatch_lines([f"*{path}: {message}*"])
+    result.stderr.fnmatch_lines([f"*{path}: not JSON: no line is a JSON object; fix: a JSON array of task "
+                                 "objects, or one JSON task object per line (JSONL)*"])  # fmt: skip
 
 
 def test_a_task_that_cannot_run_is_skipped_alone_with_its_reason(pytester, tmp_path):
@@ -139,16 +168,17 @@ def test_a_task_that_cannot_run_is_skipped_alone_with_its_reason(pytester, tmp_p
     result, egi = run(pytester, "egi/oracle", "--egi-opt", f"mcpeval.tasks={path}", "-rs")
     assert result.ret == 0
     result.assert_outcomes(passed=1, skipped=4)
-    # the items run by category: airbnb's first, then the unsupported ones in file order
+    # the items run by category: airbnb's first, then the unsupported ones in file order (the
+    # core's skip line since issue 22: "cannot run: <line> of <file name>: <reason>")
     result.stdout.fnmatch_lines([
-        "*mcpeval: task t-typo (line 5) cannot run here: its ground truth cannot run on the local airbnb "
+        "*cannot run: line 5 of mixed.jsonl: its ground truth cannot run on the local airbnb "
         "server (seed 42): tool_calls[[]0] airbnb_search fails on the local server (search() got an "
         "unexpected keyword argument 'locaton')*",
-        "*mcpeval: task t-empty (line 2) cannot run here: its ground truth lists no call (any agent that "
+        "*cannot run: line 2 of mixed.jsonl: its ground truth lists no call (any agent that "
         "calls no tool would succeed)*",
-        "*mcpeval: task t-unknown (line 3) cannot run here: no local MCP server serves teleport_user "
+        "*cannot run: line 3 of mixed.jsonl: no local MCP server serves teleport_user "
         "(served: the airbnb, healthcare, sports, national_parks and yfinance tools)*",
-        "*mcpeval: task t-mixed (line 4) cannot run here: its calls use the tools of several servers "
+        "*cannot run: line 4 of mixed.jsonl: its calls use the tools of several servers "
         "(sports, yfinance); one MCPEval task here uses one domain's server*",
     ])  # fmt: skip
     assert egi["suites"]["mcpeval"]["sub_metrics"]["sports.flexible_avg"] == 1.0
@@ -205,9 +235,10 @@ def test_every_upstream_task_file_loads_and_runs_each_task_alone(pytester):
         result, egi = _run_file(pytester, path, f"upstream-{k}")
         assert result.ret == 0, result.stdout.str()[-2000:]
         result.assert_outcomes(skipped=n)
-        result.stdout.fnmatch_lines([f"*cannot run here: {reason}*"])
+        result.stdout.fnmatch_lines([f"*cannot run: * of {path.name}: {reason}*"])
         (warning,) = [w["warning"] for w in egi["data_warnings"] if w["category"] == "unsupported"]
-        assert warning.startswith(f"{n} task(s) of {path} cannot run here and are skipped")
+        # the core's warning since issue 22 (the suite's own named the file)
+        assert warning.startswith(f"unsupported: {n} of {n} task(s) cannot run and are skipped")
     # a summary analysis holds no task: refused with what to give instead
     summary = PLAYWRIGHT / "gpt-4o" / "summary_analysis.json"
     result, _ = _run_file(pytester, summary, "summary")

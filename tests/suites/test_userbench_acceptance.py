@@ -105,8 +105,9 @@ def test_upstream_rows_with_a_scenario_file_run_through_the_plugin(pytester, tmp
     # environment (no scenario file) are skipped, each with its reason
     result.assert_outcomes(passed=2, skipped=1 + 2 * PER_ENV)
     assert result.ret == 0
-    result.stdout.fnmatch_lines([f"*userbench: task {ROW2.replace('|', '.')} (*train.parquet, row 2) cannot "
-                                 f"run: *travelgym_data_22.json has no scenario '{ROW2}'*"])  # fmt: skip
+    # the core's skip line since issue 22: "cannot run: <file>, row <i>: <reason>"
+    result.stdout.fnmatch_lines([f"*cannot run: *train.parquet, row 2: *travelgym_data_22.json has no "
+                                 f"scenario '{ROW2}'*"])  # fmt: skip
     subs = egi["suites"]["userbench"]["sub_metrics"]
     assert subs["travel22.tasks"] == 2.0 and subs["travel22.best_rate"] == 1.0
     assert subs["travel22.micro_avg"] == subs["travel22.micro_avg_ceiling"] == pytest.approx(0.4)
@@ -193,3 +194,47 @@ def test_llm_simulator_failure_is_an_item_error(pytester, monkeypatch, second, k
     assert [m["role"] for m in trajectory["messages"]] == ["system", "user", "assistant"]
     assert trajectory["info"]["userbench"]["rewards"] == []
     assert trajectory["info"]["userbench"]["simulator_usage"]["calls"] == (2 if kind == "bad_verdict" else 1)
+
+
+@pytest.mark.skipif(not (UPSTREAM / "travel22_multiturn" / "train.parquet").is_file(),
+                    reason=f"upstream UserBench data not found at {UPSTREAM}")  # fmt: skip
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "n2"])
+def test_one_malformed_row_among_good_ones_errors_alone(pytester, tmp_path, workers):
+    """Issue 22: upstream's first two travel22 train rows (with their scenarios) around a row whose
+    id names an aspect TravelGym lacks: that row's item errors alone (it was skipped), naming the
+    file, the task, the row, the field and the fix; the good rows pass under the oracle."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pytest_egi.recorder import shorten
+    from suites.userbench.upstream import FIX
+    from tests.suites.userbench.test_userbench_scenarios import ROW0, ROW1, _scenarios
+
+    data = tmp_path / "data"
+    (data / "travel22_multiturn").mkdir(parents=True)
+    table = pq.read_table(UPSTREAM / "travel22_multiturn" / "train.parquet").slice(0, 2)
+    rows = table.to_pylist()
+    bad = json.loads(json.dumps(rows[0]))
+    bad["reward_model"]["id"] = "boat:2-37|hotel:2-9"
+    path = data / "travel22_multiturn" / "train.parquet"
+    pq.write_table(pa.Table.from_pylist([rows[0], bad, rows[1]], schema=table.schema), path)
+    for env in ("travel33", "travel44"):
+        (data / f"{env}_multiturn").symlink_to(UPSTREAM / f"{env}_multiturn")
+    result, _ = run_suite(
+        pytester, "userbench", "egi/oracle", "--egi-opt", f"userbench.data_dir={data}",
+        "--egi-opt", "userbench.data_split=train", "--egi-opt", f"userbench.scenarios={_scenarios(tmp_path)}",
+        "-k", "travel22", *workers,
+    )  # fmt: skip
+    result.assert_outcomes(passed=2, errors=1)
+    records = _records(pytester, f"reports-egi_oracle-{8 + len(workers)}")
+    message = (
+        f"TaskLoadError: {path}: task 'travel22.row1' could not be loaded: RowError: row 1: field "
+        "reward_model.id: 'boat:2-37|hotel:2-9': expected distinct '<aspect>:<count>-<index>' parts joined "
+        f"by '|', aspects among ['flight', 'hotel', 'apartment', 'restaurant', 'rental_car']; {FIX} (this "
+        "task errors alone; fix the entry or leave it out)"
+    )
+    assert {k: (r["status"], r["error"]) for k, r in records.items()} == {
+        ROW0.replace("|", "."): ("passed", None),
+        "travel22.row1": ("error", shorten(message)),
+        ROW1.replace("|", "."): ("passed", None),
+    }

@@ -217,7 +217,7 @@ def test_runnable_entries_of_our_files_replay_under_the_oracle(tmp_path):
     _write(tmp_path)
     options = BenchforceOptions(data_dir=tmp_path)
     tasks = _tasks(tmp_path)
-    assert [t.id for t in tasks if not t.data.get("unrunnable")] == [
+    assert [t.id for t in tasks if not t.cannot_run] == [
         "hr_software.entry_0",
         "hr_software.entry_1",
         "hr_software.entry_4",
@@ -226,7 +226,7 @@ def test_runnable_entries_of_our_files_replay_under_the_oracle(tmp_path):
     ]
     finals, nulls = {}, {}
     for task in tasks:
-        if task.data.get("unrunnable"):
+        if task.cannot_run:
             continue
         traj = run_trial(task, _oracle(task, options), options).to_dict()
         score = benchforce.SUITE.score(task, traj, options)
@@ -335,8 +335,8 @@ def test_a_malformed_entry_errors_alone_naming_its_file_entry_and_fix(tmp_path):
         {**good, "id": "entry_3", "actions": [{"name": "calculate", "arguments": {"expression": 5}}]},
     ])  # fmt: skip
     path = folder.resolve() / "entries_dump.json"
-    tasks = {t.id: t.data for t in _tasks(tmp_path)}
-    assert {k: d.get("load_error") or d.get("unrunnable") for k, d in tasks.items()} == {
+    tasks = {t.id: t for t in _tasks(tmp_path)}
+    assert {k: t.load_error or t.cannot_run for k, t in tasks.items()} == {
         "hr_software.entry_0": f"{path}: entry 0: field 'actions' is missing; fix: give it a list value",
         "hr_software.entry_1": None,
         "hr_software.entry_2": f"{path}: entry 2 (entry_2): field 'outputs' is \"5\"; fix: make it a "
@@ -344,7 +344,7 @@ def test_a_malformed_entry_errors_alone_naming_its_file_entry_and_fix(tmp_path):
         "hr_software.entry_3": "gold action 0 (calculate) has arguments the tool's schema refuses: 5 is "
         "not of type 'string' (at 'expression')",
     }
-    broken = [k for k, d in tasks.items() if d.get("load_error")]
+    broken = [k for k, t in tasks.items() if t.load_error]
     assert broken == ["hr_software.entry_0", "hr_software.entry_2"]  # their items error, entry_3 skips
 
 
@@ -408,8 +408,8 @@ def test_every_upstream_entry_loads_and_the_unrunnable_say_why():
     raw = json.loads((HR_DIR / "entries_dump.json").read_text())
     assert [t.id for t in tasks] == [f"hr_software.{e['id']}" for e in raw] and len(tasks) == 28
     assert [t.data["entry_num"] for t in tasks] == list(range(1, 29))  # A10.3: numbered here
-    assert [t.id.split(".")[1] for t in tasks if not t.data.get("unrunnable")] == RUNNABLE
-    reasons = {t.id: t.data["unrunnable"] for t in tasks if t.data.get("unrunnable")}
+    assert [t.id.split(".")[1] for t in tasks if not t.cannot_run] == RUNNABLE
+    reasons = {t.id: t.cannot_run for t in tasks if t.cannot_run}
     assert len(reasons) == 21
     assert reasons["hr_software.entry_19"] == (
         "gold action 0 (modify_user_status) reads users, and no users file (data_users_part_1.json ... "
@@ -439,7 +439,7 @@ def test_upstream_runnable_entries_pass_under_the_oracle_through_the_suite(pytes
     result.assert_outcomes(passed=7, skipped=21)
     result.stdout.fnmatch_lines(
         [
-            "*benchforce: upstream entry cannot run: gold action 0 (modify_user_status) reads users, "
+            "*cannot run: gold action 0 (modify_user_status) reads users, "
             "and no users*"
         ]
     )

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_egi.models.offline import Noise, PolicyClient
+from pytest_egi.recorder import shorten
 from pytest_egi.suite import SuiteProfile
 from suites.benchforce import SUITE, BenchforceOptions
 from suites.benchforce.agent import run_trial
@@ -190,10 +191,9 @@ def test_upstream_entries_run_through_the_suite_and_the_oracle_passes(tmp_path, 
     assert [t.id for t in tasks] == [f"hospital.entry_{i}" for i in range(1, 5)]
     # entry_3's only gold action is a read with a '*' wildcard: nothing to dry-run, judged on
     # its gold call (upstream's stateless rule skips the wildcard)
-    assert [bool(t.data.get("unrunnable")) for t in tasks] == [False, True, False, True]
-    assert SUITE.data_warnings(tasks, options)["hospital"].startswith(
-        "2 of the upstream entries cannot run on these files and are skipped (first: hospital.entry_2: "
-    )
+    # Task.cannot_run since issue 22 (the core skips them and its data warning counts them)
+    assert [bool(t.cannot_run) for t in tasks] == [False, True, False, True]
+    assert tasks[1].cannot_run.startswith("its gold actions cannot run on these files: action 0 ")
     task = tasks[0]
     noise = Noise(0.0, f"1|benchforce|{task.id}|1")
     oracle = PolicyClient("egi/oracle", SUITE.reference_policy(task, None, noise), noise)
@@ -329,10 +329,11 @@ def test_a_broken_entry_among_good_ones_errors_alone_naming_its_file_and_entry(p
         pytester, "benchforce", "egi/oracle", "--egi-opt", f"benchforce.data_dir={tmp_path}", "-k", "hospital"
     )
     result.assert_outcomes(passed=2, errors=2)
+    # the core's TaskLoadError since issue 22 (it was the suite's UpstreamEntryError, "benchforce: ...")
     result.stdout.fnmatch_lines([
-        f"*hospital.entry_index_1*UpstreamEntryError: benchforce: {path}: entry 1 is str; fix: make each "
+        f"*hospital.entry_index_1*TaskLoadError: {path}: entry 1 is str; fix: make each "
         "entry a dict*",
-        f"*hospital.entry_3*UpstreamEntryError: benchforce: {path}: entry 'entry_3' (entry_num 3) could "
+        f"*hospital.entry_3*TaskLoadError: {path}: entry 'entry_3' (entry_num 3) could "
         "not be prepared: TypeError: unhashable type: 'list'; fix: correct this entry or restore "
         "upstream's copy*",
     ], consecutive=False)  # fmt: skip
@@ -344,6 +345,15 @@ def test_a_broken_entry_among_good_ones_errors_alone_naming_its_file_and_entry(p
         "hospital.entry_3": "error",
         "hospital.entry_4": "passed",
     }
+    # the core's task-load errors (issue 22): never counted toward stopping a session whose
+    # provider is down, the message exact
+    assert {k: (r["error_kind"], r["error"]) for k, r in records.items() if r["status"] == "error"} == {
+        "hospital.entry_index_1": ("task_load", f"TaskLoadError: {path}: entry 1 is str; fix: make each "
+                                                "entry a dict"),
+        "hospital.entry_3": ("task_load", shorten(
+            f"TaskLoadError: {path}: entry 'entry_3' (entry_num 3) could not be prepared: TypeError: "
+            "unhashable type: 'list'; fix: correct this entry or restore upstream's copy")),
+    }  # fmt: skip
     assert egi["suites"]["benchforce"]["sub_metrics"]["hospital.accuracy_all"] == 1.0  # errors unscored
 
 

@@ -324,15 +324,7 @@ def test_dumped_world_round_trips(tmp_path: Path, small_world: World) -> None:
             r"TestForce\.json: field slack\[0\]\.Message\.User\.utterranceID: Field required\. "
             r"Fix: each item needs Channel",
         ),
-        (
-            lambda p: p["answerable_questions"][0].update(type="customer"),
-            r"field answerable_questions\[0\]\.type: .*Fix: each question needs question",
-        ),
         (lambda p: p["prs"][0].pop("link"), r"field prs\[0\]\.link: Field required\. Fix: each PR"),
-        (
-            lambda p: p.update(unanswerable_questions=[{"question": "q"}]),
-            r"field unanswerable_questions\[0\]: .*Fix: unanswerable questions are plain strings",
-        ),
     ],
 )
 def test_loader_errors_name_file_field_and_fix(tmp_path: Path, mutate: Any, message: str) -> None:
@@ -341,6 +333,46 @@ def test_loader_errors_name_file_field_and_fix(tmp_path: Path, mutate: Any, mess
     root = _write(tmp_path / "data", product)
     with pytest.raises(ValueError, match=message):
         load_corpus(root)
+
+
+ALONE = " (this task errors alone; fix the entry or leave it out)"
+
+
+@pytest.mark.parametrize(
+    ("mutate", "task_id", "message"),
+    [
+        (
+            lambda p: p["answerable_questions"][0].update(type="customer"),
+            "herb-invalid-001",
+            "field answerable_questions[0].type: Input should be 'content', 'person', 'company', 'url' or "
+            "'pr'. Fix: each question needs question, ground_truth (str for content, list for the others), "
+            "citations (list of artifact ids) and type (content|person|company|url|pr) (HERB shape, "
+            "reference §2.2).",
+        ),
+        (
+            lambda p: p.update(unanswerable_questions=[{"question": "q"}]),
+            "herb-unans-001",
+            "field unanswerable_questions[0]: Input should be a valid string, got a dict. Fix: unanswerable "
+            "questions are plain strings (HERB shape, reference §2.2).",
+        ),
+    ],
+)
+def test_a_bad_question_errors_alone_naming_file_task_field_and_fix(
+    tmp_path: Path, mutate: Any, task_id: str, message: str
+) -> None:
+    """Behaviour changed on purpose (issue 22): these refused the whole corpus before; now the
+    question's task errors alone and the others load."""
+    product = _product()
+    mutate(product)
+    root = _write(tmp_path / "data", product)
+    world = load_corpus(root)
+    assert sum(1 for q in world.questions if q.get("load_error")) == 1
+    tasks = SUITE.load_tasks(SuiteProfile(seed=1), HerbOptions(corpus=root))
+    file = root / "products" / "TestForce.json"
+    assert [(t.id, t.load_error) for t in tasks if not t.runnable] == [
+        (task_id, f"{file}: task {task_id!r} could not be loaded: QuestionError: {message}{ALONE}")
+    ]
+    assert len(tasks) == 3
 
 
 def test_loader_file_level_errors(tmp_path: Path) -> None:

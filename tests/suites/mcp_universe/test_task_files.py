@@ -12,8 +12,6 @@ from pytest_egi.suite import SuiteProfile
 from suites.mcp_universe import (
     McpUniverseOptions,
     McpUniverseSuite,
-    TaskFileError,
-    check_runnable,
     summarize_domain,
 )
 from suites.mcp_universe.tasks import NotOffered, load_task_dir, load_task_file, seeded_sample
@@ -259,47 +257,20 @@ def test_each_file_of_a_folder_is_loaded_skipped_or_errors_alone(tmp_path):
         ("unknown", "broken"),
     ]
     by_id = {t.id: t for t in tasks}
-    assert not ({"not_runnable", "load_error"} & set(by_id["task_0001"].data))  # runs
+    # Task.cannot_run / Task.load_error since issue 22: the core skips or errors the item, and
+    # its data warning counts them per category (the suite's own lines and check_runnable are gone)
+    assert by_id["task_0001"].runnable
     assert by_id["task_0001"].data["source"] == str(good)
-    assert by_id["world_cup"].data["not_runnable"] == WORLD_CUP_REASON
+    assert by_id["world_cup"].cannot_run == f"{world}: {WORLD_CUP_REASON}"
     assert by_id["world_cup"].data["source"] == str(world)
-    assert (
-        by_id["notes"]
-        .data["not_runnable"]
-        .startswith(f"{notion}: mcp_servers: no local server plays 'notion'")
-    )
-    assert by_id["typo"].data["load_error"] == (
-        f"{bad}: top level: unknown field(s) ['qestion']; fix: use only "
+    assert by_id["notes"].cannot_run.startswith(f"{notion}: mcp_servers: no local server plays 'notion'")
+    assert by_id["typo"].load_error == (
+        f"{bad}: task 'typo' could not be loaded: top level: unknown field(s) ['qestion']; fix: use only "
         "['category', 'cleanups', 'domain', 'evaluators', 'id', 'mcp_servers', 'output_format', 'question', "
         "'reference', 'use_specified_server']"
     )
-    assert by_id["broken"].data["load_error"].startswith(f"{broken}: line 1 column 2: not JSON")
-    with pytest.raises(pytest.skip.Exception) as skipped:
-        check_runnable(by_id["world_cup"])
-    assert str(skipped.value) == f"mcp_universe: task world_cup ({world}) cannot run here: {WORLD_CUP_REASON}"
-    with pytest.raises(TaskFileError) as error:
-        check_runnable(by_id["typo"])
-    assert (
-        str(error.value)
-        == f"mcp_universe: task typo cannot be loaded: {by_id['typo'].data['load_error']}"
-    )
-    check_runnable(by_id["task_0001"])  # runs
-    warnings = McpUniverseSuite().data_warnings(tasks, options)
-    assert warnings["web_search"] == (
-        "web_search: 1 task file(s) not run (their items are skipped): the suite cannot run them (first: "
-        f"world_cup: {WORLD_CUP_REASON})"
-    )
-    assert warnings["financial_analysis"].startswith(
-        "financial_analysis: 1 task file(s) not run (their items are skipped): the suite cannot run them "
-        f"(first: notes: {notion}: mcp_servers: no local server plays 'notion'"
-    )
-    assert (
-        "; 1 task file(s) cannot be loaded (their items error) (first: typo: "
-        in warnings["financial_analysis"]
-    )
-    assert warnings["unknown"].startswith(
-        "unknown: 1 task file(s) cannot be loaded (their items error) (first: broken: "
-    )
+    assert by_id["broken"].load_error.startswith(f"{broken}: task 'broken' could not be loaded: line 1 "
+                                                 "column 2: not JSON")  # fmt: skip
     assert McpUniverseSuite().data_warnings([by_id["task_0001"]], options) == {
         "financial_analysis": "financial_analysis: 1 of 1 task file(s) have no reference solution on the "
         "local data, so egi/oracle errors on them (first: task_0001: no solver step for op '=')"
@@ -318,10 +289,10 @@ def test_an_evaluator_the_local_data_cannot_check_errors_its_task_alone(tmp_path
     write(tmp_path, GOOD)
     tasks = McpUniverseSuite().load_tasks(SuiteProfile(), McpUniverseOptions(task_dir=tmp_path))
     assert [t.id for t in tasks] == ["old", "task_0001"]
-    assert tasks[0].data["load_error"] == (
-        f"{old}: its evaluators cannot be checked on the local data: no MSFT price on or before 2010-01-04 / "
-        "2011-01-04 (the local history starts 2014-01-02); fix: change the evaluator's value or op_args, or "
-        "leave the task out"
+    assert tasks[0].load_error == (
+        f"{old}: task 'old' could not be loaded: its evaluators cannot be checked on the local data: no "
+        "MSFT price on or before 2010-01-04 / 2011-01-04 (the local history starts 2014-01-02); fix: change "
+        "the evaluator's value or op_args, or leave the task out"
     )
 
 

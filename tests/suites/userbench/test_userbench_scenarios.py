@@ -19,7 +19,7 @@ import pytest
 
 from pytest_egi.models.offline import Noise, NullClient, PolicyClient
 from pytest_egi.suite import SuiteProfile
-from suites.userbench import SUITE, UserbenchOptions, skip_if_not_runnable
+from suites.userbench import SUITE, UserbenchOptions
 from suites.userbench.agent import run_trial
 from suites.userbench.scorer import reference_micro_avg, reference_rewards
 from suites.userbench.upstream import NOT_RUNNABLE, SCENARIO_FIX, load_upstream_tasks
@@ -141,7 +141,7 @@ def test_real_rows_with_scenarios_run_end_to_end_under_the_oracle(data_dir, tmp_
     tasks, options = _load(data_dir, _scenarios(tmp_path))
     assert [t.id for t in tasks] == [t.replace("|", ".") for t in (ROW0, ROW1, ROW2)]
     first, second, missing = tasks
-    assert "not_runnable" not in first.data and "not_runnable" not in second.data
+    assert first.runnable and second.runnable
     # the row's own first message and system prompt; the scenario's preferences, arguments, options
     row = pq.read_table(data_dir / "travel22_multiturn" / "train.parquet").to_pylist()[0]
     assert first.data["initial_description"] == row["prompt"][1]["content"]
@@ -159,13 +159,10 @@ def test_real_rows_with_scenarios_run_end_to_end_under_the_oracle(data_dir, tmp_
     assert again[0].data["options"] == first.data["options"]  # the seeded order, whatever loads first
     assert first.data["option_kinds"]["hotel"]["H9"] == {"pool": "wrong"}
     # the third row's scenario is not in the file: that row alone is skipped, with its reason
+    # (Task.cannot_run since issue 22: the core's skip line is "cannot run: <this>")
     path = tmp_path / "travelgym_data" / "travelgym_data_22.json"
-    assert missing.data["not_runnable"] == f"{path} has no scenario '{ROW2}'; {SCENARIO_FIX}"
-    with pytest.raises(pytest.skip.Exception) as skip:
-        skip_if_not_runnable(missing)
     parquet = data_dir / "travel22_multiturn" / "train.parquet"
-    assert skip.value.msg == (f"userbench: task {ROW2.replace('|', '.')} ({parquet}, row 2) cannot run: "
-                              f"{path} has no scenario '{ROW2}'; {SCENARIO_FIX}")  # fmt: skip
+    assert missing.cannot_run == f"{parquet}, row 2: {path} has no scenario '{ROW2}'; {SCENARIO_FIX}"
     for task in (first, second):
         traj, score = _run(task, 0.0, options)
         info = traj.info["userbench"]
@@ -188,7 +185,8 @@ def test_real_rows_with_scenarios_run_end_to_end_under_the_oracle(data_dir, tmp_
 @needs_upstream
 def test_rows_without_scenarios_keep_the_old_behaviour(data_dir):
     tasks, _ = _load(data_dir, None)
-    assert [t.data["not_runnable"] for t in tasks] == [NOT_RUNNABLE] * 3
+    parquet = data_dir / "travel22_multiturn" / "train.parquet"
+    assert [t.cannot_run for t in tasks] == [f"{parquet}, row {i}: {NOT_RUNNABLE}" for i in range(3)]
     assert tasks[0].data["preferences"] == [] and tasks[0].data["options"] == {}
 
 
@@ -229,15 +227,20 @@ def _broken(change):
     ids=["no-scenario-text", "dimensions", "wanted_num", "preference-count", "preference-shape", "id-letter",
          "id-twice", "pool-missing", "best-not-an-option", "best-id-mismatch", "no-arguments"],
 )  # fmt: skip
-def test_a_malformed_scenario_is_skipped_alone_naming_file_scenario_field_and_fix(
+def test_a_malformed_scenario_errors_alone_naming_file_scenario_field_and_fix(
     data_dir, tmp_path, change, field, problem
 ):
+    """Since issue 22 a malformed scenario is an error of its task alone (it was a skip)."""
     folder = _scenarios(tmp_path, _broken(change))
     tasks, _ = _load(data_dir, folder)
     path = folder / "travelgym_data_22.json"
+    parquet = data_dir / "travel22_multiturn" / "train.parquet"
     reason = f"{path}: scenario '{ROW0}': field {field}: {problem}; {SCENARIO_FIX}"
-    assert tasks[0].data["not_runnable"] == reason
-    assert "not_runnable" not in tasks[1].data  # the other scenario still runs
+    assert tasks[0].load_error == (
+        f"{parquet}: task '{tasks[0].id}' could not be loaded: RowError: row 0: {reason} (this task errors "
+        "alone; fix the entry or leave it out)"
+    )
+    assert tasks[1].runnable  # the other scenario still runs
 
 
 @needs_upstream
@@ -247,7 +250,8 @@ def test_scenario_file_faults(data_dir, tmp_path):
     # no file for the environment: each row skipped with that reason
     tasks, _ = _load(data_dir, empty)
     reason = f"no scenario file {empty / 'travelgym_data_22.json'} for travel22; {SCENARIO_FIX}"
-    assert [t.data["not_runnable"] for t in tasks] == [reason] * 3
+    parquet = data_dir / "travel22_multiturn" / "train.parquet"
+    assert [t.cannot_run for t in tasks] == [f"{parquet}, row {i}: {reason}" for i in range(3)]
     # a file that is not one JSON object, or no such folder: a usage error naming the file and fix
     bad = _scenarios(tmp_path)
     (bad / "travelgym_data_22.json").write_text("[1, 2]")

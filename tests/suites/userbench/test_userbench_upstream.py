@@ -19,7 +19,7 @@ from pytest_egi.config import validate_suite_options
 from pytest_egi.models.offline import Noise
 from pytest_egi.options import parse_suite_option
 from pytest_egi.suite import SuiteProfile
-from suites.userbench import SUITE, UserbenchOptions, skip_if_not_runnable
+from suites.userbench import SUITE, UserbenchOptions
 from suites.userbench.data import ENVIRONMENTS
 from suites.userbench.upstream import NOT_RUNNABLE, load_upstream_tasks
 
@@ -39,6 +39,7 @@ ROW_TYPE = pa.struct(
     ]
 )
 PROMPT_TYPE = pa.list_(pa.struct([("content", pa.string()), ("role", pa.string())]))
+ALONE = "(this task errors alone; fix the entry or leave it out)"
 
 
 def _row(upstream_id, gold, user="I fly from A to B on May 3rd and stay in a hotel."):
@@ -95,7 +96,7 @@ def test_rows_load_into_task_records(tmp_path):
     assert first.data["initial_description"] == "I fly from A to B on May 3rd and stay in a hotel."
     assert first.data["system_prompt"] == SYSTEM
     assert first.data["source"] == {"file": str(path), "row": 0, "env_name": "TravelGym", "style": "rule"}
-    assert first.data["not_runnable"] == NOT_RUNNABLE
+    assert first.cannot_run == f"{path}, row 0: {NOT_RUNNABLE}"  # Task.cannot_run since issue 22
     assert (first.data["preferences"], first.data["options"], first.data["max_turns"]) == ([], {}, 20)
     assert tasks[1].data["best_id"] == {"restaurant": "R2", "rental_car": "C7"}
 
@@ -116,24 +117,15 @@ def test_profile_cuts_split_and_one_choice_pick_the_file(tmp_path):
 
 
 def test_tasks_that_cannot_run_skip_with_the_reason_and_warn(tmp_path):
+    """Since issue 22 the core skips them (``Task.cannot_run``) and its data warning counts them
+    per environment; the suite's own warning and ``skip_if_not_runnable`` are gone."""
     path = _write(tmp_path, "travel22", ROWS)
     tasks = _load(tmp_path)
-    assert SUITE.data_warnings(tasks, None) == {
-        "travel22": f"travel22: 3 of 3 task(s) loaded from {path} are skipped; the first, "
-        f"flight:2-37.hotel:2-9 (row 0): {NOT_RUNNABLE}; pass --egi-opt userbench.scenarios=DIR "
-        "(upstream's travelgym/data folder) to run them, or drop userbench.data_dir to run the generated "
-        "tasks"
-    }
-    reason = f"userbench: task flight:2-37.hotel:2-9 ({path}, row 0) cannot run: {NOT_RUNNABLE}"
-    with pytest.raises(pytest.skip.Exception) as skip:
-        skip_if_not_runnable(tasks[0])
-    assert skip.value.msg == reason
-    with pytest.raises(pytest.skip.Exception) as skip:
-        SUITE.reference_policy(tasks[0], None, Noise(0.0, "s"))
-    assert skip.value.msg == reason
+    assert [t.cannot_run for t in tasks] == [f"{path}, row {i}: {NOT_RUNNABLE}" for i in range(3)]
+    assert not hasattr(SUITE, "data_warnings")
     generated = SUITE.load_tasks(SuiteProfile(categories=["travel22"], per_category=1), None)
-    assert SUITE.data_warnings(generated, None) == {}
-    skip_if_not_runnable(generated[0])  # a generated task runs
+    assert generated[0].runnable  # a generated task runs
+    SUITE.reference_policy(generated[0], None, Noise(0.0, "s"))
 
 
 # -- malformed data ----------------------------------------------------------------------------
@@ -193,34 +185,33 @@ def test_unreadable_file_and_missing_column(tmp_path):
     ids=["gold-not-a-list", "gold-bad-id", "gold-wrong-aspect", "gold-missing-aspect", "id-vs-env",
          "id-unknown-aspect", "id-empty", "prompt-no-user"],
 )  # fmt: skip
-def test_a_malformed_row_is_skipped_alone_naming_file_row_field_and_fix(tmp_path, row, field, problem):
-    """Before: one malformed row raised, so the whole suite's collection failed."""
+def test_a_malformed_row_errors_alone_naming_file_row_field_and_fix(tmp_path, row, field, problem):
+    """Before: one malformed row raised, so the whole suite's collection failed; then it was
+    skipped. Since issue 22 it errors alone (malformed data is an error, not a skip)."""
     path = _write(tmp_path, "travel22", [ROWS[0], row, ROWS[1]])
     good, broken, other = _load(tmp_path)
     assert [good.id, other.id] == ["flight:2-37.hotel:2-9", "restaurant:2-5.rental_car:2-40"]
-    assert good.data["not_runnable"] == other.data["not_runnable"] == NOT_RUNNABLE
+    assert good.cannot_run == f"{path}, row 0: {NOT_RUNNABLE}"
+    assert other.cannot_run == f"{path}, row 2: {NOT_RUNNABLE}"
     assert broken.id == "travel22.row1" and broken.category == "travel22"
-    assert broken.data["not_runnable"] == f"field {field}: {problem}; {FIX}"
-    assert broken.data["source"]["file"] == str(path) and broken.data["source"]["row"] == 1
-    with pytest.raises(pytest.skip.Exception) as skip:
-        skip_if_not_runnable(broken)
-    assert skip.value.msg == (
-        f"userbench: task travel22.row1 ({path}, row 1) cannot run: field {field}: {problem}; {FIX}"
+    assert broken.load_error == (
+        f"{path}: task 'travel22.row1' could not be loaded: RowError: row 1: field {field}: {problem}; {FIX} "
+        f"{ALONE}"
     )
 
 
-def test_repeated_task_id_is_skipped_alone(tmp_path):
+def test_repeated_task_id_errors_alone(tmp_path):
     path = _write(tmp_path, "travel22", [ROWS[0], ROWS[1], ROWS[0]])
     tasks = _load(tmp_path)
     assert [t.id for t in tasks] == ["flight:2-37.hotel:2-9", "restaurant:2-5.rental_car:2-40",
                                      "travel22.row2"]  # fmt: skip
-    assert tasks[2].data["not_runnable"] == (
-        "field reward_model.id: 'flight:2-37|hotel:2-9' repeats row 0; task ids must be unique"
+    assert tasks[2].load_error == (
+        f"{path}: task 'travel22.row2' could not be loaded: RowError: row 2: field reward_model.id: "
+        f"'flight:2-37|hotel:2-9' repeats row 0; task ids must be unique {ALONE}"
     )
-    assert tasks[2].data["source"] == {"file": str(path), "row": 2, "env_name": "TravelGym", "style": "rule"}
 
 
-def test_any_exception_reading_one_row_is_that_rows_reason(tmp_path, monkeypatch):
+def test_any_exception_reading_one_row_is_that_rows_error(tmp_path, monkeypatch):
     import suites.userbench.upstream as upstream
 
     real = upstream._row_task
@@ -231,10 +222,13 @@ def test_any_exception_reading_one_row_is_that_rows_reason(tmp_path, monkeypatch
         return real(path, index, row, env)
 
     monkeypatch.setattr(upstream, "_row_task", flaky)
-    _write(tmp_path, "travel22", ROWS)
+    path = _write(tmp_path, "travel22", ROWS)
     tasks = _load(tmp_path)
     assert [t.id for t in tasks] == ["flight:2-37.hotel:2-9", "travel22.row1", "apartment:2-1.flight:2-2"]
-    assert tasks[1].data["not_runnable"] == f"KeyError: 'surprise'; {FIX}"
+    assert tasks[1].load_error == (
+        f"{path}: task 'travel22.row1' could not be loaded: RowError: row 1: KeyError: 'surprise'; {FIX} "
+        f"{ALONE}"
+    )
 
 
 # -- upstream's own files ------------------------------------------------------------------------
