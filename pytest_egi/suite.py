@@ -84,10 +84,22 @@ class TaskLoadError(Exception):
     its item errors, alone, with this message (the file, the task and the exception); it is
     never scored. Its record's ``error_kind`` is ``task_load`` (:attr:`kind`): such errors say
     nothing about the provider, so they never count toward stopping a session whose first
-    items all errored."""
+    items all errored.
+
+    Attributes:
+        hint: the message from its last ``fix:`` (any case) to the end, when it has one: the
+            one-line failure reason is cut around it, never through it
+            (:func:`pytest_egi.recorder.shorten`), so a long file path costs the middle of
+            the message, not the suite's fix.
+    """
 
     one_line_report = True
     kind = "task_load"
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message)
+        at = message.lower().rfind("fix:")
+        self.hint: str | None = message[at:] if at >= 0 else None
 
 
 class CannotRun(Exception):  # noqa: N818 - read as a statement: raise CannotRun(reason)
