@@ -1,0 +1,60 @@
+"""Running untrusted code (a model's patch, a benchmark's checker) in a subprocess with limits.
+
+Benchmark-neutral and shared by every suite that executes what a model wrote. The usual
+shape::
+
+    from pytest_egi.sandbox import Limits, Sandbox
+
+    with Sandbox(project_files, limits=Limits(wall_s=60)) as box:
+        box.apply_files(answer_files)          # untrusted: paths checked, sizes capped
+        box.write("_hidden/test_x.py", tests)  # the harness's own files
+        result = box.run([sys.executable, "-m", "pytest", "-q", "_hidden",
+                          "--junitxml=.report.xml"], junit=".report.xml")
+        result.exit_code, result.stopped, result.reason   # exit status / why it was stopped
+        result.junit.cases                                # per-test outcomes (never stdout)
+        result.stdout_tail, result.stderr_tail            # the end of each stream
+        result.isolation                                  # which isolation ran
+
+Pieces: :mod:`~pytest_egi.sandbox.runner` (isolation levels, :class:`Limits`,
+:func:`run_command`, :class:`RunResult`), :mod:`~pytest_egi.sandbox.workspace`
+(:class:`Sandbox`, answer checks), :mod:`~pytest_egi.sandbox.patch` (unified diffs) and
+:mod:`~pytest_egi.sandbox.junit` (JUnit XML reports).
+"""
+
+from __future__ import annotations
+
+from pytest_egi.sandbox.junit import JUnitCase, JUnitReport, parse_junit, parse_junit_text
+from pytest_egi.sandbox.patch import PatchError, apply_unified_diff, parse_unified_diff
+from pytest_egi.sandbox.runner import (
+    ISOLATION_LEVELS,
+    Isolation,
+    Limits,
+    RunResult,
+    detect_isolation,
+    run_command,
+    sandbox_base_dir,
+    scrubbed_env,
+)
+from pytest_egi.sandbox.workspace import AnswerCaps, AnswerRefused, Sandbox, check_answer_path
+
+__all__ = [
+    "ISOLATION_LEVELS",
+    "AnswerCaps",
+    "AnswerRefused",
+    "Isolation",
+    "JUnitCase",
+    "JUnitReport",
+    "Limits",
+    "PatchError",
+    "RunResult",
+    "Sandbox",
+    "apply_unified_diff",
+    "check_answer_path",
+    "detect_isolation",
+    "parse_junit",
+    "parse_junit_text",
+    "parse_unified_diff",
+    "run_command",
+    "sandbox_base_dir",
+    "scrubbed_env",
+]
