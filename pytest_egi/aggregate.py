@@ -82,7 +82,9 @@ class Aggregate:
     Attributes:
         result: EGI, buckets, gate, missing sub-metrics.
         suites: per-suite summaries, by suite name.
-        ci: 95% bootstrap intervals for EGI and buckets (empty when disabled).
+        ci: 95% bootstrap intervals for EGI and buckets (empty when disabled); ``ci["EGI"]``
+            is the interval of ``result.figure``: of the partial value when the run is
+            partial (:func:`pytest_egi.scoring.bootstrap_egi`).
         error_rate: errored items / non-skipped items (0 when none ran).
         counts: items per status over the whole run.
         pending_bootstrap: ``(plan, resamples, seed)`` of intervals not drawn yet
@@ -215,6 +217,7 @@ def aggregate(
                 if callable(getattr(objects[n], "summary_columns", None))
             },
             notices=notices,
+            covered=result.covered,
         )
     counts = Counter(r["status"] for r in records)
     ran = sum(v for k, v in counts.items() if k != "skipped")

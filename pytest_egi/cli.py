@@ -134,6 +134,7 @@ def _settings_from_egi(run: Path, egi: dict[str, Any]) -> RunSettings:
         judge_model=None if egi.get("judge") == "egi/rules" else egi.get("judge"),
         simulator_model=None if egi.get("simulator") == "egi/rules" else egi.get("simulator"),
         data_warnings=list(egi.get("data_warnings") or []),
+        weights_given=dict(egi["routing"].get("weights_given") or {}),
     )
 
 
@@ -249,11 +250,24 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if args.merge:
         if args.run or args.rescore:
             raise CliError("--merge takes the shards' folders itself; drop the RUN argument and --rescore")
+        if args.routing:  # never ignore an option silently
+            raise CliError("--routing applies with --rescore; a merge judges with the shards' routing")
         return _cmd_merge(args)
+    if not args.rescore:
+        options = (("--egi-weights", args.egi_weights), ("--egi-floor", args.egi_floor),
+                   ("--routing", args.routing))
+        given = [flag for flag, value in options if value]
+        if given:  # a plain report shows the run as it was judged: never ignore an option silently
+            where = "--rescore" if given[0] == "--routing" else "--rescore or --merge"
+            raise CliError(f"{given[0]} applies with {where}; egi-bench report RUN shows the run as it "
+                           f"was judged (add --rescore to judge it with {given[0]})")
     run = Path(args.run) if args.run else _latest_run(Path(args.reports))
     egi = _load_egi(run)
     settings = _settings_from_egi(run, egi)
-    records = load_records(run)
+    try:  # every record is checked against the schema; a bad line is named with its fix
+        records = load_records(run)
+    except (OSError, ValueError) as exc:
+        raise CliError(str(exc)) from None
     _importable_suites(egi, records)
     if not args.rescore:
         shard = (egi.get("session") or {}).get("shard")
@@ -273,21 +287,17 @@ def _cmd_report(args: argparse.Namespace) -> int:
         settings = replace(settings, routing=routing, routing_path=Path(args.routing), routing_hash=digest)
     assert settings.routing is not None
     _check_routing_against_suites(settings, records)
+    given_weights, given_floors = _bucket_options(args)
     try:
-        weights = apply_weights(
-            settings.routing,
-            parse_bucket_values("--egi-weights", args.egi_weights, lo=0, hi=1) if args.egi_weights else {},
-        )
-        floors = apply_floors(
-            settings.routing,
-            parse_bucket_values("--egi-floor", args.egi_floor, lo=0, hi=100) if args.egi_floor else {},
-        )
+        weights = apply_weights(settings.routing, given_weights)
+        floors = apply_floors(settings.routing, given_floors)
     except pytest.UsageError as exc:
         raise CliError(str(exc)) from None
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     settings = replace(
         settings,
         weights=weights,
+        weights_given=given_weights,
         floors=floors,
         report_dir=run,
         run_id=f"rescore-{stamp}-{secrets.token_hex(2)}",
@@ -309,6 +319,73 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(line)
     print(f"egi report: {written['run_dir']} (rescored from {run}, no model called)")
     return status
+
+
+def _bucket_options(args: argparse.Namespace) -> tuple[dict[str, float], dict[str, float]]:
+    """(``--egi-weights``, ``--egi-floor``) of a rescore or a merge, parsed: bucket -> value,
+    empty when not given.
+
+    Raises:
+        CliError: a malformed entry, an unknown bucket, a value out of range.
+    """
+    try:
+        weights = (parse_bucket_values("--egi-weights", args.egi_weights, lo=0, hi=1)
+                   if args.egi_weights else {})
+        floors = parse_bucket_values("--egi-floor", args.egi_floor, lo=0, hi=100) if args.egi_floor else {}
+    except pytest.UsageError as exc:
+        raise CliError(str(exc)) from None
+    return weights, floors
+
+
+def _merge_judgement(
+    settings: RunSettings, shard_dirs: list[Path], egis: list[dict[str, Any]], args: argparse.Namespace
+) -> RunSettings:
+    """The floors and weights a merged run is judged with.
+
+    The shards of one run must agree on them (the same records would otherwise read READY or
+    NOT READY depending on which shard carried a flag): a bucket on which they differ is
+    refused, naming the shards and the values, unless the merge names its own value for it.
+    The merge's own ``--egi-floor`` / ``--egi-weights`` then apply over the shards' common
+    values, as ``--rescore``'s do over the routing file's (a partial ``--egi-weights`` scales
+    the other buckets from the shards' weights).
+
+    Raises:
+        CliError: the shards differ on a bucket the merge does not set; a bad option.
+    """
+    assert settings.routing is not None
+    given_weights, given_floors = _bucket_options(args)
+    first = shard_dirs[0].name
+    options = (("floors", "--egi-floor", given_floors), ("weights", "--egi-weights", given_weights))
+    for key, flag, given in options:
+        base = egis[0]["routing"].get(key) or {}
+        for d, e in zip(shard_dirs[1:], egis[1:], strict=True):
+            other = e["routing"].get(key) or {}
+            differ = [b for b in sorted(set(base) | set(other))
+                      if base.get(b) != other.get(b) and b not in given]
+            if differ:
+                shown = "; ".join(f"{b} {_show_value(base.get(b))} in {first}, {_show_value(other.get(b))} "
+                                  f"in {d.name}" for b in differ)
+                example = ",".join(f"{b}={_show_value(base.get(b) or 0)}" for b in differ)
+                raise CliError(
+                    f"--merge: the shards were judged with different {key}: {shown}; the shards of "
+                    f"one run must agree: give the merge the {key} to judge with ({flag} {example}), "
+                    "or rerun the odd shard with the others' options"
+                )
+    base_weights = dict(egis[0]["routing"]["weights"])
+    base_floors = dict(egis[0]["routing"]["floors"])
+    try:
+        weights = apply_weights(settings.routing, given_weights, base=base_weights) if given_weights \
+            else base_weights
+    except pytest.UsageError as exc:
+        raise CliError(str(exc)) from None
+    floors = dict(sorted({**base_floors, **given_floors}.items()))
+    weights_given = given_weights or dict(egis[0]["routing"].get("weights_given") or {})
+    return replace(settings, weights=weights, floors=floors, weights_given=weights_given)
+
+
+def _show_value(value: Any) -> str:
+    """A floor or weight for a message: ``70``, ``0.22``, ``none``."""
+    return "none" if value is None else f"{value:g}"
 
 
 def _shard_dirs(paths: list[Path]) -> list[Path]:
@@ -470,12 +547,14 @@ def _cmd_merge(args: argparse.Namespace) -> int:
         [Path(p) for p in args.merge], Path(args.out) if args.out else None
     )
     records = [rec for _, rec in sourced]
+    egi = egis[0]
+    # judged with the shards' common floors and weights, or the merge's own (refused before
+    # anything is written when the shards differ)
+    settings = _merge_judgement(_settings_from_egi(out, egi), shard_dirs, egis, args)
     for folder, rec in sourced:  # each trajectory file at the same relative path
         raw = rec.get("raw_path")
         if raw and (folder / raw).is_file():
             _link_or_copy(folder / raw, out / raw)
-    egi = egis[0]
-    settings = _settings_from_egi(out, egi)
     warnings: list[dict[str, str]] = []
     for e in egis:
         merge_data_warnings(warnings, list(e.get("data_warnings") or []))
@@ -559,6 +638,18 @@ def _run_flags(egi: dict[str, Any]) -> tuple[list[str], list[str], str | None]:
     return list(e.get("flags") or []), list(subset), e.get("headline")
 
 
+def _egi_figure(egi: dict[str, Any]) -> tuple[float | None, bool, list[float] | None]:
+    """(figure, partial, its interval) of a stored run: the full EGI (``egi.value``), or the
+    partial value when a bucket was empty (``egi.partial_value``, ``egi.partial_ci95``). An
+    egi.json written before ``partial_value`` existed kept the partial figure in ``value``."""
+    e = egi["egi"]
+    if not e.get("partial"):
+        return e.get("value"), False, e.get("ci95")
+    if "partial_value" not in e:  # an older egi.json: its value was the partial figure
+        return e.get("value"), True, e.get("ci95")
+    return e.get("partial_value"), True, e.get("partial_ci95")
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     a, b = (_load_egi(Path(p)) for p in (args.run_a, args.run_b))
 
@@ -584,26 +675,42 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             labels[name] = "subset"
     for note in _comparability_notes(a, b):
         print(f"warning: {note}")
+    covered_a = [k for k, v in a["buckets"].items() if v["value"] is not None]
+    covered_b = [k for k, v in b["buckets"].items() if v["value"] is not None]
 
-    def egi_cell(name: str, x: float | None) -> str:
+    figures = {"A": _egi_figure(a), "B": _egi_figure(b)}
+
+    def egi_cell(name: str) -> str:
+        x, partial, _ = figures[name]
         label = labels.get(name)
-        if label is None:
-            return fmt(x)
-        return label if label != "subset" else f"{fmt(x)} (subset)"
+        if label is not None and label != "subset":
+            return label
+        tags = [t for t, on in (("partial", partial), ("subset", label == "subset")) if on]
+        return fmt(x) + (f" ({', '.join(tags)})" if tags else "")
 
-    width = max(8, *(len(egi_cell(n, r["egi"]["value"])) for n, r in (("A", a), ("B", b))))
-    print(f"{'':10} {'A':>{width}} {'B':>{width}} {'B-A':>7}   {'A 95% CI':>14} {'B 95% CI':>14}")
-    ok = not any(label != "subset" for label in labels.values())
-    ea, eb = a["egi"], b["egi"]
-    print(f"{'EGI':10} {egi_cell('A', ea['value']):>{width}} {egi_cell('B', eb['value']):>{width}} "
-          f"{delta(ea['value'], eb['value']) if ok else '':>7}   {ci(ea['ci95']):>14} {ci(eb['ci95']):>14}")
+    def ci_cell(name: str) -> str:
+        _, partial, interval = figures[name]
+        return ("partial " if partial and interval else "") + ci(interval)
+
+    width = max(8, *(len(egi_cell(n)) for n in ("A", "B")))
+    ci_width = max(14, *(len(ci_cell(n)) for n in ("A", "B")))
+    print(f"{'':10} {'A':>{width}} {'B':>{width}} {'B-A':>7}   "
+          f"{'A 95% CI':>{ci_width}} {'B 95% CI':>{ci_width}}")
+    # a difference only between figures of one kind: two full EGIs, or two partial figures
+    # over the same buckets (a partial figure is never set against a full EGI)
+    alike = figures["A"][1] == figures["B"][1] and (not figures["A"][1] or covered_a == covered_b)
+    ok = alike and not any(label != "subset" for label in labels.values())
+    xa, xb = figures["A"][0], figures["B"][0]
+    print(f"{'EGI':10} {egi_cell('A'):>{width}} {egi_cell('B'):>{width}} "
+          f"{delta(xa, xb) if ok else '':>7}   {ci_cell('A'):>{ci_width}} {ci_cell('B'):>{ci_width}}")
     rows = [
         (k, a["buckets"][k]["value"], b["buckets"][k]["value"], a["buckets"][k]["ci95"],
          b["buckets"][k]["ci95"])
         for k in a["buckets"]
     ]
     for label, x, y, cx, cy in rows:
-        print(f"{label:10} {fmt(x):>{width}} {fmt(y):>{width}} {delta(x, y):>7}   {ci(cx):>14} {ci(cy):>14}")
+        print(f"{label:10} {fmt(x):>{width}} {fmt(y):>{width}} {delta(x, y):>7}   "
+              f"{ci(cx):>{ci_width}} {ci(cy):>{ci_width}}")
     for suite in sorted(set(a["suites"]) | set(b["suites"])):
         sa = (a["suites"].get(suite) or {}).get("sub_metrics") or {}
         sb = (b["suites"].get(suite) or {}).get("sub_metrics") or {}
@@ -668,8 +775,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--out", metavar="DIR",
                         help="with --merge: the merged run's folder (default: the shards' parent)")
-    report.add_argument("--egi-weights", metavar="M1=W,...")
-    report.add_argument("--egi-floor", metavar="M5=F,...")
+    report.add_argument("--egi-weights", metavar="M1=W,...",
+                        help="with --rescore or --merge: bucket weights; the named buckets take the "
+                             "given weights, the others are scaled to fill the rest")
+    report.add_argument("--egi-floor", metavar="M5=F,...",
+                        help="with --rescore or --merge: release floors (0-100) to judge with")
     report.set_defaults(func=_cmd_report)
     compare = sub.add_parser("compare", help="compare two runs bucket by bucket")
     compare.add_argument("run_a")

@@ -24,7 +24,10 @@ __all__ = [
     "Route",
     "RoutingConfig",
     "TRANSFORMS",
+    "apply_floors",
+    "apply_weights",
     "check_routes_produced",
+    "describe_weights",
     "load_routing",
     "parse_bucket_values",
     "parse_fraction",
@@ -220,21 +223,90 @@ def load_routing(path: Path, cache_dir: Path | None = None) -> tuple[RoutingConf
     return config, digest
 
 
-def apply_weights(config: RoutingConfig, weights: dict[str, float]) -> dict[str, float]:
-    """Bucket weights after ``--egi-weights`` overrides; they must still sum to 1.
+def apply_weights(
+    config: RoutingConfig,
+    weights: dict[str, float],
+    base: dict[str, float] | None = None,
+    *,
+    flag: str = "--egi-weights",
+) -> dict[str, float]:
+    """Bucket weights after ``--egi-weights`` overrides, which may name only some buckets.
+
+    The named buckets take the given weights; the others keep their proportions and are
+    scaled to fill the rest (1 minus the named weights). With the routing file's weights
+    (0.28, 0.22, 0.16, 0.14, 0.14, 0.06) and ``M1=0.20,M5=0.30``, the other four (0.22, 0.16,
+    0.14, 0.06; sum 0.58) are scaled by 0.50 / 0.58: M2 0.189655, M3 0.137931, M4 0.120690,
+    M6 0.051724 (EGI-Bench report, "Normalisation": the weights sum to 1).
+
+    Args:
+        config: the routing table (the base weights, unless ``base`` is given).
+        weights: bucket -> weight in [0, 1] as given (:func:`parse_bucket_values`, which
+            already refuses an unknown bucket, a negative or a non-number); empty: the base.
+        base: the weights the others are scaled from (e.g. the shards' own in a merge);
+            None: the routing file's.
+        flag: the option named in errors.
+
+    Returns:
+        The six weights, M1..M6 order; they sum to 1.
 
     Raises:
-        pytest.UsageError: the overridden weights do not sum to 1.
+        pytest.UsageError: the named weights sum above 1; all six are named and do not sum to
+            1; or weight is left over for buckets whose base weights are all 0 (the message
+            names the buckets and the fix).
     """
-    merged = {b: config.buckets[b].weight for b in BUCKETS}  # type: ignore[index]
-    merged.update(weights)
-    total = sum(merged.values())
-    if not math.isclose(total, 1.0, abs_tol=1e-6):
-        listing = ", ".join(f"{b}={w:g}" for b, w in merged.items())
+    start = dict(base) if base is not None else {b: config.buckets[b].weight for b in BUCKETS}  # type: ignore[index]
+    given = {b: float(w) for b, w in weights.items()}
+    bad = [b for b in given if b not in BUCKETS]
+    if bad:
+        raise pytest.UsageError(f"{flag}: unknown bucket {bad[0]!r}; the buckets are {', '.join(BUCKETS)}")
+    negative = [f"{b}={w:g}" for b, w in given.items() if w < 0 or math.isnan(w)]
+    if negative:
+        raise pytest.UsageError(f"{flag}: {negative[0]}: a bucket weight is a number in [0, 1]")
+    listing = ", ".join(f"{b}={w:g}" for b, w in given.items())
+    named = math.fsum(given.values())
+    if len(given) == len(BUCKETS):
+        if not math.isclose(named, 1.0, abs_tol=1e-6):
+            raise pytest.UsageError(
+                f"{flag}: all six bucket weights are given and they sum to {named:.4f} ({listing}); "
+                "they must sum to 1 (or name only some buckets: the others are scaled to fill the rest)"
+            )
+        return {b: given[b] for b in BUCKETS}
+    if named > 1.0 + 1e-9:
         raise pytest.UsageError(
-            f"--egi-weights: bucket weights must sum to 1, these sum to {total:.4f} ({listing})"
+            f"{flag}: the named bucket weights alone sum to {named:.4f} ({listing}), above 1; "
+            "the six weights must sum to 1"
         )
-    return merged
+    rest = max(0.0, 1.0 - named)
+    others = [b for b in BUCKETS if b not in given]
+    pool = math.fsum(start[b] for b in others)
+    if pool <= 0 and rest > 1e-9:
+        raise pytest.UsageError(
+            f"{flag}: {rest:.4f} of the weight is left for {' '.join(others)}, whose weights are all "
+            f"0 to scale from; name their weights too ({listing} leaves {rest:.4f})"
+        )
+    out = {}
+    for b in BUCKETS:
+        if b in given:
+            out[b] = given[b]
+        else:
+            out[b] = round(start[b] * rest / pool, 12) if pool > 0 else 0.0
+    return out
+
+
+def describe_weights(weights: dict[str, float], given: dict[str, float] | None) -> str | None:
+    """One line saying which bucket weights a run used, when ``--egi-weights`` changed them
+    (``given``: what it named); None when it did not.
+
+    Example: ``bucket weights (--egi-weights M1=0.2,M5=0.3; the other buckets scaled to fill
+    0.5): M1 0.2, M2 0.189655, M3 0.137931, M4 0.12069, M5 0.3, M6 0.051724``.
+    """
+    if not given:
+        return None
+    named = ",".join(f"{b}={given[b]:g}" for b in BUCKETS if b in given)
+    rest = 1.0 - math.fsum(given.values())
+    scaled = (f"; the other buckets scaled to fill {rest:.6g}" if len(given) < len(BUCKETS) else "")
+    used = ", ".join(f"{b} {round(weights[b], 6):g}" for b in BUCKETS if b in weights)
+    return f"bucket weights (--egi-weights {named}{scaled}): {used}"
 
 
 def apply_floors(config: RoutingConfig, floors: dict[str, float]) -> dict[str, float]:

@@ -177,8 +177,11 @@ def _check_call(rep: _Report, model: str, api_base: str | None, suites: dict[str
             try:
                 response = trial.generate(messages, None, **params)
             except (ProviderError, ContextWindowExceeded) as exc:
+                slow = (f" (the server took the request but gave no answer within "
+                        f"{timeout_s:g} s: it is busy or slow, not unreachable)"
+                        if getattr(exc, "kind", None) == "timeout" else "")
                 rep.line("FAIL", f"model {model}: a call with {sent_text} for "
-                                 f"{', '.join(names)} failed: {exc}")
+                                 f"{', '.join(names)} failed: {exc}{slow}")
                 continue
             rep.line("ok", f"model {model}: a call with {sent_text} for {', '.join(names)} "
                            f"answered (finish_reason {response.finish_reason}, "
@@ -266,9 +269,19 @@ def _check_api_base(rep: _Report, api_base: str, timeout_s: float) -> None:
                            "the server wants a key)")
         else:
             rep.line("warn", f"api base {api_base}: reachable but GET /models -> {exc.code}")
+    except TimeoutError:
+        # the connection was made (a refused or unroutable one fails inside URLError): the
+        # server is there, and busy
+        rep.line("warn", f"api base {api_base}: reachable but slow: it accepted the connection "
+                         f"and gave no answer to GET /models within {timeout_s:g} s (busy, or "
+                         "still loading a model?); runs wait --egi-timeout per call (default 120 s)")
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
-        rep.line("FAIL", f"api base {api_base}: unreachable ({reason}); is the server running?")
+        if isinstance(reason, TimeoutError):
+            rep.line("FAIL", f"api base {api_base}: unreachable: no connection within "
+                             f"{timeout_s:g} s ({reason}); is the host up and the port open?")
+        else:
+            rep.line("FAIL", f"api base {api_base}: unreachable ({reason}); is the server running?")
 
 
 def _missing_keys(model: str, api_base: str | None, without: tuple[str, ...] = ()) -> list[str]:

@@ -114,7 +114,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="M1=W,...",
         default=None,
         type=functools.partial(parse_bucket_values, "--egi-weights", lo=0.0, hi=1.0),
-        help="Override bucket weights; the six must still sum to 1",
+        help="Override bucket weights: the named buckets take the given weights, the others "
+             "are scaled to fill the rest (the weights used are printed and stored)",
     )
     group.addoption(
         "--egi-floor",
@@ -433,7 +434,8 @@ def _load_routing(config: pytest.Config, settings: RunSettings) -> None:
 
     routing, digest = load_routing(settings.routing_path, task_cache_dir(config))
     settings.routing, settings.routing_hash = routing, digest
-    settings.weights = apply_weights(routing, config.option.egi_weights or {})
+    settings.weights_given = dict(config.option.egi_weights or {})
+    settings.weights = apply_weights(routing, settings.weights_given)
     settings.floors = apply_floors(routing, config.option.egi_floor or {})
     unknown = sorted(set(settings.suite_options) - set(routing.suites))
     if unknown:
@@ -1009,7 +1011,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             f"records were made by version {resumed_version}; resume with the code the run was "
             "made with, or start a new run without --egi-resume"
         ))
-    _check_data(config, settings, suite, tasks, options, profile, cache)
+    try:
+        _check_data(config, settings, suite, tasks, options, profile, cache)
+    except (ValueError, OSError) as exc:
+        return _refuse(metafunc, _data_error(suite.name, settings, exc))
     for name in {suite.name, *tasks.categories}:
         config.addinivalue_line("markers", f"{_marker_name(name)}: egi suite or category")
     params = []
@@ -1063,10 +1068,11 @@ def _check_data(
     cache: Any,
 ) -> None:
     """Warn about the tasks a suite loaded (``tasks``, a ``LoadedTasks``): a category of the
-    profile with no task at all (a user's task file may hold only some), and the suite's
-    optional ``constant_answer_check`` and ``data_warnings``, whose results are kept in the
-    task cache beside the tasks (``cache``, the suite's ``CacheEntries``: same key), so a warm
-    collection neither runs them nor unpickles the tasks.
+    profile with no task at all (a user's task file may hold only some), the tasks it cannot
+    run or could not load (:func:`_not_run_warnings`), and the suite's optional
+    ``constant_answer_check`` and ``data_warnings``, whose results are kept in the task cache
+    beside the tasks (``cache``, the suite's ``CacheEntries``: same key), so a warm collection
+    neither runs them nor unpickles the tasks. Several warnings of one category make one line.
     The warnings go to ``settings.data_warnings`` (an xdist worker also hands them to the
     controller in ``workeroutput``, read back in ``_XdistHooks.pytest_testnodedown``)."""
     if not settings.model:
@@ -1082,14 +1088,57 @@ def _check_data(
     merge_data_warnings(settings.data_warnings, data_warning_entries(suite.name, absent))
     hooks = [(hook, check) for hook in ("constant_answer_check", "data_warnings")
              if (check := getattr(suite, hook, None)) is not None]  # fmt: skip
-    if hooks:
-        found = cache.get(f"checks-{suite.name}",
-                          lambda: [(hook, check(tasks.all(), options)) for hook, check in hooks])
-        for _hook, warnings in found:
-            merge_data_warnings(settings.data_warnings, data_warning_entries(suite.name, warnings))
+    found = cache.get(f"checks-{suite.name}", lambda: _run_checks(hooks, tasks.all(), options))
+    combined: dict[str, str] = {}  # one line per category: the core's, then each hook's
+    for _hook, warnings in found:
+        for category, line in warnings.items():
+            combined[category] = f"{combined[category]}; {line}" if category in combined else line
+    merge_data_warnings(settings.data_warnings, data_warning_entries(suite.name, combined))
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:
         workeroutput["egi_data_warnings"] = list(settings.data_warnings)
+
+
+def _run_checks(
+    hooks: list[tuple[str, Any]], tasks: list[Any], options: Any
+) -> list[tuple[str, dict[str, str]]]:
+    """The suite's data checks on its runnable tasks (``Task.runnable``: a task it cannot run
+    or that failed to load is not checked). A check that raises anything but bad data
+    (ValueError, OSError: a usage error) becomes a warning naming it, not a crashed
+    collection."""
+    runnable = [t for t in tasks if t.runnable]
+    out: list[tuple[str, dict[str, str]]] = [("core", _not_run_warnings(tasks))]
+    for hook, check in hooks:
+        try:
+            out.append((hook, check(runnable, options)))
+        except (ValueError, OSError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a check's bug must not stop the run
+            out.append((hook, {"(all)": f"the suite's {hook} failed, its warnings are missing: "
+                                        f"{type(exc).__name__}: {exc}"}))
+    return out
+
+
+def _not_run_warnings(tasks: list[Any]) -> dict[str, str]:
+    """Per category, the tasks the core will not run: ``cannot_run`` (skipped) and
+    ``load_error`` (each errors alone), counted, with the first one's reason."""
+    out: dict[str, str] = {}
+    by_category: dict[str, list[Any]] = {}
+    for task in tasks:
+        by_category.setdefault(task.category, []).append(task)
+    for category, members in by_category.items():
+        lines = []
+        skipped = [t for t in members if t.load_error is None and t.cannot_run is not None]
+        if skipped:
+            lines.append(f"{len(skipped)} of {len(members)} task(s) cannot run and are skipped "
+                         f"(first: {skipped[0].id}: {skipped[0].cannot_run})")
+        broken = [t for t in members if t.load_error is not None]
+        if broken:
+            lines.append(f"{len(broken)} of {len(members)} task(s) could not be loaded and error "
+                         f"alone (first: {broken[0].id})")
+        if lines:
+            out[category] = f"{category}: " + "; ".join(lines)
+    return out
 
 
 def _refuse(metafunc: pytest.Metafunc, error: pytest.UsageError) -> None:
@@ -1252,7 +1301,7 @@ def _start_up(session: pytest.Session) -> None:
         config.stash[_UNPREPARED_KEY] = pending
         return
     for name in pending:
-        _prepare_suite(settings, pending[name])
+        _prepare_suite(config, settings, pending[name])
 
 
 _UNPREPARED_KEY = pytest.StashKey[dict]()
@@ -1260,17 +1309,78 @@ _UNPREPARED_KEY = pytest.StashKey[dict]()
 ``prepare`` has not run yet in this process (:func:`_prepare_before_item`)."""
 
 
-def _prepare_suite(settings: RunSettings, group: list[Case]) -> None:
-    """Run a suite's ``prepare`` with the tasks of ``group`` (its collected cases).
+def _prepare_suite(config: pytest.Config, settings: RunSettings, group: list[Case]) -> None:
+    """Run a suite's ``prepare`` with the runnable tasks of ``group`` (its collected cases;
+    ``Task.runnable``).
+
+    ``CannotRun`` skips every item of the suite and any other exception errors each of them
+    (:func:`_item_problem`), with the reason: a failed ``prepare`` is reported on the items it
+    concerns, never as a crash of the session.
 
     Raises:
         pytest.UsageError: ``prepare`` refused its data (ValueError, OSError).
     """
-    tasks = list({c.task.id: c.task for c in group}.values())
+    from pytest_egi.suite import CannotRun
+
+    suite = group[0].suite
+    tasks = []
+    for case in group:
+        try:
+            task = case.task
+        except Exception:  # noqa: BLE001 - that item reports it (_prepare_before_item)
+            continue
+        if task.runnable:
+            tasks.append(task)
+    tasks = list({t.id: t for t in tasks}.values())
+    if not tasks:
+        return
     try:
-        group[0].suite.prepare(tasks, group[0].options)
+        suite.prepare(tasks, group[0].options)
     except (ValueError, OSError) as exc:
-        raise _data_error(group[0].suite.name, settings, exc) from None
+        raise _data_error(suite.name, settings, exc) from None
+    except CannotRun as exc:
+        config.stash.setdefault(_SUITE_PROBLEMS_KEY, {})[suite.name] = exc
+    except Exception as exc:  # noqa: BLE001 - reported on every item of the suite
+        from pytest_egi.suite import TaskLoadError
+
+        config.stash.setdefault(_SUITE_PROBLEMS_KEY, {})[suite.name] = TaskLoadError(
+            f"{suite.name}: prepare failed, so none of its tasks can run: {type(exc).__name__}: {exc}")
+
+
+_SUITE_PROBLEMS_KEY = pytest.StashKey[dict]()
+"""config.stash: suite name -> the exception its ``prepare`` raised (``CannotRun``, or a
+``TaskLoadError`` saying what failed), reported on each of its items."""
+_TASK_PROBLEM_KEY = pytest.StashKey[BaseException]()
+"""item.stash: what went wrong getting the item's task before it ran (an unpickling
+failure), raised in its setup."""
+
+
+def _item_problem(item: pytest.Item, case: Case) -> None:
+    """Report, in the item's setup, what the core found before the item ran: its task could
+    not be unpickled or loaded (``Task.load_error``: the item errors alone), the suite cannot
+    run it (``Task.cannot_run``, or ``CannotRun`` from the suite's ``prepare``: skipped with
+    ``cannot run: <reason>``), or the suite's ``prepare`` failed (the item errors).
+
+    Raises:
+        TaskLoadError: the item errors with the reason.
+        pytest.skip.Exception: the item is skipped with the reason.
+    """
+    from pytest_egi.suite import CannotRun, TaskLoadError
+
+    problem = item.stash.get(_TASK_PROBLEM_KEY, None)
+    if problem is not None:
+        raise TaskLoadError(f"{case.suite.name}: task {case.task_id!r} could not be read back "
+                            f"before its item ran: {type(problem).__name__}: {problem}")
+    task = case.task
+    if task.load_error is not None:
+        raise TaskLoadError(task.load_error)
+    if task.cannot_run is not None:
+        pytest.skip(f"cannot run: {task.cannot_run}")
+    suite_problem = item.config.stash.get(_SUITE_PROBLEMS_KEY, {}).get(case.suite.name)
+    if isinstance(suite_problem, CannotRun):
+        pytest.skip(f"cannot run: {suite_problem.reason}")
+    if suite_problem is not None:
+        raise suite_problem
 
 
 def _suite_name(item: pytest.Item) -> str | None:
@@ -1281,7 +1391,9 @@ def _suite_name(item: pytest.Item) -> str | None:
 
 def _prepare_before_item(item: pytest.Item) -> None:
     """Unpickle the item's task (and, for a suite whose tasks share objects, every task of
-    it on its first item: :class:`~pytest_egi.taskcache.LoadedTasks`); on an xdist worker, also run
+    it on its first item: :class:`~pytest_egi.taskcache.LoadedTasks`); tell the MCP client an
+    item begins (:func:`pytest_egi.mcp.client.begin_item`: an unknown-state server is stopped,
+    a dead one restarted at its first use); on an xdist worker, also run
     the ``prepare`` of the item's suite when it has not run yet in this process (see
     :func:`_start_up`). Called before pytest-timeout starts the item's timer
     (``pytest_runtest_protocol``, outermost wrapper).
@@ -1291,19 +1403,32 @@ def _prepare_before_item(item: pytest.Item) -> None:
     """
     case = case_of(item)
     if case is not None:
-        case.task  # noqa: B018 - unpickled here, outside the item's timeout
+        try:
+            case.task  # noqa: B018 - unpickled here, outside the item's timeout
+        except Exception as exc:  # noqa: BLE001 - this item's problem: its setup reports it
+            item.stash[_TASK_PROBLEM_KEY] = exc
+        # MCP servers left in an unknown state are stopped, dead ones restarted at their
+        # next use (pytest_egi/mcp/client.py); looked up, never imported here
+        mcp_client = sys.modules.get("pytest_egi.mcp.client")
+        if mcp_client is not None:
+            mcp_client.begin_item()
     pending = item.config.stash.get(_UNPREPARED_KEY, None)
     if not pending:
         return
     if case is None or case.suite.name not in pending or _stop_reason_now(item.config):
         return  # (an item not started after a stop needs no world)
-    _prepare_suite(item.config.stash[SETTINGS_KEY], pending.pop(case.suite.name))
+    _prepare_suite(item.config, item.config.stash[SETTINGS_KEY], pending.pop(case.suite.name))
 
 
 @pytest.fixture
 def egi_case(request: pytest.FixtureRequest) -> Case:
-    """The item's case (task, trial, suite); parametrized by ``pytest_generate_tests``."""
+    """The item's case (task, trial, suite); parametrized by ``pytest_generate_tests``.
+
+    Errors or skips the item, with the reason, when its task could not be loaded or the
+    suite cannot run it (:func:`_item_problem`)."""
     case: Case = request.param
+    if request.config.stash[SETTINGS_KEY].model:
+        _item_problem(request.node, case)
     return case
 
 
@@ -1380,13 +1505,19 @@ def _write_or_send_raw(item: pytest.Item, report: pytest.TestReport, raw: tuple[
     item (about 0.4 ms each on ext4: with two fast workers its queue of reports, and its
     memory, grew). Any other process hands it to the controller with the report
     (``report.egi_raw``): serially the controller is this process; a worker on another host
-    cannot reach the run directory.
+    cannot reach the run directory. A worker that cannot write the file (a full disk, a
+    folder turned read-only) says so with the report (``report.egi_write_error``: path,
+    error, errno); the controller then stops the run (``EgiSession._write_failed``).
     """
     run_dir = (getattr(item.config, "workerinput", None) or {}).get("egi_run_dir")
     if run_dir and shared_dir() is not None:
         from pytest_egi.records import atomic_write_text
 
-        atomic_write_text(Path(run_dir) / raw[0], raw[1])
+        try:
+            atomic_write_text(Path(run_dir) / raw[0], raw[1])
+        except OSError as exc:  # a full disk, a folder turned read-only: the controller stops the run
+            report.egi_write_error = [  # type: ignore[attr-defined]
+                str(exc.filename or Path(run_dir) / raw[0]), exc.strerror or str(exc), exc.errno]
     else:
         report.egi_raw = list(raw)  # type: ignore[attr-defined]
 
@@ -1399,7 +1530,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     settings = item.config.stash.get(SETTINGS_KEY, None)
     if case is None or settings is None or not settings.model:
         return report
+    _cannot_run_is_a_skip(item, call, report)
     _egi_report(item, call, report, case, settings)
+    _escape_longrepr(report)
     state = item.stash.get(ITEM_KEY, None)
     raw = state.raw if state is not None else None
     if raw is not None:
@@ -1418,6 +1551,37 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             del item.config.stash[_REMOTE_COLLECTED_KEY]
             report.egi_collected = collected  # type: ignore[attr-defined]
     return report
+
+
+def _cannot_run_is_a_skip(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
+    """``CannotRun`` raised by the suite while the item ran (its ``reference_policy``, its
+    own code) skips the item with ``cannot run: <reason>``."""
+    excinfo = call.excinfo
+    if excinfo is None or not report.failed:
+        return
+    from pytest_egi.suite import CannotRun
+
+    if excinfo.errisinstance(CannotRun):
+        line = item.location[1]
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), (line or 0) + 1, f"Skipped: cannot run: {excinfo.value.reason}")
+
+
+def _escape_longrepr(report: pytest.TestReport) -> None:
+    """A failure text holding a lone surrogate (text that is not valid Unicode, e.g. from a
+    model's reply) is replaced by its escaped form (``\\ud800``): neither the terminal nor
+    an xdist worker's channel to the controller (UTF-8 only) may choke on it."""
+    from pytest_egi.models.replies import escape_text, has_lone_surrogate
+
+    longrepr = report.longrepr
+    if longrepr is None or report.passed:
+        return
+    if isinstance(longrepr, tuple):  # a skip: (path, line, reason)
+        report.longrepr = tuple(escape_text(p) if isinstance(p, str) else p for p in longrepr)
+        return
+    text = longrepr if isinstance(longrepr, str) else str(longrepr)
+    if has_lone_surrogate(text):
+        report.longrepr = escape_text(text)
 
 
 def _egi_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport,
@@ -1473,12 +1637,18 @@ def _egi_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
 
 
 def _error_text(excinfo: Any) -> str:
+    """The one-line failure reason of an errored item (``ExceptionType: message``), redacted
+    and cut to :data:`~pytest_egi.recorder.MAX_RENDER` characters without ever cutting its
+    fix hint (``exc.hint``, or a parenthesised group ending the message:
+    :func:`~pytest_egi.recorder.shorten`)."""
     from pytest_egi.models.secrets import redact
-    from pytest_egi.recorder import render
+    from pytest_egi.recorder import shorten
 
     if excinfo is None:
         return "unknown error"
-    return redact(render(f"{excinfo.type.__name__}: {excinfo.value}"))
+    hint = getattr(excinfo.value, "hint", None)
+    return redact(shorten(f"{excinfo.type.__name__}: {excinfo.value}",
+                          hint=hint if isinstance(hint, str) else None))
 
 
 def _shorten_error(report: pytest.TestReport, item: pytest.Item, excinfo: Any, text: str) -> None:

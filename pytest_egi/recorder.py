@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -9,13 +10,14 @@ import pytest
 
 from pytest_egi.agents.loops import Trajectory, no_answer_reason
 from pytest_egi.judges import RULES_JUDGE
-from pytest_egi.models.secrets import holds_secret_json, redact_json_safe, redact_obj
+from pytest_egi.models.replies import escape_obj, has_lone_surrogate
+from pytest_egi.models.secrets import holds_secret_json, redact_obj
 from pytest_egi.records import RECORD_SCHEMA, RunDir, dump_json_line
 from pytest_egi.state import Case, RunSettings, case_of, item_state
 from pytest_egi.suite import TaskScore
 
-__all__ = ["EgiRecorder", "base_record", "keep_raw", "render", "store_record", "trajectory_fields",
-           "trial_usage"]
+__all__ = ["EgiRecorder", "base_record", "hint_span", "json_safe", "keep_raw", "render",
+           "shorten", "store_record", "trajectory_fields", "trial_usage"]
 
 MAX_RENDER = 300
 
@@ -30,6 +32,58 @@ def render(value: Any) -> str:
     else:
         text = repr(value)
     return text if len(text) <= MAX_RENDER else text[: MAX_RENDER - 3] + "..."
+
+
+def hint_span(text: str, hint: str | None = None) -> tuple[int, int] | None:
+    """Where the fix hint of a failure text is: ``hint`` itself when given and found (the
+    last occurrence), else a parenthesised group that ends the text (``... (to stop sending
+    temperature, pass --egi-model-params temperature=null)``), when it is at most half of
+    :data:`MAX_RENDER`; None when there is none.
+
+    Returns:
+        ``(start, end)`` indices of the hint in ``text``.
+    """
+    if hint:
+        at = text.rfind(hint.strip())
+        if at >= 0:
+            return at, at + len(hint.strip())
+    end = len(text.rstrip())
+    if not end or text[end - 1] != ")":
+        return None
+    depth = 0
+    for i in range(end - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(text[i], 0)
+        if depth == 0:
+            return (i, end) if end - i <= MAX_RENDER // 2 else None
+    return None
+
+
+def shorten(text: str, limit: int = MAX_RENDER, hint: str | None = None) -> str:
+    """``text`` cut to about ``limit`` characters for a one-line failure reason, never cutting
+    its fix hint (:func:`hint_span`): the text around the hint is shortened instead (the part
+    after it first, then the part before it, each keeping its start and marked ``...``). A
+    hint longer than ``limit`` is kept whole anyway.
+
+    Args:
+        text: the failure text (``ExceptionType: message``).
+        limit: the length to aim for, in characters.
+        hint: the hint text when the exception names it (``exc.hint``); else a trailing
+            parenthesised group is taken as the hint.
+    """
+    if len(text) <= limit:
+        return text
+    span = hint_span(text, hint)
+    if span is None:
+        return text[: limit - 3] + "..."
+    before, kept, after = text[: span[0]], text[span[0]: span[1]], text[span[1]:]
+    room = max(0, limit - len(kept))
+    if len(before) + len(after) > room and after.strip():
+        keep_after = max(0, room - len(before))
+        after = after[: max(0, keep_after - 3)] + "..." if keep_after < len(after) else after
+    if len(before) + len(after) > room:
+        gap = " " if before.endswith(" ") else ""
+        before = before[: max(0, room - len(after) - 3 - len(gap))].rstrip() + "..." + gap
+    return before + kept + after
 
 
 def base_record(item: pytest.Item, case: Case, settings: RunSettings) -> dict[str, Any]:
@@ -120,18 +174,39 @@ def trial_usage(client: Any, recorder: Any) -> dict[str, Any]:
     return out
 
 
-def store_record(item: pytest.Item, record: dict[str, Any]) -> None:
+def json_safe(obj: Any) -> Any:
+    """``obj`` (a record, a trajectory file's payload) ready to leave the process: every
+    secret redacted (:func:`~pytest_egi.models.secrets.redact_obj`) and every lone surrogate
+    (text that is not valid Unicode) written in its JSON-safe escaped form
+    (:func:`~pytest_egi.models.replies.escape_obj`: ``"\\ud800"``), which no UTF-8 writer,
+    SQLite or execnet channel refuses; ``obj`` itself, uncopied, when it needs neither (one
+    C-speed serialization and a few searches)."""
+    text = json.dumps(obj, ensure_ascii=False, default=str)
+    if holds_secret_json(text):
+        obj = redact_obj(obj)
+    if has_lone_surrogate(text):
+        obj = escape_obj(obj)
+    return obj
+
+
+def store_record(item: pytest.Item, record: dict[str, Any]) -> dict[str, Any]:
     """Keep the record on the item (stash) and in ``user_properties`` for the controller.
 
-    Secret values (API keys and tokens from the environment) are redacted first.
+    Secret values (API keys and tokens) are redacted first and text that is not valid Unicode
+    is escaped (:func:`json_safe`): a record never aborts a session.
+
+    Returns:
+        The record as stored.
     """
-    record = redact_json_safe(record)
+    record = json_safe(record)
     item_state(item).record = record
     item.user_properties.append(("egi", record))
+    return record
 
 
 def keep_raw(item: pytest.Item, case: Case, payload: dict[str, Any]) -> str:
-    """Prepare the item's trajectory file (secrets redacted, canonical JSON) for the controller.
+    """Prepare the item's trajectory file (secrets redacted, text that is not valid Unicode
+    escaped: :func:`json_safe`; canonical JSON) for the controller.
 
     The file is not written here: with the item's next report, an xdist worker on the
     controller's host writes it into the run directory, and any other process hands it to
@@ -144,8 +219,8 @@ def keep_raw(item: pytest.Item, case: Case, payload: dict[str, Any]) -> str:
     """
     rel = RunDir.raw_name(case.suite.name, case.task.id, case.trial, case.trials)
     text = dump_json_line(payload)  # serialized once: the secret check runs on this text
-    if holds_secret_json(text):
-        text = dump_json_line(redact_obj(payload))
+    if holds_secret_json(text) or has_lone_surrogate(text):
+        text = dump_json_line(json_safe(payload))
     item_state(item).raw = (rel, text)
     return rel
 
@@ -218,7 +293,7 @@ class EgiRecorder:
             **trajectory_fields(traj),
         )
         record.update(trial_usage(item_state(self._item).client, self))
-        store_record(self._item, record)
+        record = store_record(self._item, record)  # the message below shows it as stored
         if not score.success:
             pytest.fail(
                 f"{case.task.id} [{case.task.category}]: expected {record['expected']}, got {record['got']}",

@@ -42,19 +42,24 @@ from typing import Any, TextIO
 __all__ = [
     "JsonRecord",
     "RECORD_SCHEMA",
+    "RECORD_STATUSES",
     "RunDir",
     "atomic_file",
     "atomic_write_text",
     "dump_json",
     "dump_json_line",
     "load_records",
+    "bad_record_line",
     "make_run_id",
     "read_collected",
+    "record_problem",
     "split_timing",
     "write_collected",
 ]
 
 RECORD_SCHEMA = 1
+RECORD_STATUSES = ("passed", "failed", "error", "skipped")
+"""Every status a record can have (see the module docstring)."""
 USAGE_KEYS = ("usage", "judge_usage", "simulator_usage")
 """Record fields holding a Usage dict: model under test, judge, user simulator."""
 VOLATILE_USAGE_KEYS = ("latency_s", "latencies_s", "wait_s", "retries", "cached_calls", "cost_usd",
@@ -121,27 +126,66 @@ def atomic_file(path: Path) -> Iterator[TextIO]:
     same folder + rename).
 
     A reader never sees a half-written file, and a failure leaves the old file intact (the
-    temp file is removed). The temp file's name holds the process and thread ids
+    temp file is removed). An ``OSError`` (a full disk, a folder turned read-only) is raised
+    with ``filename`` set to ``path`` when it named no file or the temp file, so the message
+    names the file that could not be written. The temp file's name holds the process and thread ids
     (``.<name>.<pid>-<thread>.tmp``), so writers in other processes or threads never share
     one; folders already made by this process are not made again (one ``mkdir`` per folder,
-    not per file).
+    not per file). A lone surrogate (text that is not valid Unicode) is written as its
+    backslash escape (``\\ud800``, a valid escape in JSON text) instead of aborting the write.
     """
     tmp = path.parent / f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp"
-    if path.parent not in _MADE_DIRS:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _MADE_DIRS.add(path.parent)
     try:
+        if path.parent not in _MADE_DIRS:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _MADE_DIRS.add(path.parent)
         try:
-            fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+            fh = open(tmp, "w", encoding="utf-8", errors=_ERRORS)  # noqa: SIM115 - closed below
         except FileNotFoundError:  # the folder was removed since: make it again
             path.parent.mkdir(parents=True, exist_ok=True)
-            fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115
+            fh = open(tmp, "w", encoding="utf-8", errors=_ERRORS)  # noqa: SIM115
         with fh:
-            yield fh
+            yield _Named(fh, path)  # type: ignore[misc]
         os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):  # a folder turned read-only keeps its temp file
+            tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.filename in (None, str(tmp)):
+            exc.filename = str(path)  # a full disk fails the write with no file named: name it
         raise
+
+
+_ERRORS = "backslashreplace"
+"""How :func:`atomic_file` writes what UTF-8 cannot encode (only lone surrogates): as the
+escape ``\\udXXX``, which inside a JSON string is that same character, so a record or a
+trajectory that holds one is still written whole and reads back as it was."""
+
+
+class _Named:
+    """A text file whose failed writes name ``path`` (:func:`atomic_file`'s target): a write
+    that fails on a full disk names no file, and the file being written is not always the
+    innermost one open (records.jsonl and timings.jsonl are written side by side)."""
+
+    __slots__ = ("_fh", "_path")
+
+    def __init__(self, fh: TextIO, path: Path) -> None:
+        self._fh = fh
+        self._path = path
+
+    def write(self, text: str) -> int:
+        try:
+            return self._fh.write(text)
+        except OSError as exc:
+            if exc.filename is None:
+                exc.filename = str(self._path)
+            raise
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._fh, name)
 
 
 _MADE_DIRS: set[Path] = set()
@@ -307,12 +351,82 @@ def compact_record(
     return _key_sharing(record, _RECORD_LAYOUTS, _MAX_RECORD_LAYOUTS)
 
 
+_KEY_FIELDS = (("suite", str), ("task_id", str), ("trial", int), ("status", str))
+_TEXT_OR_NULL = ("suite_module", "suite_version", "expected", "got", "error", "error_kind", "raw_path",
+                 "model", "judge", "termination", "finish_reason")
+_MAPPING_OR_NULL = ("details", "usage", "judge_usage", "simulator_usage", "timing", "params")
+
+
+def _shown(value: Any) -> str:
+    """``a str ('abc')``: a value's JSON type and (shortened) text, for a message."""
+    kinds = {str: "a str", bool: "a boolean", int: "a number", float: "a number", list: "a list",
+             dict: "a mapping"}
+    if value is None:
+        return "null"
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    text = text if len(text) <= 40 else text[:37] + "..."
+    return f"{kinds.get(type(value), type(value).__name__)} ({text})"
+
+
+def record_problem(record: Any) -> str | None:
+    """Why ``record`` (a parsed line of ``journal.jsonl`` or ``records.jsonl``) does not fit the
+    record schema (the module docstring), naming the field; None when it fits.
+
+    Checked: a JSON object; ``suite``, ``task_id`` (text), ``trial`` (a whole number >= 1),
+    ``status`` (one of :data:`RECORD_STATUSES`); ``category`` and ``nodeid`` (text);
+    ``values`` (a mapping of sub-metric name to a number or null: what ``summarize`` reads);
+    ``success`` (true, false or null); and, when present, the text fields (``raw_path``,
+    ``error``, ...) text or null and the mapping fields (``usage``, ``details``, ...) a
+    mapping or null.
+    """
+    if not isinstance(record, dict):
+        return "not a record (a JSON object)"
+    for name, kind in _KEY_FIELDS:
+        if not isinstance(record.get(name), kind) or isinstance(record.get(name), bool):
+            return f"not a record (no {kind.__name__} {name!r})"
+    if record["trial"] < 1:
+        return f"field 'trial': expected a whole number >= 1, got {_shown(record['trial'])}"
+    if record["status"] not in RECORD_STATUSES:
+        return (f"field 'status': {record['status']!r} is not a record status "
+                f"({', '.join(RECORD_STATUSES)})")
+    for name in ("category", "nodeid"):
+        if not isinstance(record.get(name), str):
+            return f"field {name!r}: expected text, got {_shown(record.get(name))}"
+    values = record.get("values")
+    if not isinstance(values, dict):
+        return (f"field 'values': expected a mapping of sub-metric name to a number or null, got "
+                f"{_shown(values)}")
+    for key, value in values.items():
+        if value is not None and (type(value) not in (int, float)):
+            return (f"field 'values': sub-metric {key!r} is {_shown(value)}, expected a number or "
+                    "null")
+    if record.get("success") not in (True, False, None):
+        return f"field 'success': expected true, false or null, got {_shown(record.get('success'))}"
+    for name in _TEXT_OR_NULL:
+        value = record.get(name)
+        if value is not None and not isinstance(value, str):
+            return f"field {name!r}: expected text or null, got {_shown(value)}"
+    for name in _MAPPING_OR_NULL:
+        value = record.get(name)
+        if value is not None and not isinstance(value, dict):
+            return f"field {name!r}: expected a mapping or null, got {_shown(value)}"
+    return None
+
+
+def bad_record_line(path: Path, line: int, problem: str) -> str:
+    """The message for a bad line of a run's ``journal.jsonl`` or ``records.jsonl``
+    (``line``: 1-based): names the file, the line, the problem (its field) and the fix."""
+    return (f"{path}:{line}: {problem}; remove the line and resume with --egi-resume {Path(path).parent} "
+            "(its item runs again)")
+
+
 def load_records(run_dir: Path) -> list[dict[str, Any]]:
     """Read ``records.jsonl`` of a run, re-joined with ``timings.jsonl`` when present.
 
     Raises:
         FileNotFoundError: the run has no records.jsonl (message names the path).
-        ValueError: a line is not valid JSON (names the file and line).
+        ValueError: a line is not valid JSON or not a record (:func:`record_problem`); names
+            the file, the line, the field and the fix.
     """
     rd = RunDir(run_dir)
     if not rd.records_jsonl.exists():
@@ -322,15 +436,25 @@ def load_records(run_dir: Path) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{rd.records_jsonl}:{n}: not valid JSON ({exc.msg})") from None
+            raise ValueError(bad_record_line(rd.records_jsonl, n, f"not valid JSON ({exc.msg})")) from None
+        problem = record_problem(record)
+        if problem is not None:
+            raise ValueError(bad_record_line(rd.records_jsonl, n, problem))
+        records.append(record)
     if rd.timings_jsonl.exists():
         timings = {}
-        for line in rd.timings_jsonl.read_text(encoding="utf-8").splitlines():
+        for n, line in enumerate(rd.timings_jsonl.read_text(encoding="utf-8").splitlines(), 1):
             if line.strip():
-                t = json.loads(line)
-                timings[(t["suite"], t["task_id"], t["trial"])] = t
+                try:
+                    t = json.loads(line)
+                    timings[(t["suite"], t["task_id"], t["trial"])] = t
+                except (ValueError, TypeError, KeyError):
+                    raise ValueError(
+                        f"{rd.timings_jsonl}:{n}: not a timing line (a JSON object with suite, task_id "
+                        "and trial); remove the line (only that item's latencies are lost)"
+                    ) from None
         for rec in records:
             t = timings.get((rec["suite"], rec["task_id"], rec["trial"]))
             if t:

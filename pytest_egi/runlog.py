@@ -22,6 +22,7 @@ joins the shards' records into one run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -30,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pytest_egi.records import compact_record, record_sort_key, write_json
+from pytest_egi.records import bad_record_line, compact_record, record_problem, record_sort_key, write_json
 
 __all__ = [
     "COMPARED_KEYS",
@@ -227,24 +228,58 @@ class Journal:
         return fh
 
     def append(self, record: dict[str, Any]) -> None:
-        """Append one record (any JSON-safe dict) as one line, flushed."""
-        if self._fh is None:
-            self._fh = self._open()
+        """Append one record (any JSON-safe dict) as one line, flushed.
+
+        Raises:
+            OSError: the journal cannot be opened or written (a full disk, a folder turned
+                read-only), with ``filename`` the journal; the file is closed (a line cut short
+                by the failure is cut off when the run is resumed).
+        """
         line = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str) + "\n"
-        self._fh.write(line.encode("utf-8"))
-        self._fh.flush()
-        now = time.monotonic()
-        if now - self._synced >= FSYNC_INTERVAL_S:
-            os.fsync(self._fh.fileno())
-            self._synced = now
+        try:
+            if self._fh is None:
+                self._fh = self._open()
+            self._fh.write(line.encode("utf-8", "backslashreplace"))  # a lone surrogate: \ud800
+            self._fh.flush()
+            now = time.monotonic()
+            if now - self._synced >= FSYNC_INTERVAL_S:
+                os.fsync(self._fh.fileno())
+                self._synced = now
+        except OSError as exc:
+            self._abandon()
+            raise _naming(exc, self.path) from None
+
+    def _abandon(self) -> None:
+        """Close the file after a failed write, whatever its buffer still holds (the close
+        tries one more flush: a line it completes is a whole record)."""
+        fh, self._fh = self._fh, None
+        if fh is not None:
+            with contextlib.suppress(OSError):
+                fh.close()
 
     def close(self) -> None:
-        """Flush, fsync and close (a no-op when nothing was written)."""
+        """Flush, fsync and close (a no-op when nothing was written).
+
+        Raises:
+            OSError: the last lines cannot be written (``filename`` the journal); the file is
+                closed anyway.
+        """
         if self._fh is not None:
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
+            try:
+                self._fh.flush()
+                os.fsync(self._fh.fileno())
+            except OSError as exc:
+                self._abandon()
+                raise _naming(exc, self.path) from None
             self._fh.close()
             self._fh = None
+
+
+def _naming(exc: OSError, path: Path) -> OSError:
+    """``exc`` with ``filename`` set to ``path`` when it names no file (a failed write)."""
+    if exc.filename is None:
+        exc.filename = str(path)
+    return exc
 
 
 def _is_json(data: bytes) -> bool:
@@ -273,15 +308,16 @@ def read_journal(path: Path, start: int | None = None, end: int | None = None) -
 
     Raises:
         RunLogError: a line other than the last is not valid JSON, or is JSON but not a
-            record (no ``suite``, ``task_id``, ``trial`` or ``status``); names the file and
-            line.
+            record (:func:`pytest_egi.records.record_problem`: a field missing or of the wrong
+            type, ``values`` not a mapping of sub-metric to number or null, an unknown
+            ``status``); names the file, the line, the field and the fix.
     """
     by_key: dict[tuple[str, str, int], dict[str, Any]] = {}
     shared: dict[Any, Any] = {}
     at = 0
     for batch in _line_batches(path, start, end):
         records = _parse_batch(batch, at, path, start)
-        if not all(_record_problem(r) is None for r in records):
+        if not all(record_problem(r) is None for r in records):
             _raise_for_bad_record(batch, at, path, start)
         for record in records:
             by_key[record_sort_key(record)] = compact_record(record, shared, SHARED_FIELDS)
@@ -343,21 +379,9 @@ def _parse_batch(batch: list[bytes], at: int, path: Path, start: int | None) -> 
     return out
 
 
-_KEY_FIELDS = (("suite", str), ("task_id", str), ("trial", int), ("status", str))
-
-
-def _record_problem(record: Any) -> str | None:
-    """Why a parsed journal line is not a record (None when it is one)."""
-    if not isinstance(record, dict):
-        return "not a record (a JSON object)"
-    for name, kind in _KEY_FIELDS:
-        if not isinstance(record.get(name), kind) or isinstance(record.get(name), bool):
-            return f"not a record (no {kind.__name__} {name!r})"
-    return None
-
-
 def _raise_for_bad_record(batch: list[bytes], at: int, path: Path, start: int | None) -> None:
-    """Raise for the first line of ``batch`` that parses but is not a record.
+    """Raise for the first line of ``batch`` that parses but is not a record
+    (:func:`pytest_egi.records.record_problem`).
 
     Raises:
         RunLogError: names the file, the line and the fix.
@@ -366,7 +390,7 @@ def _raise_for_bad_record(batch: list[bytes], at: int, path: Path, start: int | 
         if not raw.strip():
             continue
         try:
-            problem = _record_problem(json.loads(raw))
+            problem = record_problem(json.loads(raw))
         except ValueError:
             continue  # a cut last line: already skipped
         if problem is not None:
@@ -382,9 +406,7 @@ def _bad_line(path: Path, start: int | None, index: int, problem: str) -> RunLog
         with open(path, "rb") as fh:
             while chunk := fh.read(min(1 << 20, start - fh.tell())):
                 before += chunk.count(b"\n")
-    return RunLogError(
-        f"{path}:{before + index + 1}: {problem}; delete that line (its item runs again on resume)"
-    )
+    return RunLogError(bad_record_line(path, before + index + 1, problem))
 
 
 def run_records(run_dir: Path, journal_end: int | None = None) -> list[dict[str, Any]]:
@@ -449,11 +471,14 @@ def manifest_for(settings: Any) -> dict[str, Any]:
 
 def _params_given(settings: Any) -> dict[str, Any]:
     """The generation parameters the user gave per role (``--egi-model-params`` ...), the
-    ones that change the records; empty for roles given none."""
+    ones that change the records (a secret-named one's value shown as ``***``); empty for
+    roles given none."""
     provider = getattr(settings, "provider", None)
     if not hasattr(provider, "params_for"):
         return {}
-    out = {role: provider.params_for(role) for role in ("model", "judge", "simulator")}
+    from pytest_egi.models.secrets import mask_secret_params
+
+    out = {role: mask_secret_params(provider.params_for(role)) for role in ("model", "judge", "simulator")}
     return {role: value for role, value in out.items() if value}
 
 
@@ -506,7 +531,8 @@ class RunLock:
         session writes it, or after one was killed (the kernel released the lock; the file
         says who held it)."""
         if self._fh is not None:
-            self.path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # a folder turned read-only keeps the file
+                self.path.unlink(missing_ok=True)
             self._fh.close()
             self._fh = None
 

@@ -2,7 +2,8 @@
 gate").
 
 transform -> bucket (weighted mean of present routes, renormalised within the bucket) -> EGI
-(weighted sum over buckets; partial over covered weight when a bucket is empty) -> release gate.
+(the weighted sum over the six buckets, only when all six are measured; otherwise a *partial*
+figure over the covered buckets' weight, kept apart as ``partial_value``) -> release gate.
 Also: percentile-bootstrap confidence intervals over tasks, and pass^k over trials.
 """
 
@@ -147,13 +148,24 @@ class GateResult:
 class EgiResult:
     """The session's EGI.
 
+    EGI is a full score only when all six buckets are measured (DESIGN §4): then ``egi`` is
+    the weighted sum on 0-100 and ``partial_value`` is None. When a bucket is empty, ``egi``
+    is None and ``partial_value`` is the figure over the covered buckets, renormalised by
+    their weight (``covered_weight``): a labelled partial figure for people, never read as
+    the full score.
+
     Attributes:
-        egi: on 0-100; over the covered buckets only when ``partial``; None if none covered.
+        egi: the full EGI on 0-100; None unless all six buckets are measured.
         partial: some bucket had no sub-metric.
-        covered_weight: sum of the weights of the covered buckets (1.0 when not partial).
+        covered_weight: sum of the weights of the covered buckets (0-1; their sum, 1.0 up to
+            rounding, when not partial).
         buckets: M1..M6 results.
         gate: the release gate.
         missing: routed sub-metrics that did not contribute, with reasons.
+        partial_value: on 0-100, the weighted mean over the covered buckets (their weighted
+            sum divided by ``covered_weight``) when ``partial``; None when not partial or when
+            no bucket (or only buckets of weight 0) is covered.
+        covered: the covered buckets, in M1..M6 order.
     """
 
     egi: float | None
@@ -162,6 +174,13 @@ class EgiResult:
     buckets: dict[str, BucketResult]
     gate: GateResult
     missing: list[Missing]
+    partial_value: float | None = None
+    covered: list[str] = field(default_factory=list)
+
+    @property
+    def figure(self) -> float | None:
+        """The figure to show: the full EGI, else the partial value (label it partial)."""
+        return self.egi if self.egi is not None else self.partial_value
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form (for egi.json)."""
@@ -198,7 +217,8 @@ def compute_egi(
 
     Returns:
         The EGI result. A missing sub-metric is dropped and its bucket renormalised within
-        itself; buckets are never reweighted against each other (DESIGN §4).
+        itself; buckets are never reweighted against each other (DESIGN §4): with a bucket
+        empty, ``egi`` is None and the figure over the covered buckets is ``partial_value``.
     """
     suite_reasons = suite_reasons or {}
     notes = notes or {}
@@ -233,8 +253,9 @@ def compute_egi(
         contribs = contributions.get(b, [])
         value = _bucket_value([(c.value, c.weight) for c in contribs])
         buckets[b] = BucketResult(b, spec.name, weights[b], value, floors.get(b), contribs)
-    egi, covered = _egi_value({b: br.value for b, br in buckets.items()}, weights)
+    figure, covered = _egi_value({b: br.value for b, br in buckets.items()}, weights)
     covered_weight = sum(weights[b] for b in covered)
+    full = len(covered) == len(BUCKETS)
     breached = [
         b
         for b, f in floors.items()
@@ -243,12 +264,14 @@ def compute_egi(
     unmeasured = [b for b in floors if buckets[b].value is None]
     gate = GateResult(not breached and not unmeasured, breached, unmeasured)
     return EgiResult(
-        egi=egi,
-        partial=len(covered) < len(BUCKETS),
+        egi=figure if full else None,
+        partial=not full,
         covered_weight=round(covered_weight, 10),
         buckets=buckets,
         gate=gate,
         missing=missing,
+        partial_value=None if full else figure,
+        covered=covered,
     )
 
 
@@ -263,8 +286,10 @@ def _bucket_value(parts: list[tuple[float, float]]) -> float | None:
 def _egi_value(
     values: Mapping[str, float | None], weights: Mapping[str, float]
 ) -> tuple[float | None, list[str]]:
-    """EGI on 0-100 from the bucket values (weighted sum over the covered buckets, over their
-    weight) and the covered buckets in M1..M6 order; EGI is None when none is covered."""
+    """The EGI figure on 0-100 from the bucket values (weighted sum over the covered buckets,
+    over their weight: the full EGI when all six are covered, else the partial figure) and the
+    covered buckets in M1..M6 order; the figure is None when none (of positive weight) is
+    covered."""
     covered = [b for b in BUCKETS if values.get(b) is not None]
     covered_weight = sum(weights[b] for b in covered)
     if not covered or covered_weight <= 0:
@@ -280,10 +305,11 @@ def _routes_by_bucket(routing: RoutingConfig) -> list[tuple[str, list[Route]]]:
 def _egi_figures(
     sub_metrics: SubMetrics, plan: list[tuple[str, list[Route]]], weights: Mapping[str, float]
 ) -> tuple[float | None, dict[str, float | None]]:
-    """:func:`compute_egi`'s EGI and bucket values only (the same :func:`_bucket_value` and
-    :func:`_egi_value`, so the same floats), without its contributions, missing reasons and
-    gate: the bootstrap's per-resample figures. ``plan`` is :func:`_routes_by_bucket` of the
-    routing."""
+    """:func:`compute_egi`'s EGI figure (:attr:`EgiResult.figure`: the full EGI, or the
+    partial value when a bucket is empty) and bucket values only (the same
+    :func:`_bucket_value` and :func:`_egi_value`, so the same floats), without its
+    contributions, missing reasons and gate: the bootstrap's per-resample figures. ``plan``
+    is :func:`_routes_by_bucket` of the routing."""
     values: dict[str, float | None] = {}
     for b, routes in plan:
         parts: list[tuple[float, float]] = []
@@ -529,6 +555,7 @@ def bootstrap_egi(
     level: float = 0.95,
     summary_columns: Mapping[str, SummaryColumnsHook] | None = None,
     notices: list[dict[str, str]] | None = None,
+    covered: Sequence[str] | None = None,
 ) -> dict[str, tuple[float, float] | None]:
     """Percentile-bootstrap confidence intervals for EGI and each bucket.
 
@@ -560,10 +587,16 @@ def bootstrap_egi(
         notices: when given, a suite whose ``summary_columns`` is wrong (the errors below) is
             summarised with ``summarize`` instead, and ``{"suite": ..., "warning": ...}`` saying
             so is appended here (a data warning: the run's report is not lost to a suite's bug).
+        covered: the buckets the run itself covers (:attr:`EgiResult.covered`); None: found
+            by summarising every suite's records once.
 
     Returns:
         ``{"EGI": (lo, hi), "M1": (lo, hi), ...}`` on 0-100; None where the statistic was
-        undefined in more than half of the resamples (e.g. an empty bucket).
+        undefined in more than half of the resamples (e.g. an empty bucket). ``"EGI"`` is the
+        interval of the run's own figure: of the full EGI when the run covers all six
+        buckets, else of its partial value (an interval of a partial figure, to be labelled
+        partial: egi.json's ``partial_ci95``); a resample counts toward it only when it covers
+        the same buckets as the run (a figure over other buckets is another figure).
 
     Raises:
         ValueError: without ``notices``, a suite's ``summary_columns`` has not one row per
@@ -572,7 +605,7 @@ def bootstrap_egi(
     """
     return prepare_bootstrap(
         records_by_suite, summarize, routing, weights=weights, summary_columns=summary_columns,
-        notices=notices,
+        notices=notices, covered=covered,
     ).run(resamples=resamples, seed=seed, level=level)
 
 
@@ -596,6 +629,8 @@ class BootstrapPlan:
         summarize: suite -> its ``summarize``.
         routing: the routing table.
         weights: bucket weights.
+        covered: the buckets the run covers: a resample's EGI figure counts only when it
+            covers the same ones (see :func:`bootstrap_egi`).
     """
 
     strata: list[tuple[str, int, int]]
@@ -607,6 +642,7 @@ class BootstrapPlan:
     summarize: Mapping[str, Callable[[list[dict[str, Any]]], Mapping[str, float | None]]]
     routing: RoutingConfig
     weights: Mapping[str, float]
+    covered: tuple[str, ...] = ()
 
     def run(
         self, *, resamples: int = 1000, seed: int = 0, level: float = 0.95
@@ -657,7 +693,8 @@ class BootstrapPlan:
                     subs_of[row][suite] = cols.finish(dict(zip(cols.names, values, strict=True)))
             for subs in subs_of:
                 egi, bucket_values = _egi_figures(subs, by_bucket, self.weights)
-                if egi is not None:
+                same = all((bucket_values[b] is not None) == (b in self.covered) for b in BUCKETS)
+                if egi is not None and same:
                     samples["EGI"].append(egi)
                 for b, value in bucket_values.items():
                     if value is not None:
@@ -684,6 +721,7 @@ def prepare_bootstrap(
     weights: Mapping[str, float],
     summary_columns: Mapping[str, SummaryColumnsHook] | None = None,
     notices: list[dict[str, str]] | None = None,
+    covered: Sequence[str] | None = None,
 ) -> BootstrapPlan:
     """The :class:`BootstrapPlan` of :func:`bootstrap_egi` (the same arguments, less the
     resampling's): the strata, each fast suite's column sums per task, the slow suites'
@@ -728,7 +766,12 @@ def prepare_bootstrap(
     slow_tasks = {s: tasks for s, tasks in tasks_of.items() if s not in fast}
     by_task = {s: _groups_by_task(summarize[s], tasks) for s, tasks in slow_tasks.items()}
     flat = {s: [t[0] for t in tasks] for s, tasks in slow_tasks.items() if all(len(t) == 1 for t in tasks)}
-    return BootstrapPlan(plan, n_tasks, fast, slow_tasks, by_task, flat, summarize, routing, weights)
+    if covered is None:  # the run's own coverage, from all of its records
+        whole = {s: summarize[s](list(recs)) for s, recs in records_by_suite.items() if recs}
+        values = _egi_figures(whole, _routes_by_bucket(routing), weights)[1]
+        covered = [b for b in BUCKETS if values[b] is not None]
+    return BootstrapPlan(plan, n_tasks, fast, slow_tasks, by_task, flat, summarize, routing, weights,
+                         tuple(covered))
 
 
 def pass_hat_k(outcomes: Mapping[str, Sequence[bool]], k: int) -> float | None:

@@ -102,6 +102,11 @@ class EgiSession:
         self.items_deselected: int | None = None
         self.verdict: Verdict | None = None
         self.empty_shard = False
+        # a run file that could not be written (a full disk, a folder turned read-only):
+        # {"path", "error", "errno", "reason"} of the first failure; nothing more is written
+        self.write_failure: dict[str, Any] | None = None
+        self._manifest_status: str | None = None  # the status run.json holds (last written)
+        self._stopped_marked: str | None = None  # "" once run.json says stopped, else why not
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -111,7 +116,15 @@ class EgiSession:
         raw = getattr(report, "egi_raw", None)
         if raw is not None:
             del report.egi_raw
-            atomic_write_text(self.settings.run_dir / raw[0], raw[1])
+            if self.write_failure is None:
+                try:
+                    atomic_write_text(self.settings.run_dir / raw[0], raw[1])
+                except OSError as exc:
+                    self._write_failed(exc)
+        failed = getattr(report, "egi_write_error", None)
+        if failed is not None:  # a local xdist worker could not write the trajectory file
+            del report.egi_write_error
+            self._write_failed(OSError(failed[2], failed[1], failed[0]))
         base = getattr(report, "egi_base", None)
         if base is not None:  # a remote worker's item started (see pytest_handlecrashitem)
             del report.egi_base
@@ -129,7 +142,9 @@ class EgiSession:
                 self._pending[key] = value
                 self._unjournaled[report.nodeid] = key
                 if self._early is not None:
-                    if value["status"] == "skipped":
+                    # a skipped item, or one whose task could not be loaded, says nothing
+                    # about whether the provider works
+                    if value["status"] == "skipped" or value.get("error_kind") == "task_load":
                         self._early.pop(key, None)
                     else:
                         self._early[key] = value
@@ -144,6 +159,8 @@ class EgiSession:
             self._stop_if_nothing_works()
         if self.interrupted:
             self._stop_scheduling(self.interrupted)
+        elif self.write_failure is not None:  # (xdist resets its stop when its loop starts)
+            self._stop_scheduling(self.write_failure["reason"])
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         """The item ended: append its final record to the run's journal (``journal.jsonl``),
@@ -152,10 +169,16 @@ class EgiSession:
         self._in_flight.pop(nodeid, None)
         key = self._unjournaled.pop(nodeid, None)
         if key is not None and key in self._pending:
-            if self.journal is None:
-                self._write_manifest("running")
-                self.journal = Journal(self.settings.run_dir)
-            self.journal.append(self._pending.pop(key))
+            record = self._pending.pop(key)
+            # after a failed write nothing more is written: the item runs again on resume
+            if self.write_failure is None:
+                try:
+                    if self.journal is None:
+                        self._write_manifest("running")
+                        self.journal = Journal(self.settings.run_dir)
+                    self.journal.append(record)
+                except OSError as exc:
+                    self._write_failed(exc)
         for report in self._reports.pop(nodeid, ()):
             # every plugin has seen the item's reports (junitxml wrote the record at teardown);
             # pytest's terminal keeps them to the end, so the record (now in the journal)
@@ -207,17 +230,10 @@ class EgiSession:
         """Write ``run.json`` (``pytest_egi.runlog``) with the run's status and plan, and
         with ``interrupted`` the reason the session stopped before its end (``stop_reason``:
         ``interrupted by Ctrl-C``, ``interrupted by SIGTERM``, ``-x``'s, an early stop's)."""
-        from pytest_egi.runlog import manifest_for, now_text, write_manifest
+        from pytest_egi.runlog import now_text, write_manifest
 
-        if self.manifest is None:
-            self.manifest = {**manifest_for(self.settings), "started": now_text()}
-            if self.settings.resume_from is not None:
-                old = read_manifest(self.settings.resume_from)
-                self.manifest["started"] = old.get("started") or self.manifest["started"]
-                self.manifest["resumed"] = [*old.get("resumed", []), now_text()]
-                self.manifest["plan"] = old.get("plan")
-                if old.get("merged_from"):  # a merged run, resumed: its provenance stays
-                    self.manifest["merged_from"] = old["merged_from"]
+        self._manifest_base()
+        assert self.manifest is not None
         if self.plan is None:  # xdist: what the workers collected, once they have
             collected = self._collected()
             if collected is not None:
@@ -231,6 +247,79 @@ class EgiSession:
         if stop_reason:
             self.manifest["stop_reason"] = stop_reason
         write_manifest(self.settings.run_dir, self.manifest)
+        self._manifest_status = status
+
+    def _manifest_base(self) -> None:
+        """Make :attr:`manifest` (once): this session's options, and on ``--egi-resume`` the
+        run's start, its earlier resumes, its plan and where a merged run was merged from."""
+        from pytest_egi.runlog import manifest_for, now_text
+
+        if self.manifest is None:
+            self.manifest = {**manifest_for(self.settings), "started": now_text()}
+            if self.settings.resume_from is not None:
+                old = read_manifest(self.settings.resume_from)
+                self.manifest["started"] = old.get("started") or self.manifest["started"]
+                self.manifest["resumed"] = [*old.get("resumed", []), now_text()]
+                self.manifest["plan"] = old.get("plan")
+                if old.get("merged_from"):  # a merged run, resumed: its provenance stays
+                    self.manifest["merged_from"] = old["merged_from"]
+
+    def _write_failed(self, exc: OSError) -> None:
+        """A run file could not be written (``exc``: its ``filename`` the file, a full disk's
+        ``ENOSPC``, a read-only folder's ``EACCES``...): the first such failure stops the run
+        like a Ctrl-C (the items in flight finish, none starts), nothing more is written to
+        the run folder, and ``run.json`` is marked ``stopped`` with the reason (when it can
+        be written). The session ends with exit status 2 and one line naming the file, the
+        error and ``--egi-resume`` (:meth:`write_failure_line`)."""
+        if self.write_failure is not None:
+            return
+        path = exc.filename if exc.filename is not None else self.settings.run_dir
+        error = exc.strerror or str(exc) or type(exc).__name__
+        reason = f"egi: stopping, cannot write {path} ({error})"
+        self.write_failure = {"path": str(path), "error": error, "errno": exc.errno, "reason": reason}
+        self._mark_stopped()
+        self._stop_scheduling(reason)
+
+    def _mark_stopped(self) -> None:
+        """Try to mark ``run.json`` ``stopped`` with the write failure as its stop reason;
+        :attr:`_stopped_marked` says whether it worked ("" when it did, else the error)."""
+        assert self.write_failure is not None
+        try:
+            self._write_manifest("stopped", f"cannot write {self.write_failure['path']} "
+                                            f"({self.write_failure['error']})")
+        except OSError as exc:
+            self._stopped_marked = exc.strerror or str(exc)
+        else:
+            self._stopped_marked = ""
+
+    def write_failure_line(self) -> str | None:
+        """The one line a session stopped by a failed write ends with (None when none failed):
+        ``egi: the run stopped: cannot write <file> (<error>); every item recorded before is
+        kept: free space on that disk, then continue it with --egi-resume <run>``, saying when
+        ``run.json`` could not be marked stopped either."""
+        failure = self.write_failure
+        if failure is None:
+            return None
+        import errno as errnos
+
+        run_dir = self.settings.run_dir
+        if failure["errno"] in (errnos.ENOSPC, errnos.EDQUOT, errnos.EFBIG):
+            fix = "free space on that disk"
+        elif failure["errno"] in (errnos.EACCES, errnos.EPERM, errnos.EROFS):
+            fix = "make the folder writable"
+        else:
+            fix = "fix that"
+        line = f"egi: the run stopped: cannot write {failure['path']} ({failure['error']}); "
+        from pytest_egi.runlog import MANIFEST_FILE
+
+        if self._manifest_status is None and not (run_dir / MANIFEST_FILE).is_file():
+            # no run.json: nothing of the run was recorded, there is nothing to continue
+            return line + f"nothing was recorded; {fix}, then start the run again (without --egi-resume)"
+        line += f"every item recorded before is kept; {fix}, then continue it with --egi-resume {run_dir}"
+        if self._stopped_marked:
+            says = f"; it still says {self._manifest_status}" if self._manifest_status else ""
+            line += f" (run.json could not be marked stopped either ({self._stopped_marked}){says})"
+        return line
 
     def _collected(self) -> dict[str, Any] | None:
         """xdist: what the workers collected, ``{"items": [node id, ...],
@@ -328,26 +417,59 @@ class EgiSession:
         workers' own shutdown (stopping their servers, ``teardown_nodes``) then overlaps none
         of this work instead of coming before it.
 
-        The journal is closed and the manifest's status set first (``interrupted`` when the
-        session stopped before its end, else ``complete``), so a failure further on loses
-        nothing. A session ended by a usage error (a refused ``--egi-resume``, found while
-        collecting) ran nothing and leaves the run folder as it was."""
+        The journal is closed first; every finished item is in it, so a failure further on
+        loses nothing. A session ended by a usage error (a refused ``--egi-resume``, found
+        while collecting) ran nothing and leaves the run folder as it was. A run file that
+        cannot be written (a full disk, a folder turned read-only), now or earlier in the
+        session, stops the run: ``run.json`` says ``stopped`` when it can be written, no other
+        file is written, the exit status is 2 (interrupted), and the terminal says so in one
+        line (:meth:`_write_failed`); ``--egi-resume`` continues the run once the disk is
+        fixed."""
         if self.journal is not None:
-            self.journal.close()
+            try:
+                self.journal.close()
+            except OSError as exc:
+                self._write_failed(exc)
         if int(exitstatus) == pytest.ExitCode.USAGE_ERROR:
             return
+        if self.write_failure is None:
+            try:
+                self._finish(session, exitstatus)
+            except OSError as exc:  # a run file that could not be written at the session's end
+                if exc.filename is None:
+                    raise  # not a write of ours
+                self._write_failed(exc)
+        if self.write_failure is not None:  # the run stopped: nothing more is written
+            self.aggregate = None
+            if self._stopped_marked:  # not marked when it failed: try again (space freed?)
+                self._mark_stopped()
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+
+    def _finish(self, session: pytest.Session, exitstatus: int) -> None:
+        """:meth:`pytest_sessionfinish`'s work: the manifest's status (``interrupted`` first,
+        ``complete`` once the run's files are written, so a run whose files could not all be
+        written never reads complete), the records read back, aggregated, judged and written.
+
+        Raises:
+            OSError: a run file could not be written (``filename`` names it).
+        """
         stop = self._stop_reason(session, int(exitstatus))
         self.empty_shard = self._is_empty_shard(int(exitstatus), stop)
         if self.empty_shard and self.plan is None:
             self.plan = []
-        if self.journal is not None or self.resumed or self.empty_shard:
-            self._write_manifest("interrupted" if stop else "complete", stop)
+        final = self.journal is not None or self.resumed or self.empty_shard
+        if final and stop:
+            self._write_manifest("interrupted", stop)
         if not (self.recorded or self.resumed or self.empty_shard) or self.settings.routing is None:
+            if final and not stop:
+                self._write_manifest("complete")
             return
         s = self.settings
         _release_tasks(session.items)
         records = self._records()
         if not records and not self.empty_shard:
+            if final and not stop:
+                self._write_manifest("complete")
             return
         collected = self._collected()
         if collected is not None:  # xdist: what the workers collected
@@ -374,6 +496,8 @@ class EgiSession:
             # resumed with every item already complete, or a shard dealt no item: complete
             exitstatus = pytest.ExitCode.OK
         status = self._exit_status(int(exitstatus))
+        if final:
+            self._manifest_base()  # (a merged run, resumed: where it was merged from)
         info = {
             "interrupted": bool(self.interrupted),
             "resumed_from": str(s.resume_from) if s.resume_from else None,
@@ -396,6 +520,8 @@ class EgiSession:
         del records
         self.aggregate.finish_bootstrap()
         self.written = write_report_files(s, self.aggregate, digest, session_info=info, verdict=self.verdict)
+        if final and not stop:
+            self._write_manifest("complete")
         self._usage = digest.usage  # for the terminal summary, then dropped
         session.exitstatus = status
 
@@ -478,7 +604,12 @@ class EgiSession:
         return int(pytest.ExitCode.OK)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        """Print the EGI table, the gate line, sub-metrics, and where the report went."""
+        """Print the EGI table, the gate line, sub-metrics, and where the report went; after a
+        failed write, the one line saying so (:meth:`write_failure_line`) instead."""
+        line = self.write_failure_line()
+        if line is not None:
+            terminalreporter.write_line(line, red=True, bold=True)
+            return
         if self.aggregate is None:
             return
         tr = terminalreporter

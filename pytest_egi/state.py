@@ -113,6 +113,9 @@ class RunSettings:
     """``-k`` / ``-m`` expressions of the run, recorded so a subset is never mistaken for a run."""
     rescored_from: str | None = None
     """For ``egi-bench report --rescore``: the run directory the records came from."""
+    weights_given: dict[str, float] = field(default_factory=dict)
+    """What ``--egi-weights`` named (bucket -> weight), before the other buckets were scaled to
+    fill the rest (:func:`pytest_egi.config.apply_weights`); empty when not given."""
     data_warnings: list[dict[str, str]] = field(default_factory=list)
     """Warnings about the suites' data (``Suite.constant_answer_check``), as
     ``{"suite", "category", "warning"}``, once per suite and category (``pytest_egi.checks``)."""

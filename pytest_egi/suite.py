@@ -3,12 +3,28 @@
 A suite is one folder ``suites/<name>/`` whose ``__init__.py`` exposes ``SUITE``, an object
 satisfying :class:`Suite`. The core never names a suite: it finds ``SUITE`` through the test
 module's package (and imports it by module path on the xdist controller).
+
+One task the suite cannot run never takes the others down (DESIGN §9.3). The core's one
+mechanism for it:
+
+- :class:`CannotRun` (``raise CannotRun(reason)``), or a :class:`Task` built with
+  ``cannot_run=reason``: the item is **skipped** with ``cannot run: <reason>``. Raised while
+  loading (inside :func:`load_each`), by ``reference_policy`` (an offline policy that cannot
+  play the task), by ``prepare`` (every item of the suite), or by the item's own code.
+- :func:`load_each`: builds the tasks of a file entry by entry; an exception while building
+  one entry becomes a task that **errors alone** (``Task.load_error``: the file, the task and
+  the exception), never a crashed collection. A task id the core cannot use is refused for
+  the whole run (:class:`TaskIdError`, a usage error naming the file and the fix).
+- Whatever the core calls per task before the item runs (unpickling the task, the suite's
+  ``reference_policy``, a failed ``prepare``) is reported on that item, not as a crash.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -17,33 +33,213 @@ from pydantic import BaseModel, ConfigDict, Field
 from pytest_egi.models.offline import Noise, ReferencePolicy
 
 __all__ = [
+    "TASK_ID_PATTERN",
+    "CannotRun",
     "Suite",
     "SuiteProfile",
     "SummaryColumns",
     "Task",
+    "TaskIdError",
+    "TaskLoadError",
     "TaskScore",
+    "load_each",
     "load_suite",
     "suite_options",
     "values_by_category",
 ]
+
+TASK_ID_PATTERN = r"^[A-Za-z0-9_.:-]+$"
+"""What a task id may hold: it names the pytest item (``[<id>]``) and the trajectory file
+(``raw/<suite>/<id>.json``), so no ``/``, space or other character a path or a node id
+cannot carry."""
+
+_TASK_ID = re.compile(TASK_ID_PATTERN)
+
+
+class TaskIdError(ValueError):
+    """A task id the core cannot use (it does not match :data:`TASK_ID_PATTERN`).
+
+    A usage error (exit 4) for the whole run: the id comes from the user's data, which must be
+    fixed. The message names the file (when known), the id, the allowed characters and the
+    fix.
+
+    Attributes:
+        task_id: the refused id.
+        file: the file the task came from, or None when the suite did not say.
+    """
+
+    def __init__(self, task_id: Any, file: str | os.PathLike[str] | None = None) -> None:
+        self.task_id = task_id
+        self.file = None if file is None else str(file)
+        where = f"{self.file}: " if self.file else ""
+        safe = re.sub(r"[^A-Za-z0-9_.:-]+", "_", str(task_id)).strip("_.") or "task-1"
+        super().__init__(
+            f"{where}task id {task_id!r} is not allowed: a task id may hold only letters, digits "
+            f"and _ . : - (pattern {TASK_ID_PATTERN}), since it names the pytest item and the "
+            f"trajectory file; fix: give the task an id of those characters (e.g. {safe!r})")
+
+
+class TaskLoadError(Exception):
+    """One task could not be loaded or prepared (``Task.load_error``, a failed ``prepare``):
+    its item errors, alone, with this message (the file, the task and the exception); it is
+    never scored. Its record's ``error_kind`` is ``task_load`` (:attr:`kind`): such errors say
+    nothing about the provider, so they never count toward stopping a session whose first
+    items all errored."""
+
+    one_line_report = True
+    kind = "task_load"
+
+
+class CannotRun(Exception):  # noqa: N818 - read as a statement: raise CannotRun(reason)
+    """The suite cannot run this task (or an offline policy cannot play it): the core skips
+    the item with ``cannot run: <reason>``.
+
+    Raise it while building a task inside :func:`load_each`, from ``reference_policy``, from
+    ``prepare`` (every item of the suite is skipped) or from the item's own code. Not for bad
+    data the user must fix (that is a ``ValueError``: a usage error) nor for a fault of the
+    environment (an error).
+
+    Attributes:
+        reason: why, in one line (``"its gold actions need the table 'wards', absent from
+            the data files"``).
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def task_id_problem(task_id: Any) -> str | None:
+    """None when ``task_id`` is a usable task id (:data:`TASK_ID_PATTERN`), else the problem."""
+    if isinstance(task_id, str) and _TASK_ID.match(task_id):
+        return None
+    return str(TaskIdError(task_id))
 
 
 class Task(BaseModel):
     """One benchmark item.
 
     The pytest node id ends in ``[<id>]`` (or ``[<id>-t<k>]`` with several trials).
+
+    Raises:
+        TaskIdError: ``id`` does not match :data:`TASK_ID_PATTERN` (a usage error naming the
+            id, the allowed characters and the fix; :func:`load_each` adds the file).
     """
 
     # validators built on the first Task made in the process: a warm collection makes none
     # (pytest_egi.taskcache.LoadedTasks), and unpickling one needs none
     model_config = ConfigDict(frozen=True, defer_build=True)
 
-    id: str = Field(pattern=r"^[A-Za-z0-9_.:-]+$")
+    id: str = Field(pattern=TASK_ID_PATTERN)
     """Unique within the suite; used in node ids and raw file names."""
     category: str
     """The benchmark's own grouping (CRMArena task type, MCPEval domain, ...)."""
     data: dict[str, Any]
     """The task in the benchmark's native record format (JSON-safe)."""
+    cannot_run: str | None = None
+    """Why the suite cannot run this task (the core skips its items with ``cannot run:
+    <reason>``), or None. The task is still listed, so the report says what was left out."""
+    load_error: str | None = None
+    """Why this task could not be loaded (:func:`load_each`: the file, the task and the
+    exception), or None. Its items error alone with this text; its ``data`` is empty."""
+
+    def __init__(self, /, **data: Any) -> None:
+        task_id = data.get("id")
+        if isinstance(task_id, str) and not _TASK_ID.match(task_id):
+            raise TaskIdError(task_id)
+        super().__init__(**data)
+
+    @property
+    def runnable(self) -> bool:
+        """True when the core runs this task's items (no ``cannot_run``, no ``load_error``):
+        the tasks handed to ``prepare``, ``constant_answer_check`` and ``data_warnings``."""
+        return self.cannot_run is None and self.load_error is None
+
+
+E = TypeVar("E")
+
+
+def _entry_id(entry: Any, index: int, task_id: Callable[[Any, int], str] | None,
+              file: str | None) -> str:
+    """The id of a placeholder task for an entry that failed to build."""
+    candidate: Any = None
+    if task_id is not None:
+        try:
+            candidate = task_id(entry, index)
+        except Exception:  # noqa: BLE001 - the entry is broken; fall back to its position
+            candidate = None
+    elif isinstance(entry, Mapping):
+        candidate = entry.get("id")
+    if candidate is not None and task_id_problem(str(candidate)) is None:
+        return str(candidate)
+    stem = re.sub(r"[^A-Za-z0-9_.:-]+", "_", os.path.basename(file or "")).strip("_.") or "entry"
+    return f"{stem}-{index + 1}"
+
+
+def load_each(
+    entries: Iterable[E],
+    build: Callable[[E], Task | Sequence[Task] | None],
+    *,
+    category: str | Callable[[E], str],
+    file: str | os.PathLike[str] | Callable[[E], str] | None = None,
+    task_id: Callable[[E, int], str] | None = None,
+    fallback_category: str = "unknown",
+) -> list[Task]:
+    """Build a suite's tasks entry by entry, so that one bad entry never takes the others down.
+
+    For each entry (a row of a task file, one task file of a folder, ...), ``build(entry)``
+    returns its task(s), or None to leave it out. Then:
+
+    - :class:`CannotRun` from ``build``: a task with ``cannot_run`` set (skipped, with the
+      reason);
+    - :class:`TaskIdError` from ``build``: re-raised with ``file`` named: a task id the core
+      cannot use is a usage error for the whole run (the user's data must be fixed);
+    - any other exception: a task with ``load_error`` set, naming the file, the task and the
+      exception: its items error alone, the other tasks run.
+
+    A placeholder task's id is ``task_id(entry, index)``, else the entry's ``"id"`` (a
+    mapping), else ``<file name>-<n>`` (1-based); its category is ``category`` (or
+    ``category(entry)``; ``fallback_category`` when that raises too); its ``data`` is empty.
+
+    Args:
+        entries: the entries, in file order.
+        build: entry -> Task, a sequence of Tasks, or None.
+        category: the category of every entry, or entry -> category.
+        file: the file the entries came from (named in every message), or entry -> its file.
+        task_id: (entry, 0-based index) -> the task id, for placeholders.
+        fallback_category: the category of a placeholder whose ``category(entry)`` raised.
+
+    Returns:
+        The tasks in entry order.
+
+    Raises:
+        TaskIdError: an entry's task id does not match :data:`TASK_ID_PATTERN`.
+    """
+    out: list[Task] = []
+    for index, entry in enumerate(entries):
+        where = file(entry) if callable(file) else (None if file is None else str(file))
+        try:
+            built = build(entry)
+        except TaskIdError as exc:
+            raise TaskIdError(exc.task_id, exc.file or where) from None
+        except Exception as exc:  # noqa: BLE001 - one entry: that task errors alone
+            tid = _entry_id(entry, index, task_id, where)
+            try:
+                cat = category(entry) if callable(category) else category
+            except Exception:  # noqa: BLE001
+                cat = fallback_category
+            if isinstance(exc, CannotRun):
+                out.append(Task(id=tid, category=str(cat), data={}, cannot_run=exc.reason))
+            else:
+                prefix = f"{where}: " if where else ""
+                out.append(Task(id=tid, category=str(cat), data={}, load_error=(
+                    f"{prefix}task {tid!r} could not be loaded: {type(exc).__name__}: {exc} "
+                    "(this task errors alone; fix the entry or leave it out)")))
+            continue
+        if built is None:
+            continue
+        out.extend([built] if isinstance(built, Task) else built)
+    return out
 
 
 class SuiteProfile(BaseModel):
@@ -251,13 +447,32 @@ class Suite(Protocol):
     def load_tasks(self, profile: SuiteProfile, options: BaseModel) -> list[Task]:
         """Return the tasks for ``profile``, deterministically for its seed.
 
+        One task the suite cannot run never takes the others down (DESIGN §9.3):
+
+        * build a file's tasks with :func:`load_each` (``load_each(entries, build,
+          file=path, category=...)``): an exception while building one entry becomes a task
+          that errors alone (``Task.load_error``, naming the file, the task and the
+          exception);
+        * a task the suite knows it cannot run (a table it needs is absent, the local data
+          cannot answer it) is kept with ``Task(..., cannot_run=reason)`` (or ``raise
+          CannotRun(reason)`` inside ``build``): the core skips its items with ``cannot run:
+          <reason>``, and hands only runnable tasks to ``prepare``,
+          ``constant_answer_check`` and ``data_warnings``; no ad-hoc ``data`` flag and no
+          ``pytest.skip`` in the test module are needed.
+
         Raises:
-            ValueError: bad data (message names the file, field and fix).
+            ValueError: bad data (message names the file, field and fix): a usage error for
+                the whole run, as is a :class:`TaskIdError` (a task id the core cannot use).
         """
         ...
 
     def reference_policy(self, task: Task, options: BaseModel, noise: Noise) -> ReferencePolicy:
-        """Return the reference solution of ``task`` as a policy (oracle when noise.p == 0)."""
+        """Return the reference solution of ``task`` as a policy (oracle when noise.p == 0).
+
+        Called per item (in its setup). Raise :class:`CannotRun` when no reference can be made
+        for this task (the item is skipped with the reason); any other exception errors that
+        item alone.
+        """
         ...
 
     def score(
@@ -317,9 +532,14 @@ class Suite(Protocol):
         outside every item's pytest-timeout budget, so a slow build never times an item out
         and never leaves a module half imported. Cache what it builds (per process, or with
         :func:`pytest_egi.shared.build_once` across workers); the items then find it ready.
+        ``tasks`` holds only runnable tasks (no ``cannot_run``, no ``load_error``).
 
         Raises:
             ValueError, OSError: bad data (a usage error naming the file, field and fix).
+            CannotRun: the suite cannot run here at all (every item of the suite is skipped
+                with the reason).
+            Exception: anything else is reported on every item of the suite (each errors
+                with the exception), never as a crash of the session.
         """
         ...
 

@@ -82,7 +82,7 @@ __all__ = ["KEEP_PER_SUITE", "TASK_CACHE_FORMAT", "CacheEntries", "LoadedTasks",
 
 T = TypeVar("T")
 
-TASK_CACHE_FORMAT = "egi-task-cache/2"
+TASK_CACHE_FORMAT = "egi-task-cache/3"
 """Bumped when the stored entry's shape changes (old entries then simply miss)."""
 
 KEEP_PER_SUITE = 8

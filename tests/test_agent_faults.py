@@ -143,3 +143,23 @@ def test_react_execute_mistake_is_an_observation_and_a_fault_propagates():
         {"name": "execute", "arguments": {"query": "list"}},
     ]
     assert "not a database" not in json.dumps(partial["messages"])
+
+
+def test_a_call_without_a_name_or_an_id_is_an_observation_paired_with_its_result():
+    """A null tool name runs as the unknown tool ``""`` (not the text ``"None"``), and a call
+    with no id gets ``call_<turn>_<k>`` in the stored message and in its tool result."""
+    nameless = {"id": "c1", "type": "function", "function": {"name": None, "arguments": "{}"}}
+    idless = {"type": "function", "function": {"name": "lookup", "arguments": '{"item": 4}'}}
+    client = Scripted(assistant_message(None, [nameless, idless]), assistant_message("C4"))
+    traj = run_tool_loop(client, [{"role": "user", "content": "code of 4?"}], _kit(_lookup), max_turns=5)
+    assert traj.final_answer == "C4"
+    assert traj.tool_calls == [
+        {"name": "", "arguments": {}, "error": True},
+        {"name": "lookup", "arguments": {"item": 4}, "error": False},
+    ]
+    calls = traj.messages[1]["tool_calls"]
+    assert [c["id"] for c in calls] == ["c1", "call_1_2"]
+    unknown = "Error: unknown tool ''. Available tools: lookup, submit"
+    assert traj.messages[2] == {"role": "tool", "tool_call_id": "c1", "content": unknown}
+    assert traj.messages[3] == {"role": "tool", "tool_call_id": "call_1_2", "content": '{"code": "C4"}'}
+    assert "id" not in idless  # the model's own message object is left alone

@@ -57,6 +57,8 @@ def _bootstrap_one_by_one(records_by_suite, summarize, routing, *, weights, floo
         for task_records in by_task.values():
             strata[(suite, task_records[0]["category"])].append(task_records)
     samples = defaultdict(list)
+    whole = {s: summarize[s](list(recs)) for s, recs in records_by_suite.items()}
+    covered = compute_egi(whole, routing, weights=weights, floors=floors).covered
     for _ in range(resamples):
         resampled = defaultdict(list)
         for (suite, _cat), tasks in sorted(strata.items()):
@@ -64,8 +66,9 @@ def _bootstrap_one_by_one(records_by_suite, summarize, routing, *, weights, floo
                 resampled[suite].extend(tasks[rng.randrange(len(tasks))])
         subs = {s: summarize[s](recs) for s, recs in resampled.items()}
         result = compute_egi(subs, routing, weights=weights, floors=floors)
-        if result.egi is not None:
-            samples["EGI"].append(result.egi)
+        # the run's own figure (the full EGI, or its partial value) over the run's buckets only
+        if result.figure is not None and result.covered == covered:
+            samples["EGI"].append(result.figure)
         for b, br in result.buckets.items():
             if br.value is not None:
                 samples[b].append(br.value)
@@ -233,13 +236,14 @@ def test_a_suite_without_the_hook_or_whose_hook_gives_none_uses_summarize():
     only_a = bootstrap_egi(records, summarize, _routing(), summary_columns={"a": _columns}, **kwargs)
     _assert_same_intervals(only_a, slow)
     # a: once, to check finish on all its records; b: twice to see whether it groups trials
-    # by task id (_groups_by_task), then once per resample
-    assert calls == {"a": 1, "b": 52}
+    # by task id (_groups_by_task), then once per resample; each once more on all its records,
+    # for the run's own coverage (``covered`` not given: the session's aggregate passes it)
+    assert calls == {"a": 2, "b": 53}
     calls.update(a=0, b=0)
     hooks = {"a": _columns, "b": lambda r: None}
     none_for_b = bootstrap_egi(records, summarize, _routing(), summary_columns=hooks, **kwargs)
     _assert_same_intervals(none_for_b, slow)
-    assert calls == {"a": 1, "b": 52}
+    assert calls == {"a": 2, "b": 53}
 
 
 def test_a_finish_leaving_out_a_routed_sub_metric_falls_back_to_summarize():
@@ -255,7 +259,8 @@ def test_a_finish_leaving_out_a_routed_sub_metric_falls_back_to_summarize():
     got = bootstrap_egi(records, {"a": summarize_a, "b": _summarize}, _routing(),
                         summary_columns={"a": lambda r: _columns(r, ("acc", "safe"))}, **kwargs)  # fmt: skip
     assert got["M2"] is not None
-    assert len(calls) == 53  # once to check finish, twice in _groups_by_task, 50 resamples
+    # once to check finish, twice in _groups_by_task, once for the run's coverage, 50 resamples
+    assert len(calls) == 54
     _assert_same_intervals(got, bootstrap_egi(records, SUMMARIZE, _routing(), **kwargs))
 
 
@@ -343,7 +348,7 @@ def test_per_resample_figures_are_compute_egis(seed):
     weights = apply_weights(routing, {})
     want = compute_egi(subs, routing, weights=weights, floors=apply_floors(routing, {}))
     egi, buckets = _egi_figures(subs, _routes_by_bucket(routing), weights)
-    assert egi == want.egi
+    assert egi == want.figure  # the full EGI, or the partial value when a bucket is empty
     assert buckets == {b: br.value for b, br in want.buckets.items()}
 
 
@@ -357,5 +362,23 @@ def test_a_summarize_not_grouping_by_task_id_gets_the_drawn_records_as_they_are(
 
     bootstrap_egi(records, {"a": summarize, "b": summarize}, _routing(), weights=WEIGHTS, floors=FLOORS,
                   resamples=20, seed=4)  # fmt: skip
-    # the two probes of each suite (one with copies), then 20 resamples of both without copies
-    assert seen == [True, False, True, False] + [True] * 40
+    # the two probes of each suite (one with copies), the run's coverage (all the records of
+    # each), then 20 resamples of both without copies
+    assert seen == [True, False, True, False, True, True] + [True] * 40
+
+
+def test_the_interval_of_a_partial_figure_counts_only_resamples_covering_the_runs_buckets():
+    """The run covers M1, M2 and M5 (one task of four has a safety value): its partial figure
+    is (0.28*100 + 0.22*100 + 0.14*0) / 0.64 = 78.125. A resample that does not draw that task
+    covers M1 and M2 only, and its figure, 100, is a figure over other buckets: it is left out
+    of the interval (before, about (3/4)^4 = 32% of the resamples put 100 into it)."""
+    records = {"a": [_rec("a", "a1", "x", acc=1.0, tool=1.0), _rec("a", "a2", "x", acc=1.0, tool=1.0)],
+               "b": [_rec("b", "b1", "z", acc=1.0, safe=0.0)]
+               + [_rec("b", f"b{k}", "z", acc=1.0) for k in (2, 3, 4)]}  # fmt: skip
+    run = compute_egi({s: _summarize(recs) for s, recs in records.items()}, _routing(), weights=WEIGHTS,
+                      floors=FLOORS)  # fmt: skip
+    assert (run.covered, run.partial_value) == (["M1", "M2", "M5"], 78.125)
+    got = bootstrap_egi(records, SUMMARIZE, _routing(), weights=WEIGHTS, floors=FLOORS, resamples=200,
+                        seed=1)  # fmt: skip
+    assert got["EGI"] == pytest.approx((78.125, 78.125))
+    assert got["M5"] == pytest.approx((0.0, 0.0)) and got["M1"] == pytest.approx((100.0, 100.0))

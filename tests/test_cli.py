@@ -29,7 +29,7 @@ def test_report_reprints_the_same_numbers(toy_run, capsys):
     egi = json.loads((toy_run / "egi.json").read_text())
     assert main(["report", str(toy_run)]) == 0
     out = capsys.readouterr().out
-    assert f"{egi['egi']['value']:.1f}" in out
+    assert f"{egi['egi']['partial_value']:.1f}" in out  # the toy routing covers M1 and M4 only
     assert "toy v1: " in out
 
 
@@ -53,15 +53,52 @@ def test_rescore_with_new_weights_calls_no_model(toy_run, capsys):
     after = json.loads((rescored_dir / "egi.json").read_text())
     # same sub-metrics (same trajectories, same deterministic scorer) ...
     assert after["suites"]["toy"]["sub_metrics"] == before["suites"]["toy"]["sub_metrics"]
-    # ... re-weighted: M1 weight 0.42, M4 0.14 -> EGI = (0.42*M1 + 0.14*M4) / 0.56
+    # ... re-weighted: M1 weight 0.42, M4 0.14 -> partial figure (0.42*M1 + 0.14*M4) / 0.56
     m1, m4 = after["buckets"]["M1"]["value"], after["buckets"]["M4"]["value"]
-    assert after["egi"]["value"] == pytest.approx((0.42 * m1 + 0.14 * m4) / 0.56, abs=1e-6)
+    assert after["egi"]["value"] is None  # M2, M3, M5, M6 are empty: no EGI
+    assert after["egi"]["partial_value"] == pytest.approx((0.42 * m1 + 0.14 * m4) / 0.56, abs=1e-6)
+    assert after["egi"]["covered_weight"] == pytest.approx(0.56)
     assert after["routing"]["weights"]["M1"] == 0.42
 
 
-def test_rescore_bad_weights_is_a_clear_error(toy_run, capsys):
-    assert main(["report", "--rescore", str(toy_run), "--egi-weights", "M1=0.9"]) == 2
-    assert "egi-bench: error: --egi-weights: bucket weights must sum to 1" in capsys.readouterr().err
+@pytest.mark.parametrize(("weights", "message"), [
+    ("M1=0.9,M5=0.3", "--egi-weights: the named bucket weights alone sum to 1.2000 (M1=0.9, M5=0.3), "
+                      "above 1; the six weights must sum to 1"),
+    ("M1=0.2,M2=0.2,M3=0.2,M4=0.2,M5=0.2,M6=0.2",
+     "--egi-weights: all six bucket weights are given and they sum to 1.2000 (M1=0.2, M2=0.2, M3=0.2, "
+     "M4=0.2, M5=0.2, M6=0.2); they must sum to 1 (or name only some buckets: the others are scaled "
+     "to fill the rest)"),
+    ("M1=-0.1", "--egi-weights: 'M1=-0.1' is outside [0, 1]"),
+    ("M7=0.1", "--egi-weights: bad entry 'M7=0.1'; expected BUCKET=NUMBER with BUCKET in M1-M6, "
+               "e.g. --egi-weights M1=0.3,M4=0.12"),
+])
+def test_rescore_bad_weights_is_a_clear_error(toy_run, capsys, weights, message):
+    assert main(["report", "--rescore", str(toy_run), "--egi-weights", weights]) == 2
+    assert capsys.readouterr().err == f"egi-bench: error: {message}\n"
+    assert not any(p.name.startswith("rescore-") for p in toy_run.iterdir())  # nothing written
+
+
+def test_rescore_with_a_partial_weight_override_scales_the_others(toy_run, capsys):
+    """The report's own example, M1=0.20,M5=0.30: the other four (0.22, 0.16, 0.14, 0.06; sum
+    0.58) are scaled to fill 0.50."""
+    assert main(["report", "--rescore", str(toy_run), "--egi-weights", "M1=0.20,M5=0.30"]) == 0
+    out = capsys.readouterr().out
+    rescored = next(p for p in toy_run.iterdir() if p.name.startswith("rescore-"))
+    egi = json.loads((rescored / "egi.json").read_text())
+    want = {"M1": 0.20, "M2": 0.22 * 0.5 / 0.58, "M3": 0.16 * 0.5 / 0.58, "M4": 0.14 * 0.5 / 0.58,
+            "M5": 0.30, "M6": 0.06 * 0.5 / 0.58}
+    assert egi["routing"]["weights"] == pytest.approx(want, abs=1e-12)
+    assert egi["routing"]["weights_given"] == {"M1": 0.2, "M5": 0.3}
+    assert sum(egi["routing"]["weights"].values()) == pytest.approx(1.0)
+    assert ("bucket weights (--egi-weights M1=0.2,M5=0.3; the other buckets scaled to fill 0.5): "
+            "M1 0.2, M2 0.189655, M3 0.137931, M4 0.12069, M5 0.3, M6 0.051724") in out.splitlines()
+    # the partial figure with these weights: M1 and M4 covered, (0.2*M1 + 0.12069*M4) / 0.32069
+    m1, m4 = egi["buckets"]["M1"]["value"], egi["buckets"]["M4"]["value"]
+    w4 = 0.14 * 0.5 / 0.58
+    assert egi["egi"]["partial_value"] == pytest.approx((0.2 * m1 + w4 * m4) / (0.2 + w4), abs=1e-6)
+    html = (rescored / "report.html").read_text()
+    assert ("bucket weights from --egi-weights M1=0.2,M5=0.3 (the other buckets scaled to fill the "
+            "rest)") in html
 
 
 def test_report_on_a_folder_that_is_not_a_run(tmp_path, capsys):
@@ -156,11 +193,13 @@ def test_compare_labels_a_subset_and_an_interrupted_run(toy_run, toy_project, ca
                           "--egi-bootstrap", "0", "--egi-report-dir", "stopped", "-x")
     subset = next((toy_project.path / "subset").iterdir())
     stopped = next((toy_project.path / "stopped").iterdir())
-    a = json.loads((toy_run / "egi.json").read_text())["egi"]["value"]
+    # the toy routing covers M1 and M4 only: both figures are partial, over the same buckets
+    a = json.loads((toy_run / "egi.json").read_text())["egi"]["partial_value"]
     assert main(["compare", str(toy_run), str(subset)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert 'warning: B is a subset of its profile (-k "alpha"); its EGI covers the selected items only' in out
-    assert f"{'EGI':10} {a:>14.1f} {'100.0 (subset)':>14} {100.0 - a:>+7.1f}" in [x.rstrip() for x in out]
+    assert (f"{'EGI':10} {f'{a:.1f} (partial)':>23} {'100.0 (partial, subset)':>23} {100.0 - a:>+7.1f}"
+            in [x.rstrip() for x in out])
     assert main(["compare", str(toy_run), str(stopped)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert (
@@ -168,7 +207,7 @@ def test_compare_labels_a_subset_and_an_interrupted_run(toy_run, toy_project, ca
         "failures) — the figure over the items that were scored (0.0, partial: 42% of weight) is "
         "not a score"
     ) in out
-    assert f"{'EGI':10} {a:>11.1f} {'INTERRUPTED':>11}" in [x.rstrip() for x in out]
+    assert f"{'EGI':10} {f'{a:.1f} (partial)':>14} {'INTERRUPTED':>14}" in [x.rstrip() for x in out]
 
 
 def test_rescore_refuses_a_route_to_a_sub_metric_the_suite_never_produces(toy_run, toy_project, capsys):
@@ -311,3 +350,10 @@ def test_report_help_says_which_run_is_the_default(capsys):
     help_text = " ".join(capsys.readouterr().out.split())
     assert ("run directory (default: the newest run under --reports: the one most recently updated "
             "or started, by its run.json, else by the time its egi.json was written)") in help_text
+
+
+def test_a_plain_report_refuses_options_it_would_ignore(toy_run, capsys):
+    assert main(["report", str(toy_run), "--egi-floor", "M4=90"]) == 2
+    assert capsys.readouterr().err == (
+        "egi-bench: error: --egi-floor applies with --rescore or --merge; egi-bench report RUN shows the "
+        "run as it was judged (add --rescore to judge it with --egi-floor)\n")

@@ -118,12 +118,64 @@ def test_parse_bucket_values():
         parse_bucket_values("--egi-weights", "M1=abc", lo=0, hi=1)
 
 
-def test_weights_override_must_sum_to_one():
+def test_a_partial_weight_override_scales_the_other_buckets_by_hand():
+    """The report's own example, M1=0.20,M5=0.30 (refused before: the sum was 1.08). The other
+    four, 0.22 + 0.16 + 0.14 + 0.06 = 0.58, are scaled to fill 1 - 0.50 = 0.50."""
     config, _ = load_routing(REPO_ROUTING)
-    w = apply_weights(config, {"M1": 0.20, "M5": 0.22})
-    assert w["M1"] == 0.20 and w["M5"] == 0.22
-    with pytest.raises(pytest.UsageError, match="bucket weights must sum to 1, these sum to 1.0200"):
-        apply_weights(config, {"M1": 0.30})
+    w = apply_weights(config, {"M1": 0.20, "M5": 0.30})
+    assert w == pytest.approx({"M1": 0.20, "M2": 0.22 * 0.5 / 0.58, "M3": 0.16 * 0.5 / 0.58,
+                               "M4": 0.14 * 0.5 / 0.58, "M5": 0.30, "M6": 0.06 * 0.5 / 0.58}, abs=1e-12)
+    assert [round(w[b], 6) for b in ("M2", "M3", "M4", "M6")] == [0.189655, 0.137931, 0.12069, 0.051724]
+    assert list(w) == ["M1", "M2", "M3", "M4", "M5", "M6"] and sum(w.values()) == pytest.approx(1.0)
+    assert apply_weights(config, {}) == {"M1": 0.28, "M2": 0.22, "M3": 0.16, "M4": 0.14, "M5": 0.14,
+                                         "M6": 0.06}
+    assert apply_weights(config, {"M1": 1.0})["M2"] == 0.0  # the named ones take it all
+    six = {"M1": 0.3, "M2": 0.2, "M3": 0.2, "M4": 0.1, "M5": 0.1, "M6": 0.1}
+    assert apply_weights(config, six) == six
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ({"M1": 0.9, "M5": 0.3}, "--egi-weights: the named bucket weights alone sum to 1.2000 (M1=0.9, M5=0.3), "
+                             "above 1; the six weights must sum to 1"),
+    ({"M1": 0.3, "M2": 0.2, "M3": 0.2, "M4": 0.1, "M5": 0.1, "M6": 0.2},
+     "--egi-weights: all six bucket weights are given and they sum to 1.1000 (M1=0.3, M2=0.2, M3=0.2, "
+     "M4=0.1, M5=0.1, M6=0.2); they must sum to 1 (or name only some buckets: the others are scaled to "
+     "fill the rest)"),
+    ({"M1": -0.1}, "--egi-weights: M1=-0.1: a bucket weight is a number in [0, 1]"),
+    ({"M9": 0.1}, "--egi-weights: unknown bucket 'M9'; the buckets are M1, M2, M3, M4, M5, M6"),
+])
+def test_a_weight_override_is_refused_only_when_it_cannot_sum_to_one(given, message):
+    config, _ = load_routing(REPO_ROUTING)
+    with pytest.raises(pytest.UsageError) as info:
+        apply_weights(config, given)
+    assert str(info.value) == message
+
+
+def test_weight_left_for_buckets_of_weight_zero_is_refused():
+    config, _ = load_routing(REPO_ROUTING)
+    base = {"M1": 0.5, "M2": 0.5, "M3": 0.0, "M4": 0.0, "M5": 0.0, "M6": 0.0}
+    with pytest.raises(pytest.UsageError) as info:
+        apply_weights(config, {"M1": 0.4, "M2": 0.4}, base=base)
+    assert str(info.value) == (
+        "--egi-weights: 0.2000 of the weight is left for M3 M4 M5 M6, whose weights are all 0 to scale "
+        "from; name their weights too (M1=0.4, M2=0.4 leaves 0.2000)")
+
+
+def test_a_session_with_a_partial_weight_override_stores_and_prints_the_weights_used(toy_project):
+    result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "--egi-bootstrap", "0",
+                                   "--egi-weights", "M1=0.20,M5=0.30")
+    assert result.ret == 0
+    run = next((toy_project.path / "reports").iterdir())
+    egi = json.loads((run / "egi.json").read_text())
+    assert egi["routing"]["weights"] == pytest.approx(
+        {"M1": 0.2, "M2": 0.11 / 0.58, "M3": 0.08 / 0.58, "M4": 0.07 / 0.58, "M5": 0.3, "M6": 0.03 / 0.58},
+        abs=1e-12)
+    assert egi["routing"]["weights_given"] == {"M1": 0.2, "M5": 0.3}
+    assert egi["buckets"]["M4"]["weight"] == egi["routing"]["weights"]["M4"]
+    assert egi["egi"]["covered_weight"] == pytest.approx(0.2 + 0.07 / 0.58)
+    result.stdout.fnmatch_lines([
+        "bucket weights (--egi-weights M1=0.2,M5=0.3; the other buckets scaled to fill 0.5): M1 0.2, "
+        "M2 0.189655, M3 0.137931, M4 0.12069, M5 0.3, M6 0.051724"])
 
 
 def test_parse_fraction_and_suite_option():
@@ -152,8 +204,9 @@ def test_broken_routing_exits_4(toy_project):
     [
         (["--egi-model", "egi/noisy-2"], "*--egi-model: unknown offline policy 'egi/noisy-2'*"),
         (
-            ["--egi-model", "egi/oracle", "--egi-weights", "M1=0.9"],
-            "*--egi-weights: bucket weights must sum to 1*",
+            ["--egi-model", "egi/oracle", "--egi-weights", "M1=0.9,M5=0.3"],
+            "ERROR: --egi-weights: the named bucket weights alone sum to 1.2000 (M1=0.9, M5=0.3), above 1; "
+            "the six weights must sum to 1",
         ),
         (
             ["--egi-model", "egi/oracle", "--egi-mode", "fast"],

@@ -27,9 +27,10 @@ def test_oracle_reaches_ceiling_and_exit_0(toy_project):
     assert egi["suites"]["toy"]["sub_metrics"] == {"acc": 1.0, "acc_alpha": 1.0, "acc_beta": 1.0}
     assert egi["buckets"]["M1"]["value"] == 100.0
     assert egi["buckets"]["M4"]["value"] == 100.0
-    # partial: M1 (0.28) and M4 (0.14) are covered
+    # partial: M1 (0.28) and M4 (0.14) are covered, so there is no EGI, only the partial figure
     assert egi["egi"] == {
-        "value": 100.0, "partial": True, "covered_weight": 0.42, "ci95": None,
+        "value": None, "partial": True, "partial_value": 100.0, "covered_weight": 0.42,
+        "covered_buckets": ["M1", "M4"], "ci95": None, "partial_ci95": None,
         "status": "valid", "flags": [], "flag_reasons": [], "subset": [],
         "headline": "EGI (partial: M1 M4, 42% of weight) 100.0  — not comparable to a full EGI",
     }
@@ -61,7 +62,7 @@ def test_null_is_floor_failures_do_not_fail_session(toy_project):
     assert result.ret == 0
     egi = _egi(toy_project)
     assert egi["suites"]["toy"]["sub_metrics"]["acc"] == 0.0
-    assert egi["egi"]["value"] == 0.0
+    assert (egi["egi"]["value"], egi["egi"]["partial_value"]) == (None, 0.0)
     result.stdout.fnmatch_lines(["*alpha-0 [[]alpha[]]: expected C*, got I don't know.*"])
 
 
@@ -244,13 +245,22 @@ def test_without_model_items_skip_with_reason(toy_project):
 
 
 def test_bootstrap_ci_brackets_the_estimate(toy_project):
-    toy_project.runpytest(
+    result = toy_project.runpytest(
         "toysuites", "--egi-model", "egi/noisy-0.3", "--egi-mode", "deep", "--egi-bootstrap", "300"
     )
     egi = _egi(toy_project)
-    lo, hi = egi["egi"]["ci95"]
-    assert lo <= egi["egi"]["value"] <= hi
+    # the toy routing covers M1 and M4 only: the interval is of the partial figure, and says so
+    assert egi["egi"]["value"] is None and egi["egi"]["ci95"] is None
+    lo, hi = egi["egi"]["partial_ci95"]
+    assert lo <= egi["egi"]["partial_value"] <= hi
     assert lo < hi
+    summary = result.stdout.lines[result.stdout.lines.index(next(
+        line for line in result.stdout.lines if "EGI summary" in line)) + 1]
+    assert summary == (f"EGI (partial: M1 M4, 42% of weight) {egi['egi']['partial_value']:.1f}  partial "
+                       f"95% CI [{lo:.1f}, {hi:.1f}]  — not comparable to a full EGI")
+    html = (_run_dir(toy_project) / "report.html").read_text()
+    assert f"partial 95% CI [{lo:.1f}, {hi:.1f}]" in html
+    assert "partial: M1 M4, 42% of weight covered" in html
 
 
 def test_run_files_exist(toy_project):
@@ -260,7 +270,9 @@ def test_run_files_exist(toy_project):
     for name in ("egi.json", "records.jsonl", "timings.jsonl", "report.html", "results.csv"):
         assert (run / name).stat().st_size > 0, name
     html = (run / "report.html").read_text()
-    assert "EGI 100.0" in html and "alpha-0" in html
+    # a partial figure (M1 and M4 only) is labelled partial, never shown as a plain EGI
+    assert "EGI 100.0" not in html and "alpha-0" in html
+    assert 'EGI <span class="badge partial" style="font-size:1.2rem">partial</span> 100.0' in html
     csv_lines = (run / "results.csv").read_text().splitlines()
     assert csv_lines[0].startswith("suite,category,task_id,trial,status")
     assert len(csv_lines) == 7

@@ -258,6 +258,65 @@ def test_errored_items_and_only_they_run_again(tmp_path, reference):
     assert _json(run / "egi.json")["session"]["resumed_items"] == 8
 
 
+# -- every record read back is checked -------------------------------------------------------
+
+BAD_RECORDS = [
+    ({"values": {"correct": "yes"}},
+     'field \'values\': sub-metric \'correct\' is a str ("yes"), expected a number or null'),
+    ({"values": "1.0"},
+     'field \'values\': expected a mapping of sub-metric name to a number or null, got a str ("1.0")'),
+    ({"status": "timeout"},
+     "field 'status': 'timeout' is not a record status (passed, failed, error, skipped)"),
+]
+
+
+def _spoil_line(path: Path, index: int, fields: dict) -> list[str]:
+    """Overwrite fields of the record on line ``index`` (0-based) of a JSONL file; returns
+    the file's lines as they were."""
+    lines = path.read_text().splitlines(keepends=True)
+    spoiled = list(lines)
+    spoiled[index] = json.dumps({**json.loads(lines[index]), **fields}, sort_keys=True) + "\n"
+    path.write_text("".join(spoiled))
+    return lines
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")])
+@pytest.mark.parametrize(("fields", "problem"), BAD_RECORDS)
+def test_a_malformed_journal_line_is_named_and_the_run_resumes_once_it_is_removed(
+        tmp_path, reference, workers, fields, problem):
+    """Before, a malformed ``values`` passed the key check and crashed aggregation at session end,
+    and an unknown status was silently run again."""
+    project = _project(tmp_path / "p")
+    assert _pytest(project, "--egi-run-id", "K", kill_at="4").returncode == -9
+    run = project / "reports" / "K"
+    lines = _spoil_line(run / "journal.jsonl", 1, fields)  # alpha-1's record
+    before = _files(run)
+    refused = _pytest(project, "--egi-resume", "reports/K", *workers)
+    assert refused.returncode == 4, refused.stdout + refused.stderr
+    assert _usage_error(refused) == [
+        f"ERROR: {run}/journal.jsonl:2: {problem}; remove the line and resume with --egi-resume {run} "
+        "(its item runs again)"]
+    assert _files(run) == before  # the refused session changed nothing
+    (run / "journal.jsonl").write_text("".join(lines[:1] + lines[2:]))  # the fix the message gives
+    resumed = _pytest(project, "--egi-resume", "reports/K", *workers)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    _assert_same_run(run, reference)
+    assert _json(run / "egi.json")["session"]["resumed_items"] == 2
+    assert _outcome_line(resumed) == _outcomes(reference, ["alpha-1", *TASKS[3:]])
+
+
+def test_rescore_and_report_name_a_malformed_record(tmp_path, reference, egi_bench):
+    run = tmp_path / "REF"
+    shutil.copytree(reference, run)
+    _spoil_line(run / "records.jsonl", 4, {"values": {"correct": [1]}})
+    message = (f"egi-bench: error: {run}/records.jsonl:5: field 'values': sub-metric 'correct' is a list "
+               f"([1]), expected a number or null; remove the line and resume with --egi-resume {run} (its "
+               "item runs again)\n")
+    assert egi_bench("report", "--rescore", run) == (2, "", message)
+    assert egi_bench("report", run) == (2, "", message)
+    assert not any(p.name.startswith("rescore-") for p in run.iterdir())
+
+
 # -- the resume's refusals -------------------------------------------------------------------
 
 
@@ -653,6 +712,101 @@ def test_merging_a_run_that_is_not_a_shard_is_refused(reference, merge):
     assert merge(reference) == (
         2, "", f"egi-bench: error: --merge {reference}: not a shard (run without --egi-shard); nothing to "
         "merge\n")
+
+
+def test_a_shard_with_a_malformed_record_is_named_until_it_is_resumed(tmp_path, sharded, reference, merge):
+    project = tmp_path / "p"
+    shutil.copytree(sharded, project)
+    two = _shard(project / "reports", 2)
+    lines = _spoil_line(two / "journal.jsonl", 0, {"values": {"correct": None, "acc": "x"}})
+    assert merge(project / "reports" / "S") == (2, "", (
+        f"egi-bench: error: {two}/journal.jsonl:1: field 'values': sub-metric 'acc' is a str (\"x\"), "
+        f"expected a number or null; remove the line and resume with --egi-resume {two} (its item runs "
+        "again)\n"))
+    assert not (project / "reports" / "S" / "egi.json").exists()
+    (two / "journal.jsonl").write_text("".join(lines[1:]))
+    resumed = _pytest(project, "--egi-resume", "reports/S/shard-2-of-3")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    status, _, err = merge(project / "reports" / "S")
+    assert (status, err) == (0, "")
+    _assert_same_run(project / "reports" / "S", reference)
+
+
+# -- a merge judges with its own floors and weights -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def odd_judged(sharded: Path) -> Path:
+    """Shard 2 of run S made with --egi-floor M4=90 (in odd-floor/), shard 3 with --egi-weights
+    M1=0.5 (in odd-weights/): the same records as the others', judged otherwise."""
+    started = [_start(sharded, "--egi-run-id", "S", "--egi-shard", f"{k}/3", "--egi-report-dir", folder,
+                      *extra)
+               for folder, k, extra in (("odd-floor", 2, ("--egi-floor", "M4=90")),
+                                        ("odd-weights", 3, ("--egi-weights", "M1=0.5")))]  # fmt: skip
+    for proc in map(_wait, started):
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return sharded
+
+
+def test_a_merge_judges_with_its_own_floor(tmp_path, sharded, reference, merge):
+    """The toy's M4 (acc) is 80.0 on these records: --egi-floor M4=90 given to the merge
+    breaches it (before, the merge took shard 1's floors and ignored its own flag)."""
+    run = _copy_shards(sharded, tmp_path)
+    status, out, err = merge(run, "--egi-floor", "M4=90")
+    assert (status, err) == (1, "")
+    egi = _json(run / "egi.json")
+    assert egi["routing"]["floors"] == {"M2": 70, "M4": 90, "M5": 70}
+    assert (egi["gate"]["breached"], egi["gate"]["judged"]) == (["M4"], True)
+    assert egi["session"]["reasons"] == ["release floor breached: M4 80.0 < 90"]
+    assert "release gate: NOT READY — M4 80.0 below floor 90; M2 not measured (floor 70); M5 not measured " \
+           "(floor 70)" in out.splitlines()
+    assert (run / "records.jsonl").read_bytes() == (reference / "records.jsonl").read_bytes()
+    status, _, err = merge(run, "--egi-floor", "M4=80")  # met: the same records pass
+    assert (status, err) == (0, "")
+    assert _json(run / "egi.json")["gate"]["breached"] == []
+
+
+def test_a_merge_applies_its_own_partial_weights_over_the_shards(tmp_path, sharded, merge):
+    run = _copy_shards(sharded, tmp_path)
+    status, out, err = merge(run, "--egi-weights", "M1=0.20,M5=0.30")
+    assert (status, err) == (0, "")
+    egi = _json(run / "egi.json")
+    assert egi["routing"]["weights"] == pytest.approx(
+        {"M1": 0.2, "M2": 0.11 / 0.58, "M3": 0.08 / 0.58, "M4": 0.07 / 0.58, "M5": 0.3, "M6": 0.03 / 0.58},
+        abs=1e-12)
+    assert egi["routing"]["weights_given"] == {"M1": 0.2, "M5": 0.3}
+    assert ("bucket weights (--egi-weights M1=0.2,M5=0.3; the other buckets scaled to fill 0.5): M1 0.2, "
+            "M2 0.189655, M3 0.137931, M4 0.12069, M5 0.3, M6 0.051724") in out.splitlines()
+
+
+@pytest.mark.parametrize(("k", "odd", "message"), [
+    (2, "odd-floor", "the shards were judged with different floors: M4 none in shard-1-of-3, 90 in "
+                     "shard-2-of-3; the shards of one run must agree: give the merge the floors to judge "
+                     "with (--egi-floor M4=0), or rerun the odd shard with the others' options"),
+    (3, "odd-weights", "the shards were judged with different weights: M1 0.28 in shard-1-of-3, 0.5 in "
+                       "shard-3-of-3; M2 0.22 in shard-1-of-3, 0.152778 in shard-3-of-3; M3 0.16 in "
+                       "shard-1-of-3, 0.111111 in shard-3-of-3; M4 0.14 in shard-1-of-3, 0.0972222 in "
+                       "shard-3-of-3; M5 0.14 in shard-1-of-3, 0.0972222 in shard-3-of-3; M6 0.06 in "
+                       "shard-1-of-3, 0.0416667 in shard-3-of-3; the shards of one run must agree: give the "
+                       "merge the weights to judge with (--egi-weights M1=0.28,M2=0.22,M3=0.16,M4=0.14,"
+                       "M5=0.14,M6=0.06), or rerun the odd shard with the others' options"),
+])
+def test_shards_judged_with_other_floors_or_weights_are_refused(tmp_path, odd_judged, merge, k, odd,
+                                                                 message):  # fmt: skip
+    """Shard 1 alone no longer decides: which shard carried a flag must not change the verdict."""
+    run = _copy_shards(odd_judged, tmp_path, odd={k: odd})
+    assert merge(run) == (2, "", f"egi-bench: error: --merge: {message}\n")
+    assert not (run / "egi.json").exists() and not (run / "raw").exists()  # nothing written
+
+
+def test_shards_judged_otherwise_merge_once_the_merge_names_the_value(tmp_path, odd_judged, reference, merge):
+    run = _copy_shards(odd_judged, tmp_path, odd={2: "odd-floor"})
+    status, _, err = merge(run, "--egi-floor", "M4=90")
+    assert (status, err) == (1, "")  # M4 80.0 < 90, whichever shard carried the flag
+    assert _json(run / "egi.json")["routing"]["floors"] == {"M2": 70, "M4": 90, "M5": 70}
+    status, _, err = merge(run, "--egi-floor", "M4=80")
+    assert (status, err) == (0, "")
+    assert (run / "records.jsonl").read_bytes() == (reference / "records.jsonl").read_bytes()
 
 
 # -- more shards than items --------------------------------------------------------------------

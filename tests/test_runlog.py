@@ -109,7 +109,8 @@ def test_a_small_example_is_dealt_in_turn_across_groups():
 
 
 def _rec(task: str, status: str = "passed", trial: int = 1, **extra) -> dict:
-    return {"suite": "toy", "task_id": task, "trial": trial, "status": status, **extra}
+    return {"suite": "toy", "task_id": task, "trial": trial, "status": status, "category": task[0],
+            "nodeid": f"toysuites/toy/test_toy.py::test_task[{task}]", "values": {}, **extra}
 
 
 def _line(record: dict) -> bytes:
@@ -118,8 +119,8 @@ def _line(record: dict) -> bytes:
 
 def test_the_journal_appends_one_sorted_json_line_per_record(tmp_path):
     journal = Journal(tmp_path / "run")
-    journal.append(_rec("b-0", é="ü"))
-    journal.append(_rec("a-0", "failed"))
+    journal.append({"suite": "toy", "task_id": "b-0", "trial": 1, "status": "passed", "é": "ü"})
+    journal.append({"suite": "toy", "task_id": "a-0", "trial": 1, "status": "failed"})
     journal.close()
     journal.close()  # idempotent
     lines = (tmp_path / "run" / JOURNAL_FILE).read_bytes().split(b"\n")
@@ -189,14 +190,55 @@ def test_read_journal_names_a_bad_middle_line(tmp_path):
     path.write_bytes(_line(_rec("a-0")) + b'{"suite": "toy", "task\n' + _line(_rec("a-1")))
     with pytest.raises(RunLogError) as exc:
         read_journal(path)
-    assert str(exc.value) == f"{path}:2: not valid JSON; delete that line (its item runs again on resume)"
+    assert str(exc.value) == (f"{path}:2: not valid JSON; remove the line and resume with --egi-resume "
+                              f"{tmp_path} (its item runs again)")
 
 
 def test_read_journal_names_a_bad_last_line_that_has_its_newline(tmp_path):
     path = tmp_path / JOURNAL_FILE
     path.write_bytes(_line(_rec("a-0")) + b"not json\n")
-    with pytest.raises(RunLogError, match=r"journal\.jsonl:2: not valid JSON; delete that line"):
+    with pytest.raises(RunLogError, match=r"journal\.jsonl:2: not valid JSON; remove the line and resume"):
         read_journal(path)
+
+
+@pytest.mark.parametrize(("fields", "problem"), [
+    ({"values": "abc"},
+     'field \'values\': expected a mapping of sub-metric name to a number or null, got a str ("abc")'),
+    ({"values": {"correct": "high"}},
+     'field \'values\': sub-metric \'correct\' is a str ("high"), expected a number or null'),
+    ({"values": {"correct": True}}, "field 'values': sub-metric 'correct' is a boolean (true), expected a "
+                                    "number or null"),
+    ({"values": None}, "field 'values': expected a mapping of sub-metric name to a number or null, got null"),
+    ({"status": "timeout"},
+     "field 'status': 'timeout' is not a record status (passed, failed, error, skipped)"),
+    ({"trial": 0}, "field 'trial': expected a whole number >= 1, got a number (0)"),
+    ({"category": 3}, "field 'category': expected text, got a number (3)"),
+    ({"success": "yes"}, 'field \'success\': expected true, false or null, got a str ("yes")'),
+    ({"raw_path": ["raw/toy/a-1.json"]},
+     'field \'raw_path\': expected text or null, got a list (["raw/toy/a-1.json"])'),
+    ({"usage": 5}, "field 'usage': expected a mapping or null, got a number (5)"),
+])
+def test_read_journal_names_the_field_of_a_record_that_does_not_fit_the_schema(tmp_path, fields, problem):
+    """Before, only suite, task_id, trial and status were checked: a malformed ``values``
+    crashed aggregation at session end, and an unknown status was silently run again."""
+    path = tmp_path / JOURNAL_FILE
+    path.write_bytes(_line(_rec("a-0")) + _line({**_rec("a-1"), **fields}) + _line(_rec("a-2")))
+    with pytest.raises(RunLogError) as exc:
+        read_journal(path)
+    assert str(exc.value) == (f"{path}:2: {problem}; remove the line and resume with --egi-resume {tmp_path} "
+                              "(its item runs again)")
+    assert read_journal(path, end=len(_line(_rec("a-0")))) == [_rec("a-0")]  # the lines before it read
+
+
+def test_load_records_checks_every_record_of_records_jsonl(tmp_path):
+    from pytest_egi.records import load_records
+
+    (tmp_path / "records.jsonl").write_bytes(_line(_rec("a-0")) + _line(_rec("a-1", values={"x": "1"})))
+    with pytest.raises(ValueError) as exc:
+        load_records(tmp_path)
+    assert str(exc.value) == (f"{tmp_path}/records.jsonl:2: field 'values': sub-metric 'x' is a str (\"1\"), "
+                              f"expected a number or null; remove the line and resume with --egi-resume "
+                              f"{tmp_path} (its item runs again)")
 
 
 @pytest.mark.parametrize(("line", "problem"), [
@@ -211,7 +253,8 @@ def test_read_journal_names_a_line_that_is_json_but_not_a_record(tmp_path, line,
     path.write_bytes(_line(_rec("a-0")) + line + b"\n" + _line(_rec("a-2")))
     with pytest.raises(RunLogError) as exc:
         read_journal(path)
-    assert str(exc.value) == f"{path}:2: {problem}; delete that line (its item runs again on resume)"
+    assert str(exc.value) == (f"{path}:2: {problem}; remove the line and resume with --egi-resume {tmp_path} "
+                              "(its item runs again)")
 
 
 def test_read_journal_reads_a_range_of_many_batches_and_names_a_bad_line_far_in(tmp_path):
@@ -226,7 +269,8 @@ def test_read_journal_reads_a_range_of_many_batches_and_names_a_bad_line_far_in(
     path.write_bytes(b"".join(lines))
     with pytest.raises(RunLogError) as exc:
         read_journal(path, start=start)
-    assert str(exc.value) == f"{path}:1101: not valid JSON; delete that line (its item runs again on resume)"
+    assert str(exc.value) == (f"{path}:1101: not valid JSON; remove the line and resume with --egi-resume "
+                              f"{tmp_path} (its item runs again)")
 
 
 def test_records_read_back_are_plain_dicts_equal_to_the_lines_in_less_memory(tmp_path):

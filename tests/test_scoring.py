@@ -69,9 +69,13 @@ def test_bucket_renormalises_within_itself_and_egi_is_partial():
     # M1 = (50*1 + 90*3) / 4 = 80; r missing is dropped within M1 only
     assert result.buckets["M1"].value == 80.0
     assert result.buckets["M5"].value == 60.0
-    # partial EGI over M1 and M5: (0.28*80 + 0.14*60) / 0.42
-    assert result.egi == pytest.approx((0.28 * 80 + 0.14 * 60) / 0.42)
+    # a bucket is empty: no EGI; the partial figure over M1 and M5, (0.28*80 + 0.14*60) / 0.42
+    # = 30.8 / 0.42 = 73.333333, is kept apart with its covered weight (DESIGN §4)
+    assert result.egi is None
+    assert result.partial_value == pytest.approx(73.333333, abs=1e-6)
+    assert result.figure == result.partial_value
     assert result.partial and result.covered_weight == pytest.approx(0.42)
+    assert result.covered == ["M1", "M5"]
     assert result.gate.breached == ["M5"] and result.gate.unmeasured == ["M2"]
     assert not result.gate.release_ready
     missing = {m.route: m.reason for m in result.missing}
@@ -167,7 +171,8 @@ def test_full_egi_uses_the_paper_weights():
     values = {"M1": 82.95, "M2": 79.56, "M3": 30.89, "M4": 54.86, "M5": 63.47, "M6": 55.0}
     result = compute_egi({"a": values}, _routing(routes), weights=WEIGHTS, floors={"M2": 70, "M5": 70})
     expected = sum(WEIGHTS[b] * values[b] for b in WEIGHTS)
-    assert not result.partial
+    assert not result.partial and result.partial_value is None
+    assert result.covered == ["M1", "M2", "M3", "M4", "M5", "M6"]
     assert result.egi == pytest.approx(expected, abs=1e-6)
     assert result.gate.breached == ["M5"]
     result = compute_egi({"a": values}, _routing(routes), weights=WEIGHTS, floors={"M2": 70, "M5": 60})
@@ -199,3 +204,37 @@ def test_undefined_notes_come_from_null_floor_none_entries():
         "other": "documented as undefined on some runs (Suite.null_floor)",
     }
     assert undefined_notes(None) == {}
+
+
+def test_egi_is_set_only_when_all_six_buckets_are_measured():
+    """Five buckets of six: the fixed-weight sum and the figure renormalised over the covered
+    weight differ (the quick oracle's 83.8 against 89.2 in the issue); neither is the EGI."""
+    routes = [{"suite": "a", "sub_metric": b, "bucket": b, "transform": "percent"} for b in WEIGHTS]
+    values = {"M1": 100.0, "M2": 100.0, "M3": 37.0, "M4": 100.0, "M5": 100.0}  # no M6
+    result = compute_egi({"a": values}, _routing(routes), weights=WEIGHTS, floors={})
+    # 0.28*100 + 0.22*100 + 0.16*37 + 0.14*100 + 0.14*100 = 28 + 22 + 5.92 + 14 + 14 = 83.92
+    # (the fixed-weight sum), over the covered weight 0.94 -> 89.276596 (the partial figure)
+    assert (result.egi, result.partial) == (None, True)
+    assert result.partial_value == pytest.approx(89.276596, abs=1e-6)
+    assert result.covered_weight == pytest.approx(0.94)
+    assert result.covered == ["M1", "M2", "M3", "M4", "M5"]
+    assert result.to_dict()["egi"] is None
+    # nothing covered: no figure of either kind
+    empty = compute_egi({"a": {}}, _routing(routes), weights=WEIGHTS, floors={})
+    assert (empty.egi, empty.partial_value, empty.covered_weight) == (None, None, 0.0)
+
+
+def test_the_headline_labels_the_partial_figure_and_its_interval():
+    from pytest_egi.aggregate import Aggregate
+    from pytest_egi.report.terminal import egi_headline
+
+    routes = [{"suite": "a", "sub_metric": b, "bucket": b, "transform": "percent"} for b in WEIGHTS]
+    result = compute_egi({"a": {"M1": 80.0, "M4": 60.0}}, _routing(routes), weights=WEIGHTS, floors={})
+    agg = Aggregate(result, {}, {"EGI": (70.0, 80.0)}, 0.0, {})
+    assert egi_headline(agg) == (
+        "EGI (partial: M1 M4, 42% of weight) 73.3  partial 95% CI [70.0, 80.0]  — not comparable to a "
+        "full EGI"
+    )
+    full = compute_egi({"a": {b: 50.0 for b in WEIGHTS}}, _routing(routes), weights=WEIGHTS, floors={})
+    full_agg = Aggregate(full, {}, {"EGI": (40.0, 60.0)}, 0.0, {})
+    assert egi_headline(full_agg) == "EGI 50.0  95% CI [40.0, 60.0]"

@@ -76,7 +76,10 @@ class Trajectory:
             none.
         tool_calls: the executed tool calls (``Toolkit.calls``), empty for text protocols.
         usage: summed usage of the model under test over the trial.
-        info: loop- and suite-specific extras (invalid-format count, mistakes made, ...).
+        info: loop- and suite-specific extras (invalid-format count, mistakes made, ...);
+            ``raw_replies`` lists the replies the client had to clean (text that is not valid
+            Unicode), as sent: ``{"turn": n, "fields": {path: raw text}}`` (see
+            :func:`call_model`).
     """
 
     messages: list[dict[str, Any]]
@@ -184,6 +187,11 @@ def call_model(
     ``finish_reason`` updated). Returns the reply, or None when the context window overflowed
     (the trajectory then ends with termination ``context_exceeded`` and no answer).
 
+    When the client had to clean the reply (text that is not valid Unicode, a lone surrogate,
+    is replaced by U+FFFD: ``ModelResponse.raw``), the raw form is kept in
+    ``traj.info["raw_replies"]`` as ``{"turn": n, "fields": {path: raw text}}`` (the text in
+    JSON-safe form, ``\\ud800``); the cleaned reply is what the scaffold and the scorer use.
+
     Args:
         messages: what to send when it is not the trajectory's own message list (a scaffold
             that rebuilds one prompt per turn from its history, as MCP-Universe's ReAct does);
@@ -202,6 +210,9 @@ def call_model(
     traj.usage.add(response.usage)
     traj.turns += 1
     traj.finish_reason = response.finish_reason
+    raw = getattr(response, "raw", None)
+    if raw:  # the client cleaned text that was not valid Unicode: keep what the model sent
+        traj.info.setdefault("raw_replies", []).append({"turn": traj.turns, "fields": dict(raw)})
     message = dict(response.message)
     message.setdefault("role", "assistant")
     traj.messages.append(message)
@@ -267,8 +278,33 @@ def run_tool_loop(
     return traj
 
 
+def _calls_with_ids(traj: Trajectory, message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool calls of ``message`` (the trajectory's last message), each with an id.
+
+    A call the model sent without an id (or with an empty or non-text one) gets
+    ``call_<turn>_<k>`` (the turn's number and the call's 1-based position), written into
+    the stored assistant message too, so its tool result pairs with it when the conversation
+    goes back to the provider. A malformed call is the model's mistake and still runs
+    (an unknown or missing name, arguments that are not a JSON object: see ``Toolkit.call``).
+    """
+    calls = message.get("tool_calls") or []
+    if all(isinstance(c, dict) and isinstance(c.get("id"), str) and c["id"] for c in calls):
+        return calls
+    fixed = []
+    for k, call in enumerate(calls, 1):
+        call = dict(call) if isinstance(call, dict) else {"function": {}}
+        if not (isinstance(call.get("id"), str) and call["id"]):
+            call["id"] = f"call_{traj.turns}_{k}"
+        fixed.append(call)
+    message["tool_calls"] = fixed
+    return fixed
+
+
 def _execute_calls(traj: Trajectory, toolkit: Toolkit, calls: list[dict[str, Any]]) -> bool:
     """Run one turn's tool calls in order, appending tool messages; True once submitted.
+
+    A call whose name is not text runs under the name ``""`` (an unknown tool: the model's
+    mistake, an observation), never under the text ``"None"``.
 
     The first successful submit sets the final answer; calls after it in the same turn still
     run (the model asked for them) but cannot change the answer. A submit in a reply cut off
@@ -278,7 +314,8 @@ def _execute_calls(traj: Trajectory, toolkit: Toolkit, calls: list[dict[str, Any
     value: Any = None
     for call in calls:
         fn = call.get("function") or {}
-        outcome = toolkit.call(str(fn.get("name")), fn.get("arguments"))
+        name = fn.get("name")
+        outcome = toolkit.call(name if isinstance(name, str) else "", fn.get("arguments"))
         traj.messages.append({"role": "tool", "tool_call_id": call.get("id"), "content": outcome.content})
         if outcome.submitted and not submitted:
             submitted, value = True, outcome.value
@@ -304,7 +341,7 @@ def _tool_turns(
         message = call_model(client, traj, schemas, params)
         if message is None:
             break
-        calls = message.get("tool_calls") or []
+        calls = _calls_with_ids(traj, message)
         if not calls:
             if text_is_final:
                 end_with_text(traj, message.get("content"), "text_answer")
@@ -443,7 +480,7 @@ def _dialogue_turns(
         message = call_model(client, traj, schemas, params)
         if message is None:
             return user_turns
-        calls = message.get("tool_calls") or []
+        calls = _calls_with_ids(traj, message) if toolkit is not None else message.get("tool_calls") or []
         if calls and toolkit is not None:
             if _execute_calls(traj, toolkit, calls):
                 break

@@ -2,7 +2,9 @@
 
 - :mod:`pytest_egi.mcp.client`: :class:`McpServer` (one stdio server subprocess behind a
   synchronous API), :func:`shared_server` (one per spec per process, started on first use),
-  :func:`close_all`, :class:`McpToolkit` (the function-calling loop's tools, executed on the
+  :func:`close_all`, :func:`begin_item` (before each item: a server in an unknown state or
+  dead is started afresh), :func:`encodable` (arguments made encodable before they are sent),
+  :class:`McpToolkit` (the function-calling loop's tools, executed on the
   servers), and the two failure types :class:`McpToolError` (the model's mistake, an
   observation) and :class:`McpServerError` (an environment fault, the item errors).
 - :mod:`pytest_egi.mcp.schema`: MCP tool definitions → OpenAI / LiteLLM ``tools`` (name rules,
@@ -26,7 +28,9 @@ __all__ = [
     "ServerSpec",
     "ToolNames",
     "ToolResult",
+    "begin_item",
     "close_all",
+    "encodable",
     "openai_name",
     "openai_parameters",
     "openai_tool",

@@ -23,6 +23,31 @@ Lifetime (DESIGN §9.4, "real parts"):
   event loop's remaining tasks are cancelled, and a loop that does not end within
   :data:`_PORTAL_STOP_S` is abandoned (its thread is a daemon).
 
+A server in an unknown state is never reused. The plugin calls
+:func:`begin_item` before each EGI item, outside the item's timeout; it stops and starts afresh
+every process-wide server that needs it, so the item gets a server in a known state:
+
+- **A call that times out or is cut short.** A request the server does not answer within
+  ``spec.timeout_s`` raises :class:`McpServerError` (the item errors) and the server is stopped
+  at once; a call cut short while its request is in flight (pytest-timeout's ``Failed``, a
+  Ctrl-C: any exception that is not an :class:`Exception`) marks the server *unknown-state*
+  and goes on at once. The server may still be working on that request, or be stuck in it, so
+  it is never asked anything again: before the next item (or at its next use, whichever comes
+  first) it is stopped, bounded (:meth:`McpServer.close`: SIGTERM to its process group, up to
+  :data:`_TERM_S` seconds' wait, then SIGKILL), and started afresh.
+- **A server that died between items.** Its death is found before the next item (or at its
+  first use in an item, when the plugin does not call :func:`begin_item`): it is cleaned up and
+  started afresh, and the item goes on with the fresh server (nothing of the item had reached
+  the dead one, so nothing is lost; a stateful server's world is the seeded one, as a trial's
+  reset makes it anyway). A server that dies *after* an item's first use of it (``list_tools``
+  or ``call_tool``) raises :class:`McpServerError` at the item's next call (the item errors:
+  what it did there is lost).
+
+Arguments are made encodable before they are sent (:func:`encodable`): a lone UTF-16
+surrogate (``"\\ud800"``, which a model's JSON can carry and UTF-8 cannot) becomes U+FFFD, so
+text that cannot be encoded never breaks the server connection; the caller keeps what the
+model sent.
+
 Failures, in the terms of :mod:`pytest_egi.agents.tools`:
 
 - **The model's mistake** (unknown tool, arguments that fail the tool's input schema, an id
@@ -44,6 +69,7 @@ import concurrent.futures
 import contextlib
 import json
 import os
+import re
 import signal
 import tempfile
 import threading
@@ -63,7 +89,9 @@ __all__ = [
     "McpToolkit",
     "ServerSpec",
     "ToolResult",
+    "begin_item",
     "close_all",
+    "encodable",
     "running_servers",
     "shared_server",
 ]
@@ -81,6 +109,12 @@ is cancelled and its process group killed (SIGKILL)."""
 _PORTAL_STOP_S = 5.0
 """Seconds :func:`close_all` waits for the event loop to end once its tasks are cancelled;
 past them the loop's (daemon) thread is left to the interpreter's exit."""
+
+_TERM_S = 2.0
+"""Seconds an unknown-state server gets to exit after SIGTERM before its process group is
+killed (SIGKILL); the SDK's own escalation waits as long."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class McpServerError(RuntimeError):
@@ -209,6 +243,50 @@ _portal: Any = None
 _running: dict[int, McpServer] = {}
 _shared: dict[ServerSpec, McpServer] = {}
 _atexit_registered = False
+_item = 0
+"""How many items :func:`begin_item` has begun in this process (0: none, e.g. outside pytest)."""
+
+
+def begin_item() -> None:
+    """Tell the client that a new item begins (the plugin calls it before each EGI item, outside
+    the item's timeout, so a restart here is not counted in the item's budget).
+
+    Each process-wide server (:func:`shared_server`) that is in an unknown state, whose process
+    died, or that a fault of the last item stopped, is stopped (bounded, see
+    :meth:`McpServer.close`) and started afresh now; any other server left unknown-state is
+    stopped. A start that fails here is left to the server's next use, which raises it to the
+    item. Never raises.
+    """
+    global _item
+    with _lock:
+        _item += 1
+        shared = list(_shared.values())
+        others = [s for s in _running.values() if s.unknown_state is not None and s not in shared]
+    for server in others:
+        with contextlib.suppress(Exception):
+            server.close()
+    for server in shared:
+        with contextlib.suppress(Exception):
+            server.recover()
+
+
+def encodable(value: Any) -> Any:
+    """``value`` with every string (object keys included) made encodable as UTF-8: a lone
+    UTF-16 surrogate becomes U+FFFD; a surrogate pair written as two code points becomes the
+    character it encodes. Lists, tuples and dicts are copied when something changed; other
+    values are returned as they are.
+
+    Example: ``encodable({"q": "a\\ud800b"}) == {"q": "a\\ufffdb"}``.
+    """
+    if isinstance(value, str):
+        if _SURROGATE.search(value) is None:
+            return value
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {encodable(k): encodable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [encodable(v) for v in value]
+    return value
 
 
 def _get_portal() -> Any:
@@ -279,6 +357,32 @@ def _kill_group(pid: int | None) -> None:
     if pid is not None and pid in _child_pids():
         with contextlib.suppress(OSError):
             os.killpg(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (not gone, not a zombie); True when it cannot be told
+    (no ``/proc``)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
+            fields = fh.read().rsplit(")", 1)[-1].split()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return bool(fields) and fields[0] not in ("Z", "X")
+
+
+def _terminate_group(pid: int | None) -> None:
+    """SIGTERM the process group of ``pid`` (a child of this process), wait up to
+    :data:`_TERM_S` seconds for ``pid`` to exit, then SIGKILL the group."""
+    if pid is None or pid not in _child_pids():
+        return
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + _TERM_S
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    _kill_group(pid)  # what is left of the group (the server may ignore SIGTERM)
 
 
 class _Connection:
@@ -360,6 +464,10 @@ class McpServer:
         pid: the server process id while running (Linux; None elsewhere or when stopped).
         startup_s: wall seconds of the last start (spawn + handshake + tool listing).
         starts: how many times the server was started (a restart after a fault counts).
+        unknown_state: why the server is in an unknown state (a call cut short while its
+            request was in flight), or None; such a server is stopped before it is used again.
+        recoveries: why the server was stopped and started afresh outside a fault of the
+            current call (an unknown state, a process that died between items), in order.
     """
 
     def __init__(self, spec: ServerSpec) -> None:
@@ -367,6 +475,10 @@ class McpServer:
         self.pid: int | None = None
         self.startup_s: float | None = None
         self.starts = 0
+        self.unknown_state: str | None = None
+        self.recoveries: list[str] = []
+        self._used_in = -1  # the item (module ``_item``) of the last use
+        self._restart_due = False  # stopped by a fault: begin_item starts it again
         self._lock = threading.RLock()
         self._conn: _Connection | None = None
         self._client: Any = None
@@ -403,6 +515,9 @@ class McpServer:
                 answer the handshake within ``spec.timeout_s``.
         """
         with self._lock:
+            if self.unknown_state is not None:
+                self.recoveries.append(self.unknown_state)
+                self.close()
             if self._client is not None:
                 return
             if self._conn is not None:  # a start cut short: stop what is left of it first
@@ -447,6 +562,7 @@ class McpServer:
             self.pid = _find_child(before, argv)
             self.startup_s = time.perf_counter() - begin
             self.starts += 1
+            self._restart_due = False
             with _lock:
                 _running[id(self)] = self
 
@@ -457,7 +573,7 @@ class McpServer:
             McpServerError: the server could not be started.
         """
         with self._lock:
-            self.start()
+            self._ready()
             assert self._tools is not None
             return list(self._tools)
 
@@ -466,7 +582,8 @@ class McpServer:
 
         Args:
             name: the MCP tool name.
-            arguments: the arguments object (sent as is; the server validates it).
+            arguments: the arguments object (the server validates it); sent as
+                :func:`encodable` makes it (a lone surrogate becomes U+FFFD).
 
         Returns:
             The result; ``is_error`` True for a call the server refused (unknown tool, bad
@@ -475,23 +592,76 @@ class McpServer:
         Raises:
             McpServerError: the server could not be started, died, timed out or failed
                 (it is stopped; the next call starts it again).
+            BaseException: an interruption while the request was in flight (pytest-timeout,
+                Ctrl-C) goes on at once; the server is then unknown-state (module docstring).
         """
         with self._lock:
-            self.start()
+            self._ready()
+            sent_name, sent = encodable(name), encodable(dict(arguments or {}))
             try:
-                result = _get_portal().call(self._client.call_tool, name, dict(arguments or {}))
+                result = _get_portal().call(self._client.call_tool, sent_name, sent)
             except Exception as exc:
                 code = _code(exc)
                 if code == INVALID_PARAMS:
                     return ToolResult(text=str(getattr(exc, "message", exc)), is_error=True)
                 message = self._fault_message(f"failed on tools/call {name!r}", exc)
                 self.close()
+                self._restart_due = True
                 raise McpServerError(message, server=self.spec.name, code=code) from exc
+            except BaseException as exc:
+                self.unknown_state = (
+                    f"tools/call {name!r} was cut short by {type(exc).__name__} while the server "
+                    "was answering it"
+                )
+                raise
             return _result(result)
+
+    def recover(self) -> bool:
+        """Before an item: stop and start afresh a server that is unknown-state, whose process
+        died, or that a fault stopped (``call_tool`` raised :class:`McpServerError`); a server
+        never started, or stopped by :meth:`close`, is left as it is.
+
+        Returns:
+            True when the server was (re)started.
+
+        Raises:
+            McpServerError: it could not be started.
+        """
+        with self._lock:
+            if self.unknown_state is not None:
+                pass  # start() records and stops it
+            elif self._client is not None and self.pid is not None and not _alive(self.pid):
+                self.recoveries.append(f"its process (pid {self.pid}) had died since its last use")
+                self.close()
+            elif not (self._client is None and self._restart_due):
+                return False
+            self.start()
+            return True
+
+    def _ready(self) -> None:
+        """Start the server when needed, for a use in the current item. A server left
+        unknown-state is stopped and started afresh; a server whose process died is started
+        afresh at its first use in an item (not after it: an item that used it errors at the
+        call that finds it dead). Call with ``self._lock`` held.
+
+        Raises:
+            McpServerError: the server could not be started.
+        """
+        if (
+            self._client is not None
+            and self._used_in != _item
+            and self.pid is not None
+            and not _alive(self.pid)
+        ):
+            self.recoveries.append(f"its process (pid {self.pid}) had died since its last use")
+            self.close()
+        self.start()
+        self._used_in = _item
 
     def close(self) -> None:
         """Stop the server (close stdin, then SIGTERM/SIGKILL its process group if it lingers),
-        or what a start cut short left of it.
+        or what a start cut short left of it. An unknown-state server is not asked to stop: its
+        process group gets SIGTERM, then SIGKILL after :data:`_TERM_S` seconds.
 
         Bounded: a stop not over within :data:`_STOP_S` seconds is cancelled, and one still
         not over :data:`_STOP_S` seconds later has its process group killed (SIGKILL).
@@ -499,6 +669,10 @@ class McpServer:
         """
         with self._lock:
             conn, self._conn, self._client = self._conn, None, None
+            self._restart_due = False
+            if self.unknown_state is not None:
+                _terminate_group(self.pid)
+                self.unknown_state = None
             if conn is not None and not conn.stop(_STOP_S):
                 _kill_group(self.pid)
             self._release()

@@ -69,11 +69,17 @@ class ModelResponse:
         finish_reason: the provider's ``finish_reason`` (``stop``, ``tool_calls``,
             ``length``, ``content_filter``, ...); None when the provider gave none. ``length``
             means the reply was cut off by the token limit: whatever it holds is not an answer.
+        raw: None when ``message`` is the reply as sent; else the fields the client had to
+            clean (text that is not valid Unicode: a lone surrogate, replaced by U+FFFD in
+            ``message``), as sent, in JSON-safe form: ``{field path: text}``, e.g.
+            ``{"content": "Paris \\ud800"}`` (see :mod:`pytest_egi.models.replies`). The
+            scaffold stores it in the trajectory (``info["raw_replies"]``).
     """
 
     message: dict[str, Any]
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
+    raw: dict[str, str] | None = None
 
 
 class ProviderError(Exception):
@@ -87,11 +93,16 @@ class ProviderError(Exception):
             ``rate_limit``, ``timeout``, ``server_error``, ``client_error``, ...); the session
             stops at once on a kind that every later call would repeat
             (:data:`SESSION_FATAL_KINDS`), rather than after five errored items.
+        hint: the part of the message that says how to fix it (``(to stop sending
+            temperature, pass --egi-model-params temperature=null)``), or None; a failure
+            line shortened for the record keeps it whole
+            (:func:`pytest_egi.recorder.shorten`).
     """
 
-    def __init__(self, message: str = "", kind: str | None = None) -> None:
+    def __init__(self, message: str = "", kind: str | None = None, hint: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind
+        self.hint = hint
 
 
 SESSION_FATAL_KINDS = frozenset({"no_credentials", "quota"})

@@ -4,8 +4,9 @@ The key is a SHA-256 over the model, the API base, the messages, the tool schema
 sampling parameters, the trial index and a namespace (:func:`cache_key`), so a second
 identical run answers from disk with zero network calls while trials stay independent.
 Only the response is stored (assistant message, token counts, ``finish_reason``), never a
-request or a key. Failed calls and replies without choices are never stored, and a caller that
-finds a stored reply unusable (a judge verdict that does not parse) deletes it
+request or a key: the client redacts every secret of a reply before storing it (a provider
+may echo a key). Failed calls and replies without choices are never stored, and a caller
+that finds a stored reply unusable (a judge verdict that does not parse) deletes it
 (:meth:`ResponseCache.delete`), so the next identical call goes to the network.
 """
 
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_egi.models._sqlite import init_wal_database
+from pytest_egi.models.replies import escape_text, has_lone_surrogate
 
 __all__ = ["CACHE_FORMAT", "ResponseCache", "cache_key"]
 
@@ -71,7 +73,9 @@ def cache_key(
     }
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    # surrogatepass: a lone surrogate in the conversation (a tool's output) still gives a key;
+    # any other text encodes as plain UTF-8, so keys of valid text do not change
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ResponseCache:
@@ -79,7 +83,9 @@ class ResponseCache:
 
     Each thread gets its own connection; SQLite's WAL mode and a 60 s busy timeout make
     concurrent readers and writers in several processes (xdist workers) safe. Storage errors
-    are reported once as a warning and treated as a miss: a broken cache never fails a call.
+    (a full disk, a folder turned read-only, here or when the cache is created) are reported
+    once per process as a warning and treated as a miss, or a write not kept: a broken cache
+    never fails a call nor stops the run; the calls then go to the network.
 
     Args:
         directory: where the database lives (created if missing).
@@ -90,10 +96,17 @@ class ResponseCache:
         self.path = self.directory / "responses.sqlite3"
         self._local = threading.local()
         self._warned = False
-        self.directory.mkdir(parents=True, exist_ok=True)
-        init_wal_database(self.path, _SCHEMA)
+        self._broken: Exception | None = None
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            init_wal_database(self.path, _SCHEMA)
+        except (OSError, sqlite3.Error) as exc:  # a full disk, a read-only folder: no cache
+            self._broken = exc
+            self._warn(exc)
 
     def _conn(self) -> sqlite3.Connection:
+        if self._broken is not None:
+            raise sqlite3.OperationalError(f"the cache could not be created: {self._broken}")
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
@@ -123,8 +136,13 @@ class ResponseCache:
             return None
 
     def put(self, key: str, value: dict[str, Any], *, model: str) -> None:
-        """Store ``value`` (JSON-safe) under ``key``; last writer wins."""
+        """Store ``value`` (JSON-safe) under ``key``; last writer wins.
+
+        A lone surrogate (text that is not valid Unicode, e.g. in a model's reply) is stored
+        as its JSON escape (``\\ud800``), so the entry reads back as it was given."""
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        if has_lone_surrogate(text):  # SQLite takes UTF-8 only
+            text = escape_text(text)
         try:
             self._conn().execute(
                 "INSERT OR REPLACE INTO responses (key, model, created, value) VALUES (?, ?, ?, ?)",

@@ -21,7 +21,10 @@ redacted: the item is an error, not a wrong answer. A refusal for length raises
 :class:`~pytest_egi.models.base.ContextWindowExceeded` instead (the model's limit).
 A malformed answer is the model's own: empty ``choices`` becomes an assistant message with
 ``content=None`` (never cached); tool-call arguments and names pass through raw for the
-scaffold to judge.
+scaffold to judge. Every reply, from the network or the cache, arrives through one place
+(:meth:`LiteLLMClient._arrived`): secrets are redacted (the cache stores redacted replies) and
+text that is not valid Unicode (a lone surrogate) is replaced by U+FFFD, its raw form kept in
+``ModelResponse.raw`` (:mod:`pytest_egi.models.replies`).
 
 Generation parameters: each call's parameters (the suite's defaults) are overlaid with the
 user's for this role (``--egi-model-params`` ...), then checked against LiteLLM's knowledge of
@@ -45,8 +48,9 @@ from pytest_egi.models.base import ContextWindowExceeded, ModelResponse, Provide
 from pytest_egi.models.cache import ResponseCache, cache_key
 from pytest_egi.models.params import merge_params
 from pytest_egi.models.ratelimit import RateLimiter, estimate_tokens
+from pytest_egi.models.replies import clean_obj, clean_reply, has_lone_surrogate
 from pytest_egi.models.retry import RetryPolicy
-from pytest_egi.models.secrets import redact
+from pytest_egi.models.secrets import mask_secret_params, redact, redact_json_safe
 from pytest_egi.models.settings import ProviderSettings, load_price_file
 from pytest_egi.models.transport import (
     Attempt,
@@ -87,6 +91,9 @@ class CallInfo:
         failed: the call raised (provider failure or context window): no answer, but its
             retries and waits count.
         finish_reason: the provider's ``finish_reason``, or None.
+        raw: the reply's fields that held text that is not valid Unicode (a lone surrogate),
+            as sent, in JSON-safe form (``{"content": "...\\ud800..."}``); None when the
+            reply was clean (see :mod:`pytest_egi.models.replies`).
     """
 
     latency_s: float = 0.0
@@ -101,6 +108,7 @@ class CallInfo:
     usage_reported: bool = True
     failed: bool = False
     finish_reason: str | None = None
+    raw: dict[str, str] | None = None
 
     def usage(self) -> Usage:
         """This call as a :class:`Usage` (one call; zero calls when it failed)."""
@@ -184,8 +192,8 @@ class LiteLLMClient:
                 new = {k: v for k, v in checked["dropped"].items() if k not in self.dropped_params}
                 self.dropped_params.update(new)
             for name, reason in new.items():
-                warnings.warn(f"egi: {self.role} {self.name}: not sending {name}="
-                              f"{merged[name]!r}: {reason}", UserWarning, stacklevel=2)
+                warnings.warn(redact(f"egi: {self.role} {self.name}: not sending {name}="
+                                     f"{merged[name]!r}: {reason}"), UserWarning, stacklevel=2)
         return checked
 
     @property
@@ -216,7 +224,8 @@ class LiteLLMClient:
         cache store.
 
         Args:
-            messages, tools: the request.
+            messages, tools: the request (a lone surrogate in a message, text that is not
+                valid Unicode, is sent as U+FFFD: no provider accepts one).
             params: the caller's generation parameters (before the user's and the check).
             trial, namespace: enter the cache key.
             info: the :class:`CallInfo` to fill (a failed call keeps its retries and waits
@@ -224,7 +233,10 @@ class LiteLLMClient:
 
         Returns:
             (assistant message in OpenAI format, the call's :class:`CallInfo`, its cache key
-            or None). A reply without choices is returned but never cached.
+            or None). A reply without choices is returned but never cached. The message has
+            every secret redacted (as the cache stores it) and every lone surrogate replaced
+            by U+FFFD, from the network and the cache alike; ``info.raw`` keeps the raw form
+            of the fields that were cleaned.
 
         Raises:
             ProviderError: retries exhausted or a non-retryable failure; the message names
@@ -233,6 +245,8 @@ class LiteLLMClient:
         """
         info = info if info is not None else CallInfo()
         sent = self.check_params(params)["sent"]
+        if has_lone_surrogate(json.dumps(messages, ensure_ascii=False, default=str)):
+            messages = clean_obj(messages)  # no provider takes one: it fails before sending
         key = None
         if self.cache is not None:
             key = cache_key(
@@ -247,9 +261,9 @@ class LiteLLMClient:
                 info.cached, info.priced = True, bool(hit.get("priced", True))
                 info.usage_reported = bool(hit.get("usage_reported", True))
                 info.finish_reason = hit.get("finish_reason")
-                return hit["message"], info, key
+                return self._arrived(hit["message"], info), info, key
         attempt = self._call_with_retries(messages, tools, sent, info)
-        message = attempt.message
+        message = redact_json_safe(attempt.message)  # never stored (nor replayed) with a key
         info.prompt_tokens = attempt.prompt_tokens
         info.completion_tokens = attempt.completion_tokens
         info.usage_reported = attempt.usage_reported
@@ -263,7 +277,16 @@ class LiteLLMClient:
                                  "usage_reported": info.usage_reported,
                                  "finish_reason": info.finish_reason},
                            model=self.name)
-        return message, info, key
+        return self._arrived(message, info), info, key
+
+    @staticmethod
+    def _arrived(message: dict[str, Any], info: CallInfo) -> dict[str, Any]:
+        """Where every reply arrives, from the network or the cache: secrets redacted (an
+        old cache entry may hold one), lone surrogates replaced by U+FFFD
+        (:func:`~pytest_egi.models.replies.clean_reply`; their raw form goes to
+        ``info.raw``)."""
+        cleaned, info.raw = clean_reply(redact_json_safe(message))
+        return cleaned
 
     def _call_with_retries(self, messages: list[dict[str, Any]],
                            tools: list[dict[str, Any]] | None,
@@ -313,30 +336,32 @@ class LiteLLMClient:
         code = f" (HTTP {status})" if status else ""
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         if kind == "connect":
+            hint = "(check the network, the host name and that the server is running)"
             return ProviderError(
                 f"{self.role} {self.name}{where}: {text} after {tries}; no connection could "
-                "be made (check the network, the host name and that the server is running)",
-                kind)
+                f"be made {hint}", kind, hint)
         if kind == "quota":
+            hint = ("(add credit or raise the limit in the provider's billing settings; waiting "
+                    "will not help)")
             return ProviderError(
                 f"{self.role} {self.name}{where}: quota or billing limit reached{code}, not "
-                f"retried: {text} (add credit or raise the limit in the provider's billing "
-                "settings; waiting will not help)", kind)
+                f"retried: {text} {hint}", kind, hint)
         if kind == "no_credentials":
+            hint = ("(set the provider's key in the environment or a .env file, or any value "
+                    f"for a keyless local server; egi-bench doctor --egi-model {self.name} "
+                    "names it)")
             return ProviderError(
-                f"{self.role} {self.name}{where}: no API key, nothing was sent (set the "
-                "provider's key in the environment or a .env file, or any value for a keyless "
-                f"local server; egi-bench doctor --egi-model {self.name} names it): "
-                f"{_without_exception_names(text)}", kind)
+                f"{self.role} {self.name}{where}: no API key, nothing was sent {hint}: "
+                f"{_without_exception_names(text)}", kind, hint)
         hint = ""
         if kind == "client_error" and re.search(r"(?i)unsupported|not support|unrecognized|"
                                                 r"unknown (parameter|field)|extra_forbidden", text):
             named = [k for k in (params or {}) if re.search(rf"\b{re.escape(k)}\b", text)]
             if named:
-                hint = (f" (to stop sending {named[0]}, pass {PARAMS_FLAGS.get(self.role, '')} "
+                hint = (f"(to stop sending {named[0]}, pass {PARAMS_FLAGS.get(self.role, '')} "
                         f"{named[0]}=null)")
         return ProviderError(f"{self.role} {self.name}{where}: {kind}{code} after {tries}: "
-                             f"{text}{hint}", kind)
+                             f"{text}{' ' + hint if hint else ''}", kind, hint or None)
 
     def _cost(self, attempt: Attempt) -> tuple[float, bool]:
         """(USD, priced) for one answer: the user price file first, then LiteLLM's local
@@ -407,7 +432,7 @@ class TrialClient:
             raise
         finally:
             self.calls.append(info)
-        return ModelResponse(message, info.usage(), info.finish_reason)
+        return ModelResponse(message, info.usage(), info.finish_reason, info.raw)
 
     def invalidate_last(self) -> None:
         """Remove this trial's last reply from the response cache (a caller found it
@@ -419,10 +444,12 @@ class TrialClient:
 
     def params_record(self) -> dict[str, Any] | None:
         """``{"sent": {...}, "dropped": {name: reason}}`` for the record (None before any
-        call): what the last call sent, and what the model refused of the parameters."""
+        call): what the last call sent (a secret-named parameter's value shown as ``***``),
+        and what the model refused of the parameters."""
         if self.sent_params is None:
             return None
-        return {"sent": dict(self.sent_params), "dropped": dict(self.core.dropped_params)}
+        return {"sent": mask_secret_params(self.sent_params),
+                "dropped": dict(self.core.dropped_params)}
 
     @property
     def usage(self) -> Usage:

@@ -21,7 +21,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["check_params", "merge_params", "parse_params", "scaffold_params"]
+__all__ = ["CALL_SETTINGS", "check_params", "merge_params", "parse_params", "scaffold_params"]
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -97,6 +97,14 @@ def merge_params(defaults: dict[str, Any], overrides: dict[str, Any]) -> dict[st
     return {k: v for k, v in merged.items() if v is not None}
 
 
+CALL_SETTINGS = frozenset({"api_key", "api_base", "base_url", "api_version", "organization",
+                           "deployment_id"})
+"""LiteLLM call settings that are not generation parameters (where and how to connect):
+sent as given, never checked against the model's parameter list (LiteLLM lists them among
+its OpenAI parameters, but no model "supports" them). A secret among them (``api_key``) is
+redacted wherever it would be written (:func:`pytest_egi.models.secrets.register_secrets`)."""
+
+
 def _first_sentence(text: str) -> str:
     text = re.sub(r"^litellm\.\w+:\s*", "", str(text)).strip()
     cut = text.find(" To drop")
@@ -124,7 +132,8 @@ def check_params(litellm: Any, model: str, params: dict[str, Any]) -> dict[str, 
     An OpenAI parameter name that ``litellm.get_supported_openai_params`` does not list for
     the model, or a value LiteLLM's parameter mapping refuses (``UnsupportedParamsError``,
     e.g. ``temperature=0`` for ``o3``), is dropped. Names that are not OpenAI parameters
-    (``top_k``, provider extras) pass through, as LiteLLM passes them. When LiteLLM does not
+    (``top_k``, provider extras) and the call settings of :data:`CALL_SETTINGS` (``api_key``,
+    ``api_version``, ...) pass through, as LiteLLM passes them. When LiteLLM does not
     know the model (no parameter list), everything is kept.
 
     Args:
@@ -147,10 +156,13 @@ def check_params(litellm: Any, model: str, params: dict[str, Any]) -> dict[str, 
         supported = None
     if supported is None:
         return {"sent": dict(params), "dropped": {}, "reasoning": reasoning}
-    openai_names = set(getattr(litellm, "OPENAI_CHAT_COMPLETION_PARAMS", ()) or ())
+    openai_names = set(getattr(litellm, "OPENAI_CHAT_COMPLETION_PARAMS", ()) or ()) - CALL_SETTINGS
     sent: dict[str, Any] = {}
     dropped: dict[str, str] = {}
     for key, value in params.items():
+        if key in CALL_SETTINGS:
+            sent[key] = value
+            continue
         if key not in supported:
             if key in openai_names:
                 dropped[key] = f"{model} does not support {key} (LiteLLM)"

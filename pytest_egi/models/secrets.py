@@ -3,8 +3,10 @@
 Keys are read from the environment (or a ``.env`` file that never overrides it) and must never
 appear in records, trajectories, reports or error messages. :func:`redact` replaces the value
 of every environment variable whose *name* looks secret (``*_API_KEY``, ``*_TOKEN``,
-``*_SECRET``, ...) and every string shaped like a well-known key format (``sk-...``,
-``Bearer ...``, ``AKIA...``, ``hf_...``) with ``***``.
+``*_SECRET``, ...), every secret given as an option (:func:`register_secrets`: the value of a
+secret-named generation parameter, ``--egi-model-params api_key=...``, see
+:func:`secret_param_values`) and every string shaped like a well-known key format
+(``sk-...``, ``Bearer ...``, ``AKIA...``, ``hf_...``) with ``***``.
 """
 
 from __future__ import annotations
@@ -23,11 +25,15 @@ __all__ = [
     "find_secret_leaks",
     "holds_secret_json",
     "is_secret_name",
+    "is_secret_param",
     "load_env_file",
+    "mask_secret_params",
     "parse_env_file",
     "present_provider_keys",
     "redact",
     "redact_obj",
+    "register_secrets",
+    "secret_param_values",
     "secret_values",
 ]
 
@@ -79,9 +85,104 @@ def is_secret_name(name: str) -> bool:
     return name.upper() in PROVIDER_KEY_NAMES or bool(_SECRET_NAME.search(name))
 
 
+_SECRET_PARAM = re.compile(
+    r"(?i)(^|_)(api_?key|key|key_id|access_key|private_key|secret(_key)?|password|passwd|"
+    r"credentials?|auth|authorization)$|token(?!s|iz)|secret|passw|authoriz|bearer")
+"""Generation-parameter names whose value is a secret: ``api_key``, ``*_key``, ``*token*``
+(not ``max_tokens`` and other ``*tokens`` counts), ``*secret*``, ``password``,
+``authorization``, ``*credentials``."""
+
+
+def is_secret_param(name: str) -> bool:
+    """True when a generation parameter (or a header, or a key inside one) named ``name``
+    holds a secret: ``api_key``, ``*_key``, ``*token*`` (``max_tokens`` is a count, not a
+    secret), ``*secret*``, ``password``, ``authorization``, ``*credentials`` (case-insensitive),
+    or any name :func:`is_secret_name` takes for an environment variable."""
+    return bool(_SECRET_PARAM.search(name)) or is_secret_name(name)
+
+
+def _json_object(value: Any) -> Any:
+    """``value`` parsed when it is a string holding a JSON object (``extra_headers`` given on
+    the command line stays a string), else ``value``."""
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return value
+        return parsed if isinstance(parsed, dict) else value
+    return value
+
+
+def secret_param_values(params: Mapping[str, Any] | None) -> list[str]:
+    """The secrets among generation parameters: the value (as text) of every secret-named
+    key (:func:`is_secret_param`), at any depth of a mapping value or of a string holding a
+    JSON object (``extra_headers={"Authorization": "..."}``). Values shorter than 6
+    characters are left out, as for environment variables.
+
+    Args:
+        params: ``{name: value}`` as parsed from ``--egi-model-params`` (or the kwargs of a
+            call), or None.
+    """
+    found: list[str] = []
+
+    def walk(mapping: Mapping[str, Any]) -> None:
+        for key, value in mapping.items():
+            value = _json_object(value)
+            if isinstance(value, Mapping):
+                walk(value)
+            elif value is not None and not isinstance(value, bool) and is_secret_param(str(key)):
+                text = str(value)
+                if len(text) >= _MIN_SECRET_LEN:
+                    found.append(text)
+
+    walk(params or {})
+    return found
+
+
+def mask_secret_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``params`` fit to be stored (run.json, egi.json, records): the value of every
+    secret-named key (:func:`is_secret_param`, at any depth, inside a JSON-object string too)
+    replaced by ``***``. None values (``KEY=null``: "do not send") stay None."""
+
+    def mask(mapping: Mapping[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in mapping.items():
+            parsed = _json_object(value)
+            if isinstance(parsed, Mapping):
+                inner = mask(parsed)
+                out[key] = inner if isinstance(value, Mapping) else json.dumps(inner)
+            elif value is not None and is_secret_param(str(key)):
+                out[key] = REDACTED
+            else:
+                out[key] = value
+        return out
+
+    return mask(params)
+
+
+_REGISTERED: set[str] = set()
+"""Secrets given as options in this process (:func:`register_secrets`)."""
+
+
+def register_secrets(values: Sequence[str]) -> None:
+    """Add ``values`` (secrets given as options, e.g. :func:`secret_param_values` of
+    ``--egi-model-params``) to this process's redaction set: from now on :func:`redact`,
+    :func:`redact_obj`, :func:`holds_secret` and :func:`find_secret_leaks` treat them like
+    the secret environment variables' values. Values shorter than 6 characters are ignored.
+    Called by every :class:`~pytest_egi.models.settings.ProviderSettings` built (each
+    process: the controller, every xdist worker) and by the gateway for the keys a call
+    carries."""
+    global _ENV_SNAPSHOT
+    new = {v for v in values if isinstance(v, str) and len(v) >= _MIN_SECRET_LEN} - _REGISTERED
+    if new:
+        _REGISTERED.update(new)
+        _ENV_SNAPSHOT = None  # recompute the merged list on the next call
+
+
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The values of secret-named variables in ``environ`` (default ``os.environ``),
-    longest first, skipping values shorter than 6 characters.
+    """The values of secret-named variables in ``environ`` (default ``os.environ``) and the
+    secrets registered as options (:func:`register_secrets`), longest first, skipping values
+    shorter than 6 characters.
 
     For ``os.environ`` the result is kept until the environment changes (compared with a
     copy of its raw contents, which is much cheaper than decoding and matching every name):
@@ -111,7 +212,7 @@ _ENV_VALUES: list[str] = []
 
 def _secret_values(env: Mapping[str, str]) -> list[str]:
     values = {v for k, v in env.items() if v and len(v) >= _MIN_SECRET_LEN and is_secret_name(k)}
-    return sorted(values, key=len, reverse=True)
+    return sorted(values | _REGISTERED, key=len, reverse=True)
 
 
 _SHORTEST_SHAPE = 8

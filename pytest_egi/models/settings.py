@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from pytest_egi.models.secrets import load_env_file
+from pytest_egi.models.secrets import load_env_file, register_secrets, secret_param_values
 from pytest_egi.options import RULES, add_provider_options
 
 __all__ = [
@@ -60,7 +60,9 @@ class ProviderSettings(BaseModel):
             ``--egi-gateway`` is ``auto``); None calls LiteLLM in this process.
         model_params: generation parameters for the model under test
             (``--egi-model-params``), applied over each suite's defaults; a None value
-            removes that default.
+            removes that default. The value of a secret-named one (``api_key=...``) is
+            redacted wherever it would be written (:func:`~pytest_egi.models.secrets.
+            register_secrets`; stored parameter lists show ``***``).
         judge_params: the same for the judge (``--egi-judge-params``).
         simulator_params: the same for the user simulator (``--egi-simulator-params``).
     """
@@ -93,6 +95,15 @@ class ProviderSettings(BaseModel):
     def _backoff(self) -> ProviderSettings:
         if self.backoff_max_s < self.backoff_base_s:
             raise ValueError("backoff_max_s must be >= backoff_base_s")
+        return self
+
+    @model_validator(mode="after")
+    def _register_secret_params(self) -> ProviderSettings:
+        """Secrets given as options are secrets: the value of every secret-named parameter
+        (``api_key``, ``*_key``, ``*token*``, ``*secret*``, ``password``, ``authorization``)
+        of any role joins this process's redaction set (it is sent, but never written)."""
+        for params in (self.model_params, self.judge_params, self.simulator_params):
+            register_secrets(secret_param_values(params))
         return self
 
     def judge_identity(self) -> str:

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from pytest_egi.models.base import ProviderError, assistant_message
 from pytest_egi.models.retry import Failure, classify
-from pytest_egi.models.secrets import redact
+from pytest_egi.models.secrets import redact, register_secrets, secret_param_values
 
 __all__ = ["Attempt", "GatewayTransport", "InProcessTransport", "Transport", "finish_reason_of",
            "import_litellm", "to_message"]
@@ -174,6 +174,10 @@ class InProcessTransport:
             ProviderError: litellm is not installed.
         """
         litellm = import_litellm()
+        # a key given as a parameter (api_key=...) is redacted from what the provider echoes,
+        # here too (the gateway process builds no settings of its own)
+        register_secrets(secret_param_values({k: v for k, v in kwargs.items()
+                                              if k not in ("messages", "tools")}))
         try:
             response = litellm.completion(**kwargs)
         except Exception as exc:  # litellm maps provider errors to its own types

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import platform
@@ -87,6 +88,7 @@ def build_egi_json(
         }
         buckets[b] = entry
     seed = settings.run_seed
+    interval = agg.ci.get("EGI")  # of the run's figure: the full EGI, or its partial value
     return {
         "run_id": settings.run_id,
         "model": settings.model,
@@ -94,10 +96,15 @@ def build_egi_json(
         "judge": settings.judge_model or "egi/rules",
         "simulator": settings.simulator_model or "egi/rules",
         "egi": {
+            # the full EGI only: null unless all six buckets are measured (DESIGN §4)
             "value": res.egi,
             "partial": res.partial,
+            # the labelled partial figure over the covered buckets' weight, kept apart
+            "partial_value": res.partial_value,
             "covered_weight": res.covered_weight,
-            "ci95": list(agg.ci["EGI"]) if agg.ci.get("EGI") else None,
+            "covered_buckets": list(res.covered),
+            "ci95": list(interval) if interval and not res.partial else None,
+            "partial_ci95": list(interval) if interval and res.partial else None,
             "status": verdict.status,
             "flags": list(verdict.flags),
             "flag_reasons": list(verdict.reasons),
@@ -129,6 +136,8 @@ def build_egi_json(
             "sha256": settings.routing_hash,
             "version": routing.version,
             "weights": settings.weights,
+            # what --egi-weights named; the other buckets were scaled to fill the rest
+            "weights_given": dict(getattr(settings, "weights_given", None) or {}),
             "floors": settings.floors,
             # only what the file set: a value left to its default (a suite profile's seed) must
             # read back as unset, so the mode's value applies again (rescore, merge)
@@ -170,11 +179,14 @@ def _params_config(settings: Any, records: Sequence[dict[str, Any]]) -> dict[str
     Returns:
         ``{"given": {role: {...}}, "sent": {role: {suite: {...}}}, "dropped": {role: {name:
         reason}}}``: ``given`` is ``--egi-model-params`` / ``--egi-judge-params`` /
-        ``--egi-simulator-params`` (a null value removes a suite default); ``sent`` and
+        ``--egi-simulator-params`` (a null value removes a suite default; a secret-named
+        parameter's value is shown as ``***``); ``sent`` and
         ``dropped`` come from the records of LiteLLM calls (empty for offline policies).
     """
     provider = getattr(settings, "provider", None)
-    given = {role: provider.params_for(role) for role in ("model", "judge", "simulator")
+    from pytest_egi.models.secrets import mask_secret_params
+
+    given = {role: mask_secret_params(provider.params_for(role)) for role in ("model", "judge", "simulator")
              } if hasattr(provider, "params_for") else {}
     sent: dict[str, dict[str, Any]] = {}
     dropped: dict[str, dict[str, str]] = {}
@@ -327,7 +339,8 @@ def write_report_files(
     session_info: dict[str, Any] | None = None,
     verdict: Verdict | None = None,
 ) -> dict[str, str]:
-    """Write egi.json and report.html (a piece at a time), after :func:`write_record_files`.
+    """Write report.html, then egi.json (a piece at a time), after :func:`write_record_files`:
+    a folder with an egi.json has all of them (a write that fails leaves none of these two).
 
     Args:
         settings: the run's settings.
@@ -346,9 +359,15 @@ def write_report_files(
     rows: Sequence[dict[str, Any]] | RecordLines
     rows = records if records is not None else RecordLines(rd.records_jsonl, digest.items)
     egi = build_egi_json(settings, digest, agg, session_info, verdict)
-    write_json(rd.egi_json, egi)
     with atomic_file(rd.report_html) as page:
         for part in render_html_parts(egi, rows):
             page.write(part)
+    # egi.json last: a run folder with an egi.json has every other file of its session written
+    try:
+        write_json(rd.egi_json, egi)
+    except OSError:  # (a full disk): no page of a run whose egi.json is not there
+        with contextlib.suppress(OSError):
+            rd.report_html.unlink(missing_ok=True)
+        raise
     return {"run_dir": str(rd.root), "egi_json": str(rd.egi_json)}
 

@@ -7,7 +7,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from pytest_egi.aggregate import Aggregate
-from pytest_egi.config import BUCKETS
+from pytest_egi.config import BUCKETS, describe_weights
 from pytest_egi.models.usage import format_usage_lines, summarize_usage
 from pytest_egi.verdict import Verdict
 
@@ -29,34 +29,37 @@ def _ci(ci: dict[str, Any], key: str) -> str:
 def egi_headline(agg: Aggregate, verdict: Verdict | None = None) -> str:
     """The EGI line; a run whose figure is not a score says so in the line itself.
 
-    ``EGI 81.2  95% CI [76.0, 85.1]``; ``EGI (partial: M1 M4, 42% of weight) 93.0  — not
-    comparable to a full EGI``; ``EGI (subset: -k "alpha") 93.0  — over the selected items
-    only``; ``EGI INTERRUPTED: 2 of 6 items ran (stopping after 1 failures) — the figure over
-    the items that ran (93.0) is not a score``; ``EGI INVALID: errored items 60.0% above
-    --egi-max-error-rate 5.0% — ...``. See :mod:`pytest_egi.verdict`.
+    ``EGI 81.2  95% CI [76.0, 85.1]``; ``EGI (partial: M1 M4, 42% of weight) 93.0  partial 95%
+    CI [88.1, 96.0]  — not comparable to a full EGI`` (the figure is egi.json's
+    ``partial_value``; ``egi.value`` is null); ``EGI (subset: -k "alpha") 93.0  — over the
+    selected items only``; ``EGI INTERRUPTED: 2 of 6 items ran (stopping after 1 failures) —
+    the figure over the items that ran (93.0) is not a score``; ``EGI INVALID: errored items
+    60.0% above --egi-max-error-rate 5.0% — ...``. See :mod:`pytest_egi.verdict`.
     """
     res = agg.result
+    figure_value = res.figure
     subset = f"subset: {', '.join(verdict.subset)}" if verdict is not None and verdict.subset else None
     if verdict is not None and verdict.flags:
-        if res.egi is None:
+        if figure_value is None:
             figure = "no figure (nothing was scored)"
         else:
             partial = f", partial: {res.covered_weight:.0%} of weight" if res.partial else ""
-            figure = f"the figure over the items that were scored ({res.egi:.1f}{partial}) is not a score"
+            figure = (f"the figure over the items that were scored ({figure_value:.1f}{partial}) is "
+                      "not a score")
         label = f" ({subset})" if subset else ""
         return f"EGI {', '.join(verdict.flags)}{label}: {'; '.join(verdict.reasons)} — {figure}"
     ci = _ci(agg.ci, "EGI")
-    ci = f"  95% CI {ci}" if ci else ""
-    if res.egi is None:
+    ci = f"  {'partial ' if res.partial else ''}95% CI {ci}" if ci else ""
+    if figure_value is None:
         return "EGI —  (no bucket has a routed sub-metric)" + (f"  ({subset})" if subset else "")
     labels = [subset] if subset else []
     if res.partial:
-        covered = " ".join(b for b in BUCKETS if res.buckets[b].value is not None)
+        covered = " ".join(res.covered)
         labels.append(f"partial: {covered}, {res.covered_weight:.0%} of weight")
     if not labels:
-        return f"EGI {res.egi:.1f}{ci}"
+        return f"EGI {figure_value:.1f}{ci}"
     tail = "  — not comparable to a full EGI" if res.partial else "  — over the selected items only"
-    return f"EGI ({'; '.join(labels)}) {res.egi:.1f}{ci}{tail}"
+    return f"EGI ({'; '.join(labels)}) {figure_value:.1f}{ci}{tail}"
 
 
 def gate_line(agg: Aggregate) -> str:
@@ -129,6 +132,9 @@ def summary_lines(
             f"{len(br.contributors)}/{routes_per_bucket[b]}",
         )
     lines += _render(buckets)
+    weights_line = describe_weights(dict(settings.weights), getattr(settings, "weights_given", None))
+    if weights_line:
+        lines.append(weights_line)
     lines.append(gate_line(agg))
     for warning in getattr(settings, "data_warnings", None) or []:
         lines.append(f"data warning ({warning['suite']}): {warning['warning']}")

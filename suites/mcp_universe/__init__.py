@@ -12,7 +12,11 @@ Categories are the domains: ``financial_analysis`` (yfinance + calculator, funct
 (see :func:`summarize_domain`): ``<domain>.pass_rate`` (SR, routed to M2), the average evaluator
 score (AE), average steps over passed tasks and over all (AS), and the pass rate per evaluator
 kind. Tasks are our own, generated from each domain's seeded world, or the original task files
-of a folder with ``--egi-opt mcp_universe.task_dir=PATH``. See README.md here.
+of a folder with ``--egi-opt mcp_universe.task_dir=PATH``; a profile's ``per_category`` /
+``limit`` keep a seeded sample. A task file the suite cannot run is skipped alone, one that
+cannot be loaded errors alone (:func:`check_runnable`). Differences from upstream (README.md
+here, "Differences from upstream"): no answer fails every evaluator; faults are errors; local
+seeded worlds; op fixes; seeded subsets; task files that cannot run are skipped alone.
 """
 
 from __future__ import annotations
@@ -34,9 +38,17 @@ from pytest_egi.suite import (
     suite_options,
     values_by_category,
 )
-from suites.mcp_universe.tasks import DOMAINS, ROUTED_DOMAINS, TEMPLATE_ENV, domain_module
+from suites.mcp_universe.tasks import DOMAINS, ROUTED_DOMAINS, TEMPLATE_ENV, UNKNOWN_DOMAIN, domain_module
 
-__all__ = ["KINDS", "SUITE", "McpUniverseOptions", "McpUniverseSuite", "not_run", "summarize_domain"]
+__all__ = [
+    "KINDS",
+    "SUITE",
+    "McpUniverseOptions",
+    "McpUniverseSuite",
+    "TaskFileError",
+    "check_runnable",
+    "summarize_domain",
+]
 
 KINDS = ("format", "static", "dynamic")
 _SUMMARY_KEYS = (
@@ -139,7 +151,7 @@ class McpUniverseSuite:
     """The MCP-Universe suite object (see :class:`pytest_egi.suite.Suite`)."""
 
     name = "mcp_universe"
-    version = "1"
+    version = "2"
     categories = DOMAINS
     options_model = McpUniverseOptions
     profile_keys = frozenset({"max_iterations"})
@@ -157,18 +169,26 @@ class McpUniverseSuite:
     }
 
     def load_tasks(self, profile: SuiteProfile, options: Any) -> list[Task]:
-        """The generated tasks of the profile's domains (``<domain>-NNN``, upstream-sized;
-        ``per_category`` / ``limit`` keep the first ones), or every file of the task folder
-        (the profile's categories and limits are for generated tasks: a user's folder runs
-        whole). A file the local data cannot answer (upstream's web_search files) is loaded and
-        checked but not run; :meth:`data_warnings` names it (from the folder again: the tasks
-        may come from the task cache, without this call).
+        """The generated tasks of the profile's domains (``<domain>-NNN``, upstream-sized), or
+        every file of the task folder (all domains: the profile's categories are for generated
+        tasks). ``per_category`` (generated tasks) and ``limit`` (both) keep a seeded sample
+        (:func:`~suites.mcp_universe.tasks.seeded_sample`: per domain with salt
+        ``per_category|<domain>``, then over all with salt ``limit``, from the profile seed),
+        in their original order.
+
+        One task file never stops the others: a file the suite cannot run (a server it does not
+        offer; upstream's web_search files, which ask about the real world) is a task whose item
+        is skipped with the reason; a file that cannot be loaded (a bad field) or whose
+        evaluators cannot be checked on the local data is a task whose item errors, naming the
+        file, the task and the fix (:func:`check_runnable`); a file the reference solver cannot
+        answer (or that it fails on) runs, and egi/oracle errors on it with the reason
+        (:meth:`reference_policy`).
 
         Raises:
-            ValueError: unknown category, a bad profile ``max_iterations``, or a bad task file
-                (the message names the file, field and fix).
+            ValueError: unknown category, a bad profile ``max_iterations``, or a task folder
+                that is not a folder or holds no task file.
         """
-        from suites.mcp_universe.tasks import generated_tasks, load_task_dir
+        from suites.mcp_universe.tasks import generated_tasks, load_task_dir, seeded_sample
 
         opts = _options(options)
         wanted = list(profile.categories or DOMAINS)
@@ -180,42 +200,49 @@ class McpUniverseSuite:
         max_iterations = opts.max_iterations or _profile_iterations(profile)
         by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
         if opts.task_dir is not None:
-            for domain, task in load_task_dir(opts.task_dir):
-                task = _with_reference(domain, task, profile.seed)
-                if not task.get("unanswerable"):
-                    by_domain[domain].append(task)
+            for domain, task in load_task_dir(opts.task_dir, keep_errors=True):
+                by_domain[domain].append(_with_reference(domain, task, profile.seed))
         else:
             for domain in wanted:
                 tasks = generated_tasks(domain, profile.seed)
-                by_domain[domain] = tasks[: profile.per_category] if profile.per_category else tasks
+                by_domain[domain] = seeded_sample(tasks, profile.per_category, profile.seed,
+                                                  f"per_category|{domain}")  # fmt: skip
         out: list[Task] = []
         agent = None if opts.agent == "auto" else opts.agent
         run = {"seed": profile.seed, "max_iterations": max_iterations, "agent": agent}
-        for domain in DOMAINS:
+        for domain in (*DOMAINS, UNKNOWN_DOMAIN):
             out += [Task(id=t["id"], category=domain, data={**t, **run}) for t in by_domain.get(domain, [])]
-        if profile.limit is not None and opts.task_dir is None:
-            out = out[: profile.limit]
-        return out
+        return seeded_sample(out, profile.limit, profile.seed, "limit")
 
     def prepare(self, tasks: list[Task], options: Any) -> None:
-        """Start every server the tasks use (once per process, before the first item)."""
+        """Start every server the runnable tasks use (once per process, before the first item).
+        A server that cannot start is left to the items that use it (each errors with the
+        server's message), so the others still run."""
+        from pytest_egi.mcp import McpServerError
         from suites.mcp_universe.servers import server_for
         from suites.mcp_universe.tasks import task_servers
 
-        for name, seed in sorted(
-            {(n, t.data["seed"]) for t in tasks for n in task_servers(t.data, t.category)}
-        ):
-            server_for(name, seed).start()
+        wanted: set[tuple[str, int]] = set()
+        for t in tasks:
+            if _not_ready(t) is None:
+                wanted.update((n, t.data["seed"]) for n in task_servers(t.data, t.category))
+        for name, seed in sorted(wanted):
+            try:
+                server_for(name, seed).start()
+            except McpServerError:
+                continue
 
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> Any:
         """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``.
 
         Raises:
+            pytest.skip.Exception, TaskFileError: the task cannot run (:func:`check_runnable`).
             RuntimeError: the task (an original file) has no reference the local data can
                 give (the domain solver's reason); the item errors, it is not scored.
         """
         from suites.mcp_universe.policy import McpUniversePolicy
 
+        check_runnable(task)
         reference = task.data.get("reference")
         if reference is None:
             raise RuntimeError(
@@ -225,22 +252,21 @@ class McpUniverseSuite:
         return McpUniversePolicy(reference, noise)
 
     def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
-        """Domains with task files left out because the local data cannot answer them
-        (upstream's web_search files ask about the real world; see :func:`not_run`), and task
-        files the reference solver cannot answer (they run, but egi/oracle errors on them).
-
-        Raises:
-            ValueError: the task folder no longer loads (it changed since ``tasks`` were loaded).
-        """
-        left_out = not_run(tasks, options)
+        """Per domain: the task files that are skipped because the suite cannot run them (a
+        server it does not offer; upstream's web_search files, which ask about the real world),
+        those that cannot be loaded (their items error), and those the reference solver cannot
+        answer (they run, but egi/oracle errors on them); each with the first one's reason."""
         out: dict[str, str] = {}
-        for domain in DOMAINS:
-            lines = []
-            left = left_out.get(domain) or []
-            if left:
-                lines.append(f"{len(left)} task file(s) not run: the local data cannot answer them "
-                             f"(first: {left[0][0]}: {left[0][1]})")  # fmt: skip
+        for domain in (*DOMAINS, UNKNOWN_DOMAIN):
             mine = [t for t in tasks if t.category == domain]
+            lines = []
+            for key, what in (
+                ("not_runnable", "task file(s) not run (their items are skipped): the suite cannot run them"),
+                ("load_error", "task file(s) cannot be loaded (their items error)"),
+            ):
+                found = [t for t in mine if t.data.get(key)]
+                if found:
+                    lines.append(f"{len(found)} {what} (first: {found[0].id}: {found[0].data[key]})")
             unsolved = [t for t in mine if t.data.get("unsolvable")]
             if unsolved:
                 lines.append(f"{len(unsolved)} of {len(mine)} task file(s) have no reference solution on the "
@@ -341,62 +367,75 @@ class McpUniverseSuite:
         return dict(out)
 
 
-def not_run(tasks: list[Task], options: Any) -> dict[str, list[tuple[str, str]]]:
-    """The task files of ``mcp_universe.task_dir`` that ``load_tasks`` left out because the
-    local data cannot answer them: domain -> [(task id, reason), ...], in file order.
+class TaskFileError(ValueError):
+    """A task file that cannot be loaded, or whose evaluators cannot be checked on the local
+    data: its item errors (never scored); the message names the task, the file, the field and
+    the fix."""
 
-    Found from the folder and the loaded ``tasks`` alone (the files whose id no loaded task
-    has, solved again: an unanswerable file fails fast), not from state ``load_tasks`` left
-    behind: the tasks may come from the cross-run task cache, whose key covers the folder's
-    files. Empty for generated tasks. The seed is the loaded tasks' (the profile's; 42 when
-    none was loaded).
+    one_line_report = True
+    """The item's pytest report is this message alone."""
+
+
+def _not_ready(task: Task) -> str | None:
+    """Why ``task`` cannot run (``not_runnable`` or ``load_error``), or None."""
+    return task.data.get("not_runnable") or task.data.get("load_error")
+
+
+def check_runnable(task: Task) -> None:
+    """Stop the item of a task that cannot run, before anything runs: skipped with the reason
+    when the suite cannot run it (``not_runnable``), an error when its file is bad
+    (``load_error``).
 
     Raises:
-        ValueError: the folder no longer loads (a bad file, as ``load_tasks`` raises).
+        pytest.skip.Exception: ``not_runnable`` is set.
+        TaskFileError: ``load_error`` is set.
     """
-    from suites.mcp_universe.tasks import load_task_dir
+    reason = task.data.get("not_runnable")
+    if reason:
+        import pytest
 
-    task_dir = _options(options).task_dir
-    if task_dir is None:
-        return {}
-    loaded = {t.id for t in tasks}
-    seed = int(tasks[0].data["seed"]) if tasks else SuiteProfile().seed
-    out: dict[str, list[tuple[str, str]]] = {}
-    for domain, task in load_task_dir(task_dir):
-        if task["id"] in loaded:
-            continue
-        reason = _with_reference(domain, task, seed).get("unanswerable")
-        if reason:
-            out.setdefault(domain, []).append((task["id"], reason))
-    return out
+        pytest.skip(f"{_named(task, reason)} cannot run here: {reason}")
+    error = task.data.get("load_error")
+    if error:
+        raise TaskFileError(f"{_named(task, error)} cannot be loaded: {error}")
+
+
+def _named(task: Task, why: str) -> str:
+    """``mcp_universe: task <id>``, with its file in parentheses unless ``why`` starts with it."""
+    source = str(task.data.get("source") or "")
+    named = f"mcp_universe: task {task.id}"
+    return named if not source or why.startswith(source) else f"{named} ({source})"
 
 
 def _with_reference(domain: str, task: dict[str, Any], seed: int) -> dict[str, Any]:
     """A task file's task with its ``reference`` computed from the local data (what egi/oracle
-    replays), or ``unsolvable`` (the reason) when the local data cannot answer it.
-
-    Raises:
-        ValueError: the task's evaluators cannot be run on the local data (an op argument the
-            op refuses, such as a date before the price history): a usage error naming the file.
+    replays); or, when there is none, the reason: ``not_runnable`` (the local data cannot
+    answer the question: upstream's web_search files), ``load_error`` (its evaluators cannot be
+    run on the local data, e.g. a date before the price history), ``unsolvable`` (the solver
+    cannot answer it, or failed on it: the file and the task are named). Never raises; a task
+    that did not load is returned as it is.
     """
     import json
 
     from suites.mcp_universe.domains import NotSolvable, Unanswerable
     from suites.mcp_universe.evaluator import EvaluatorSpecError
 
-    if task.get("reference") is not None:
+    if task.get("reference") is not None or task.get("not_runnable") or task.get("load_error"):
         return task
+    where = task.get("source", task["id"])
     try:
         reference = domain_module(domain).solve(task, seed)
     except Unanswerable as exc:
-        return {**task, "unanswerable": str(exc)}
+        return {**task, "not_runnable": str(exc)}
     except NotSolvable as exc:
         return {**task, "unsolvable": str(exc)}
     except EvaluatorSpecError as exc:
-        raise ValueError(
-            f"{task.get('source', task['id'])}: its evaluators cannot be checked on the local data: {exc}; "
-            "fix: change the evaluator's value or op_args, or leave the task out"
-        ) from None
+        error = (f"{where}: its evaluators cannot be checked on the local data: {exc}; fix: change "
+                 "the evaluator's value or op_args, or leave the task out")  # fmt: skip
+        return {**task, "load_error": error}
+    except Exception as exc:  # a defect of the solver: this task alone goes without a reference
+        why = f"the reference solver failed on {where} (task {task['id']}): {type(exc).__name__}: {exc}"
+        return {**task, "unsolvable": why}
     return {**task, "reference": json.loads(json.dumps(reference))}  # plain JSON, as a record holds it
 
 

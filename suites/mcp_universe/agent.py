@@ -315,11 +315,15 @@ def run_trial(task: Task, client: ModelClient, options: Any = None, judge: Any =
         for ``github`` a delta against the seeded base) and the cleanups run.
 
     Raises:
+        pytest.skip.Exception: the suite cannot run the task (``not_runnable``).
+        TaskFileError: the task's file could not be loaded (``load_error``).
         McpServerError: a server failed (an environment fault: the item errors).
         ProviderError: from the client.
     """
+    from suites.mcp_universe import check_runnable
     from suites.mcp_universe.cleanups import run_cleanups
 
+    check_runnable(task)
     d = task.data
     names = task_servers(d, task.category)
     servers = {n: server_for(n, d["seed"]) for n in names}

@@ -10,15 +10,20 @@ calls and answer, see :mod:`suites.mcp_universe.domains`). ``question``, ``value
 
 Everything a task file can get wrong is found when it is loaded (collection), with the file,
 the field and the fix: a missing or mistyped field, a task with no evaluator, a pipeline
-function or op we do not know, a server no local server plays.
+function or op we do not know, a server no local server plays. A well-formed file that needs a
+server the suite does not offer (upstream's notion, playwright, weather, date, blender) raises
+:class:`NotOffered`. :func:`load_task_dir` with ``keep_errors`` turns each such file into a task
+that is skipped (not offered) or errors (a bad file) alone, with its reason.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from suites.mcp_universe.evaluator import OPS, EvaluatorSpecError, load_ops, parse_func, render
 from suites.mcp_universe.servers import SERVER_MODULES
@@ -26,7 +31,10 @@ from suites.mcp_universe.servers import SERVER_MODULES
 __all__ = [
     "AGENT_OF",
     "DOMAINS",
+    "NOT_OFFERED_SERVERS",
     "OP_DOMAIN",
+    "UNKNOWN_DOMAIN",
+    "NotOffered",
     "ROUTED_DOMAINS",
     "TEMPLATE_ENV",
     "UPSTREAM_COUNTS",
@@ -34,6 +42,7 @@ __all__ = [
     "generated_tasks",
     "load_task_dir",
     "load_task_file",
+    "seeded_sample",
     "task_servers",
 ]
 
@@ -68,6 +77,17 @@ UPSTREAM_COUNTS: dict[str, int] = {
     "repository_management": 33,
 }
 """Tasks per domain in upstream's benchmark (reference §1.1): the deep profile's sizes."""
+NOT_OFFERED_SERVERS: dict[str, str] = {
+    "playwright": "a live browser",
+    "notion": "a Notion workspace",
+    "weather": "the live weather.gov service",
+    "date": "the real clock",
+    "blender": "a Blender install",
+}
+"""Upstream's servers the suite does not offer (a task file naming one, or using its ``<name>.*``
+ops, is skipped with this reason), and what each would need."""
+UNKNOWN_DOMAIN = "unknown"
+"""The category of a task file that cannot be loaded and whose domain cannot be told (it errors)."""
 TEMPLATE_ENV: dict[str, str] = {"GITHUB_PERSONAL_ACCOUNT_NAME": "egi-agent"}
 """Template variables of upstream task files → our values (the local repository server's
 authenticated account)."""
@@ -77,6 +97,27 @@ _KEYS = {"category", "question", "output_format", "mcp_servers", "use_specified_
 _EVAL_KEYS = {"func", "op", "value", "op_args", "desc", "kind"}
 _CLEANUP_KEYS = {"server", "tool", "cleanup_func", "cleanup_args"}
 _ID_BAD = re.compile(r"[^A-Za-z0-9_.:-]+")
+
+
+class NotOffered(ValueError):
+    """A well-formed task file needs a server (or that server's ops) the suite does not offer
+    (:data:`NOT_OFFERED_SERVERS`): it cannot run here. The message names the file, the field
+    and the server."""
+
+
+T = TypeVar("T")
+
+
+def seeded_sample(items: Sequence[T], n: int | None, seed: int, salt: str) -> list[T]:
+    """``n`` of ``items`` drawn without replacement by ``random.Random(f"mcp_universe|{salt}|{seed}")``
+    (``Random.sample`` over the positions), kept in their original order; all of them when
+    ``n`` is None or at least ``len(items)``. Deterministic for (items, n, seed, salt), across
+    runs and processes.
+    """
+    if n is None or n >= len(items):
+        return list(items)
+    chosen = set(random.Random(f"mcp_universe|{salt}|{seed}").sample(range(len(items)), n))
+    return [x for i, x in enumerate(items) if i in chosen]
 
 
 def domain_module(domain: str) -> Any:
@@ -127,6 +168,11 @@ def _check_evaluator(path: Path | str, i: int, ev: Any) -> None:
         raise _fail(
             path, f"{where}.op", f"is {type(op).__name__}, not a string", "give an op name or leave it out"
         )
+    if op and op not in OPS and op.split(".")[0] in NOT_OFFERED_SERVERS:
+        server = op.split(".")[0]
+        raise NotOffered(f"{path}: {where}.op: {op!r} is an op of upstream's {server} server, which the "
+                         f"suite does not offer (it needs {NOT_OFFERED_SERVERS[server]}); fix: leave this "
+                         "task file out")  # fmt: skip
     if op and op not in OPS:
         near = sorted(k for k in OPS if k.split(".")[0] == op.split(".")[0])
         hint = f"known {op.split('.')[0]} ops: {', '.join(near)}" if near else \
@@ -190,6 +236,10 @@ def load_task_file(
                                                 for s in servers):  # fmt: skip
         raise _fail(path, "mcp_servers", 'must be a list of {"name": ...}', 'write [{"name": "github"}]')
     for s in servers:
+        if s["name"] in NOT_OFFERED_SERVERS:
+            raise NotOffered(f"{path}: mcp_servers: no local server plays {s['name']!r} (upstream's "
+                             f"{s['name']} server needs {NOT_OFFERED_SERVERS[s['name']]}); fix: use "
+                             f"servers the suite provides: {', '.join(SERVER_MODULES)}")  # fmt: skip
         if s["name"] not in SERVER_MODULES:
             raise _fail(path, "mcp_servers", f"no local server plays {s['name']!r}",
                         f"use servers the suite provides: {', '.join(SERVER_MODULES)}")  # fmt: skip
@@ -256,13 +306,21 @@ def _folder_domain(path: Path | str) -> str:
     )
 
 
-def load_task_dir(root: Path | str) -> list[tuple[str, dict[str, Any]]]:
+def load_task_dir(root: Path | str, keep_errors: bool = False) -> list[tuple[str, dict[str, Any]]]:
     """Every ``*.json`` task file under ``root`` (recursively, sorted by path), as
     :func:`load_task_file` loads them; a file in a folder named after a domain is of that
     domain. Ids are made unique by prefixing the domain when two files share a stem.
 
+    Args:
+        keep_errors: False: a bad file raises. True: a file that fails to load becomes a task
+            of its own (``{"id", "source"}`` and ``not_runnable``: the reason, when it is
+            :class:`NotOffered`, else ``load_error``: the message naming file, field and fix),
+            of its folder's domain, else of its ops' domain, else :data:`UNKNOWN_DOMAIN`; the
+            other files load as usual.
+
     Raises:
-        ValueError: ``root`` is not a folder or holds no task file, or a bad file.
+        ValueError: ``root`` is not a folder or holds no task file, or (without
+            ``keep_errors``) a bad file.
     """
     root = Path(root)
     if not root.is_dir():
@@ -281,11 +339,31 @@ def load_task_dir(root: Path | str) -> list[tuple[str, dict[str, Any]]]:
         folder = next((p for p in f.relative_to(root).parts[:-1][::-1] if p in DOMAINS), None)
         if folder is None and root.name in DOMAINS:
             folder = root.name
-        out.append(load_task_file(f, domain=folder))
+        try:
+            out.append(load_task_file(f, domain=folder))
+        except ValueError as exc:
+            if not keep_errors:
+                raise
+            key = "not_runnable" if isinstance(exc, NotOffered) else "load_error"
+            task = {"id": _ID_BAD.sub("_", f.stem), "source": str(f), key: str(exc)}
+            out.append((folder or _guess_domain(f), task))
     seen: dict[str, int] = {}
     for _, t in out:
         seen[t["id"]] = seen.get(t["id"], 0) + 1
     return [(d, {**t, "id": f"{d}.{t['id']}"} if seen[t["id"]] > 1 else t) for d, t in out]
+
+
+def _guess_domain(path: Path) -> str:
+    """The domain of a file that did not load: its ops' domain when it is a JSON object whose
+    evaluators name domain ops of one domain, else :data:`UNKNOWN_DOMAIN`."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        evs = data.get("evaluators") if isinstance(data, dict) else None
+        ops = {str(e.get("op") or "").split(".")[0] for e in evs or [] if isinstance(e, dict)}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return UNKNOWN_DOMAIN
+    domains = {OP_DOMAIN[p] for p in ops if p in OP_DOMAIN}
+    return domains.pop() if len(domains) == 1 else UNKNOWN_DOMAIN
 
 
 def generated_tasks(domain: str, seed: int, count: int | None = None) -> list[dict[str, Any]]:

@@ -7,7 +7,12 @@ tool calls are compared with the task's ground-truth calls by upstream's static 
 sub-metrics per domain (see ``summarize``): ``<domain>.flexible_avg`` (routed to M2) and the
 reported success rates and name / parameter / order averages (0–1). Tasks are generated from
 templates over each local server's seeded world (:mod:`suites.mcpeval.tasks`), or loaded from
-an original-format JSONL file with ``--egi-opt mcpeval.tasks=PATH``. See README.md here.
+a file in one of upstream's layouts with ``--egi-opt mcpeval.tasks=PATH`` (a task that cannot
+run here is skipped alone with its reason). The servers run with their open worlds, so tasks
+naming real-world values run. Differences from upstream (README.md's table): the calls are
+scored whatever the final reply (``no_answer_rate`` is a diagnostic), malformed calls are
+scored as calls without parameters, every task that ran is scored, and the worlds are
+synthetic. See README.md here.
 """
 
 from __future__ import annotations
@@ -36,8 +41,8 @@ from suites.mcpeval.scorer import (
     completion_judge_messages,
     domain_row,
     finish_domain,
-    no_prediction_evaluation,
     parse_judge_verdict,
+    predicted_calls,
     sub_metric_names,
     summarize_domain,
     summary_analysis_file,
@@ -46,9 +51,9 @@ from suites.mcpeval.scorer import (
     task_values,
     trajectory_judge_messages,
 )
-from suites.mcpeval.tasks import DOMAINS, generate_tasks, load_task_file, replay_problem
+from suites.mcpeval.tasks import DOMAINS, UNSUPPORTED, generate_tasks, load_task_file, replay_problem
 
-__all__ = ["SUITE", "McpevalOptions", "McpevalSuite"]
+__all__ = ["SUITE", "McpevalOptions", "McpevalSuite", "skip_if_unrunnable"]
 
 
 class McpevalOptions(BaseModel):
@@ -72,12 +77,6 @@ def _generated(domain: str, seed: int) -> tuple[dict[str, Any], ...]:
     return tuple(generate_tasks(domain, seed))
 
 
-def _prediction(trajectory: dict[str, Any]) -> list[dict[str, Any]]:
-    """The executed calls as upstream's ``{"tool_name", "tool_parameters"}`` list."""
-    return [{"tool_name": c["name"], "tool_parameters": dict(c.get("arguments") or {})}
-            for c in trajectory.get("tool_calls") or []]  # fmt: skip
-
-
 class McpevalSuite:
     """The MCPEval suite object (see :class:`pytest_egi.suite.Suite`)."""
 
@@ -97,7 +96,13 @@ class McpevalSuite:
 
     def load_tasks(self, profile: SuiteProfile, options: Any) -> list[Task]:
         """The generated tasks of the profile's domains (``<domain>-NNN``, template order), or
-        the task file's tasks; ``per_category`` / ``limit`` keep the first ones of each domain.
+        the task file's tasks (every domain in it, whatever the profile's categories);
+        ``per_category`` / ``limit`` keep the first ones of each domain.
+
+        A task of the file that cannot run here is kept with ``unrunnable`` (its item is
+        skipped with the reason): see :func:`~suites.mcpeval.tasks.load_task_file`, and a
+        ground truth whose calls fail or return nothing on the local server (replayed on the
+        open world the servers serve).
 
         Raises:
             ValueError: unknown category, or a bad task file (message names file, line, field, fix).
@@ -111,48 +116,71 @@ class McpevalSuite:
         by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
         if opts.tasks is not None:
             for domain, task in load_task_file(Path(opts.tasks)):
-                problem = replay_problem(domain, profile.seed, task["tool_calls"])
-                if problem is not None:
-                    raise ValueError(
-                        f"{opts.tasks}: task {task['id']!r}: its ground truth cannot be right: "
-                        f"{problem}; fix: give calls whose arguments fit the tool and exist in the "
-                        f"local {domain} world (seed {profile.seed})"
-                    )
+                if "unrunnable" not in task:
+                    problem = replay_problem(domain, profile.seed, task["tool_calls"])
+                    if problem is not None:
+                        task = {**task, "unrunnable": f"its ground truth cannot run on the local {domain} "
+                                f"server (seed {profile.seed}): {problem}"}  # fmt: skip
                 by_domain[domain].append(task)
         else:
             for domain in wanted:
                 by_domain[domain] = list(_generated(domain, profile.seed))
         out: list[Task] = []
-        for domain in DOMAINS:
+        for domain in (*DOMAINS, UNSUPPORTED):
             if domain not in wanted and opts.tasks is None:
                 continue
             tasks = by_domain.get(domain, [])
             if profile.per_category:
                 tasks = tasks[: profile.per_category]
             extra = {"seed": profile.seed, "max_turns": max_turns}
+            if opts.tasks is not None:
+                extra["file"] = str(opts.tasks)
             out += [Task(id=t["id"], category=domain, data={**t, **extra}) for t in tasks]
         if profile.limit is not None:
             out = out[: profile.limit]
         return out
 
+    def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
+        """Per category, the loaded tasks that cannot run here (skipped with their reason,
+        never scored)."""
+        out: dict[str, list[Task]] = defaultdict(list)
+        for task in tasks:
+            if task.data.get("unrunnable"):
+                out[task.category].append(task)
+        return {
+            c: f"{len(ts)} task(s) of {ts[0].data.get('file')} cannot run here and are skipped "
+            f"(first: {ts[0].id}: {ts[0].data['unrunnable']})"
+            for c, ts in out.items()
+        }
+
     def prepare(self, tasks: list[Task], options: Any) -> None:
-        """Start the MCP server of every domain the tasks use (once per process, before the
-        first item; stopped at session end)."""
+        """Start the MCP server of every domain the runnable tasks use (once per process,
+        before the first item; stopped at session end)."""
         from suites.mcpeval.agent import server_for
 
-        for domain, seed in sorted({(t.category, t.data["seed"]) for t in tasks}):
+        runnable = [t for t in tasks if not t.data.get("unrunnable")]
+        for domain, seed in sorted({(t.category, t.data["seed"]) for t in runnable}):
             server_for(domain, seed).start()
 
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> McpevalPolicy:
-        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``."""
+        """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``.
+
+        Raises:
+            pytest.skip.Exception: the task cannot run here (``unrunnable``).
+        """
+        skip_if_unrunnable(task)
         return McpevalPolicy(task.data, task.category, noise)
 
     def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
-        """Compare the executed calls with the ground truth (reference §2.4).
+        """Compare the calls the model made with the ground truth (reference §2.4).
 
         Per-task values: :func:`~suites.mcpeval.scorer.task_values` (0–1). Success: flexible
-        success. No tool call made, or no answer (the core's ``no_answer_reason``), is no
-        prediction: a failure with zero scores (upstream skipped such a task).
+        success. The calls are scored whatever the final reply, as upstream's ``analyze``
+        reads only ``tool_calls``: a blank or cut-off reply, or turns run out (the core's
+        ``no_answer_reason``), is the diagnostic ``no_answer``, never a zero. No tool call
+        made is an empty prediction (zero scores, a failure). A malformed call (no tool name,
+        arguments that are not a JSON object) counts as a call with no parameters
+        (:func:`~suites.mcpeval.scorer.predicted_calls`); ``got`` and ``details`` say which.
 
         With an LLM judge (``--egi-judge-model``), the trajectory and the final response are
         also graded on upstream's aspects (reference §2.6): ``judge_trajectory`` and
@@ -161,28 +189,35 @@ class McpevalSuite:
         without a judge leaves them None.
         """
         gold = task.data["tool_calls"]
-        pred = _prediction(trajectory)
+        pred, malformed = predicted_calls(trajectory.get("tool_calls") or [])
         why = no_answer_reason(trajectory)
-        if not pred or why is not None:
-            evaluation = no_prediction_evaluation(gold)
-            got = f"no prediction ({why or 'no tool call made'})"
-            prediction = None
-        else:
-            evaluation = compare_tool_calls(gold, pred)
-            got = [f"{c['tool_name']}({c['tool_parameters']})" for c in pred]
-            prediction = pred
-        entry = task_result_entry(task.id, gold, prediction, evaluation)
+        evaluation = compare_tool_calls(gold, pred)
+        got: list[str] | str = [f"{c['tool_name']}({c['tool_parameters']})" for c in pred]
+        if not pred:
+            got = "no prediction (no tool call made)"
+        elif malformed or why is not None:
+            got = [*got, *(f"malformed {m}" for m in malformed),
+                   *([f"no final answer: {why}"] if why is not None else [])]  # fmt: skip
+        entry = task_result_entry(task.id, gold, pred, evaluation)
         verdicts = _judge(judge, task, trajectory) if judge is not None else {}
+        details: dict[str, Any] = {"task_result": entry}
+        if malformed:
+            details["malformed_calls"] = malformed
+        if why is not None:
+            details["no_answer"] = why
+        if judge is not None:
+            details["judge"] = verdicts
         return TaskScore(
             success=bool(evaluation["flexible"]["success"]),
             values=task_values(
                 evaluation,
+                no_answer=why is not None,
                 judge_trajectory=_overall(verdicts.get("trajectory")),
                 judge_completion=_overall(verdicts.get("completion")),
             ),
             expected=[f"{c['tool_name']}({c['tool_parameters']})" for c in gold],
             got=got,
-            details={"task_result": entry, **({"judge": verdicts} if judge is not None else {})},
+            details=details,
         )
 
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:
@@ -215,6 +250,20 @@ class McpevalSuite:
             out[f"{domain}_task_metrics.json"] = task_metrics_file(es)
             out[f"{domain}_summary_analysis.json"] = summary_analysis_file(es)
         return out
+
+
+def skip_if_unrunnable(task: Task) -> None:
+    """Skip the item of a task that cannot run here, with its reason and source.
+
+    Raises:
+        pytest.skip.Exception: ``task.data["unrunnable"]`` is set.
+    """
+    reason = task.data.get("unrunnable")
+    if reason:
+        import pytest
+
+        where = task.data.get("source")
+        pytest.skip(f"mcpeval: task {task.id}{f' ({where})' if where else ''} cannot run here: {reason}")
 
 
 def _judge(judge: Any, task: Task, trajectory: dict[str, Any]) -> dict[str, Any]:

@@ -61,11 +61,13 @@ def build_messages(task: Task) -> list[dict[str, Any]]:
 
 
 def server_for(domain: str, seed: int) -> Any:
-    """The process-wide server of ``domain`` (started on first use)."""
+    """The process-wide server of ``domain`` (started on first use), with its open world: a
+    well-formed query the seeded world cannot answer (a real city, drug, player, park or
+    ticker, as upstream task files name) is answered from records generated from the query."""
     from pytest_egi.mcp import shared_server
     from suites._common.mcp_servers import server_spec
 
-    return shared_server(server_spec(SERVER_OF[domain], seed))
+    return shared_server(server_spec(SERVER_OF[domain], seed, extra_args=("--open-world",)))
 
 
 def run_trial(task: Task, client: ModelClient, options: Any = None, judge: Any = None) -> Trajectory:

@@ -27,7 +27,12 @@ Deliberate differences from upstream (each documented where it applies):
 * A task with **no prediction** is a failure with zero scores in both modes
   (:func:`no_prediction_evaluation`) and counts in every mean; upstream's ``analyze`` skips it
   with a warning (§2.5, §4.4). This differs from an *empty* prediction (the model made no
-  call), which is scored normally (and succeeds when the ground truth is empty too).
+  call), which is scored normally (and succeeds when the ground truth is empty too). The
+  suite scores every trial's calls, as upstream does, whatever the final reply (a blank or
+  cut-off reply or the turn limit is the diagnostic ``no_answer``).
+* A **malformed predicted call** (no tool name, arguments that are not a JSON object) is a
+  call named ``""`` / with ``{}`` parameters (:func:`predicted_calls`); upstream records
+  ``{}`` for arguments that are not JSON and crashes the task on the other shapes.
 * An **unparsable judge verdict** is missing (None) and left out of the judge means; upstream
   records all-zero aspect scores (§2.6, §2.7 #6). A verdict missing an aspect, or with an
   aspect outside 0–1, is unparsable too (upstream fills a missing aspect with 0).
@@ -81,6 +86,7 @@ __all__ = [
     "normalize_value",
     "param_score",
     "parse_judge_verdict",
+    "predicted_calls",
     "resolve_thresholds",
     "resolve_weights",
     "sub_metric_names",
@@ -232,7 +238,9 @@ def _check_calls(calls: Any, role: str) -> list[Mapping[str, Any]]:
         if not isinstance(call, Mapping):
             raise ValueError(f"{role} tool call {i}: expected an object, got {type(call).__name__}")
         name = call.get("tool_name")
-        if not isinstance(name, str) or not name:
+        if role == "prediction" and not isinstance(name, str):
+            raise ValueError(f"{role} tool call {i}: 'tool_name' must be a string, got {name!r}")
+        if role != "prediction" and (not isinstance(name, str) or not name):
             raise ValueError(f"{role} tool call {i}: 'tool_name' must be a non-empty string, got {name!r}")
         params = call.get("tool_parameters")
         if not isinstance(params, Mapping):
@@ -241,6 +249,44 @@ def _check_calls(calls: Any, role: str) -> list[Mapping[str, Any]]:
                 f"a call without arguments), got {type(params).__name__}"
             )
     return list(calls)
+
+
+def predicted_calls(log: Iterable[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The model's tool calls as upstream's prediction list, and why each malformed one is so.
+
+    Every call the model made counts, in order, whether the server ran it or refused it:
+    upstream's task executor records each call before executing it (§2.1 step 4). A call is
+    **malformed** when its tool name is not a non-empty string or its arguments are not a
+    JSON object; it stays in the prediction (the model's mistake, scored): its name becomes
+    ``""`` (it matches no ground-truth name) and its arguments ``{}`` (no parameter given).
+    Upstream records ``{}`` for arguments that are not JSON and crashes the task on a JSON
+    array, string or number or a null name (its ``ToolCall`` model refuses them);
+    deliberate difference: every shape is scored.
+
+    Args:
+        log: the trajectory's executed-call log (``Toolkit.calls``: ``{"name", "arguments",
+            ...}``, arguments parsed, or the raw text when they were not JSON).
+
+    Returns:
+        ``([{"tool_name", "tool_parameters"}], [one note per malformed call, e.g.
+        "call 2 (airbnb_search): arguments are not a JSON object: '{\"city\": '"])``.
+    """
+    calls: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for i, entry in enumerate(log):
+        name, args = entry.get("name"), entry.get("arguments")
+        problems = []
+        if not isinstance(name, str) or not name.strip():
+            problems.append(f"no tool name ({name!r})")
+            name = ""
+        if not isinstance(args, Mapping):
+            shown = args if isinstance(args, str) else json.dumps(args)
+            problems.append(f"arguments are not a JSON object: {shown[:80]!r}")
+            args = {}
+        if problems:
+            notes.append(f"call {i + 1} ({name or 'no name'}): {'; '.join(problems)}")
+        calls.append({"tool_name": name, "tool_parameters": dict(args)})
+    return calls, notes
 
 
 def upstream_calls(calls: Iterable[Any]) -> list[dict[str, Any]]:
@@ -483,6 +529,7 @@ TASK_VALUE_KEYS = (
     "strict_param",
     "flexible_param",
     "order",
+    "no_answer",
     "judge_trajectory",
     "judge_completion",
 )
@@ -499,6 +546,7 @@ DOMAIN_METRICS = (
     "strict_param_avg",
     "flexible_param_avg",
     "order_avg",
+    "no_answer_rate",
     "judge_trajectory_avg",
     "judge_completion_avg",
     "judge_trajectory_n",
@@ -511,6 +559,7 @@ DOMAIN_METRICS = (
 def task_values(
     evaluation: Mapping[str, Any] | None,
     *,
+    no_answer: bool = False,
     judge_trajectory: float | None = None,
     judge_completion: float | None = None,
 ) -> dict[str, float | None]:
@@ -519,6 +568,10 @@ def task_values(
     Args:
         evaluation: :func:`compare_tool_calls`'s result, or None for a task with no
             prediction (a failure with zero scores: :func:`no_prediction_evaluation`).
+        no_answer: the trial ended without a final answer (blank or cut-off reply, turns
+            ran out: :func:`pytest_egi.agents.loops.no_answer_reason`). A diagnostic only:
+            the scores come from the calls whatever the reply, as upstream's ``analyze``
+            reads nothing but ``tool_calls`` (§2.4).
         judge_trajectory, judge_completion: the judge's overall aspect means
             (:func:`parse_judge_verdict`), or None when not judged or unparsable.
 
@@ -526,7 +579,8 @@ def task_values(
         ``flexible_overall`` / ``strict_overall`` (overall scores), ``flexible_success`` /
         ``strict_success`` (1.0 or 0.0), ``name`` (tool-name score; the same in both
         modes), ``strict_param`` / ``flexible_param``, ``order`` (the same in both modes),
-        ``judge_trajectory`` / ``judge_completion`` (None when missing).
+        ``no_answer`` (1.0 or 0.0), ``judge_trajectory`` / ``judge_completion`` (None when
+        missing).
     """
     if evaluation is None:
         strict = flexible = {k: (False if k == "success" else 0.0) for k in _MODE_KEYS}
@@ -541,6 +595,7 @@ def task_values(
         "strict_param": float(strict["param_match_score"]),
         "flexible_param": float(flexible["param_match_score"]),
         "order": float(flexible["order_score"]),
+        "no_answer": 1.0 if no_answer else 0.0,
         "judge_trajectory": None if judge_trajectory is None else float(judge_trajectory),
         "judge_completion": None if judge_completion is None else float(judge_completion),
     }
@@ -572,8 +627,9 @@ def summarize_domain(domain: str, values: Iterable[Mapping[str, float | None]]) 
         ``<domain>.flexible_avg``: mean flexible overall score (the routed sub-metric, 0–1);
         reported, not routed: ``strict_avg`` (mean strict overall), ``flexible_success_rate``
         and ``strict_success_rate`` (share of tasks that succeed), ``name_avg``,
-        ``strict_param_avg``, ``flexible_param_avg``, ``order_avg`` (0–1),
-        ``judge_trajectory_avg`` / ``judge_completion_avg`` (mean over the tasks with a
+        ``strict_param_avg``, ``flexible_param_avg``, ``order_avg`` (0–1), ``no_answer_rate``
+        (share of tasks that ended without a final answer; their calls are scored all the
+        same), ``judge_trajectory_avg`` / ``judge_completion_avg`` (mean over the tasks with a
         verdict; None when none has one), ``judge_trajectory_n`` / ``judge_completion_n``
         (tasks with a verdict) and ``n_tasks``. With no task every mean is None.
 
@@ -604,6 +660,7 @@ def summarize_domain(domain: str, values: Iterable[Mapping[str, float | None]]) 
         "strict_param_avg": _mean(cols["strict_param"]),
         "flexible_param_avg": _mean(cols["flexible_param"]),
         "order_avg": _mean(cols["order"]),
+        "no_answer_rate": _mean(cols["no_answer"]),
         "judge_trajectory_avg": _mean(cols["judge_trajectory"]),
         "judge_completion_avg": _mean(cols["judge_completion"]),
         "judge_trajectory_n": float(len(cols["judge_trajectory"])),
@@ -622,6 +679,7 @@ _MEAN_OF = {
     "strict_param_avg": "strict_param",
     "flexible_param_avg": "flexible_param",
     "order_avg": "order",
+    "no_answer_rate": "no_answer",
     "judge_trajectory_avg": "judge_trajectory",
     "judge_completion_avg": "judge_completion",
 }

@@ -21,6 +21,7 @@ calls give an error or an empty result is dropped. Descriptions state every conc
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -34,8 +35,10 @@ from suites._common.mcp_servers import TOOLS
 __all__ = [
     "DOMAINS",
     "SERVER_OF",
+    "UNSUPPORTED",
     "generate_tasks",
     "load_task_file",
+    "replay_problem",
     "resolve_ref",
     "tool_domain",
 ]
@@ -110,19 +113,23 @@ def _resolve_args(args: Any, results: list[Any]) -> Any:
 # -- replay on the world functions (the logic each server wraps) ------------------------------
 
 
-def _replayers(domain: str, seed: int) -> tuple[dict[str, Callable[..., Any]], dict[str, Any]]:
+def _replayers(
+    domain: str, seed: int, open_world: bool = False
+) -> tuple[dict[str, Callable[..., Any]], dict[str, Any]]:
     """Tool name → function(**arguments) over the domain's world (what the server returns,
-    parsed), and the world itself."""
+    parsed), and the world itself; ``open_world``: the world the suite's servers serve (the
+    seeded world, and records generated for any other well-formed query), else the seeded
+    world alone (what the generated tasks are made from)."""
     from suites._common.mcp_servers import airbnb, finance, healthcare, national_parks, sports
 
     if domain == "airbnb":
-        w = airbnb.build_world(seed)
+        w = airbnb.build_world(seed, open_world)
         return {
             "airbnb_search": lambda **a: airbnb.search(w, **a),
             "airbnb_listing_details": lambda **a: airbnb.listing_details(w, **a),
         }, w
     if domain == "healthcare":
-        w = healthcare.build_world(seed)
+        w = healthcare.build_world(seed, open_world)
         return {
             "fda_drug_lookup": lambda **a: healthcare.drug_lookup(w, **a),
             "pubmed_search": lambda **a: healthcare.pubmed(w, **a),
@@ -131,7 +138,7 @@ def _replayers(domain: str, seed: int) -> tuple[dict[str, Callable[..., Any]], d
             "medical_terminology_lookup": lambda **a: healthcare.terminology(w, **a),
         }, w
     if domain == "sports":
-        w = sports.build_world(seed)
+        w = sports.build_world(seed, open_world)
         return {
             "get_teams": lambda **a: sports.get_teams(w, **a),
             "get_players": lambda **a: sports.get_players(w, **a),
@@ -139,7 +146,7 @@ def _replayers(domain: str, seed: int) -> tuple[dict[str, Callable[..., Any]], d
             "get_game": lambda **a: sports.get_game(w, **a),
         }, w
     if domain == "national_parks":
-        w = national_parks.build_world(seed)
+        w = national_parks.build_world(seed, open_world)
         items = national_parks.list_items
         return {
             "findParks": lambda **a: national_parks.find_parks(w, **a),
@@ -150,7 +157,7 @@ def _replayers(domain: str, seed: int) -> tuple[dict[str, Callable[..., Any]], d
             "getEvents": lambda **a: items(w, "events", **a),
         }, w
     if domain == "yfinance":
-        w = finance.build_world(seed)
+        w = finance.build_world(seed, open_world)
 
         def company(ticker: str) -> dict[str, Any]:
             return finance._company(w, ticker)
@@ -173,6 +180,12 @@ def _replayers(domain: str, seed: int) -> tuple[dict[str, Callable[..., Any]], d
     raise KeyError(f"unknown MCPEval domain {domain!r}; known: {', '.join(DOMAINS)}")
 
 
+@functools.lru_cache(maxsize=8)
+def _open_replayers(domain: str, seed: int) -> tuple[dict[str, Callable[..., Any]], dict[str, Any]]:
+    """:func:`_replayers` of the open world, built once per (domain, seed)."""
+    return _replayers(domain, seed, open_world=True)
+
+
 _COUNT_KEYS = ("total_results", "total", "total_games", "total_players", "total_teams")
 
 
@@ -189,12 +202,14 @@ def _empty(result: Any) -> bool:
 
 
 def replay_problem(domain: str, seed: int, calls: list[dict[str, Any]]) -> str | None:
-    """Replay ground-truth ``calls`` (concrete arguments) on the domain's world for ``seed``;
-    the first problem as text (an error result or an empty output), or None when every call
-    answers. The check every generated task passes, applied to a user's task file."""
+    """Replay ground-truth ``calls`` (concrete arguments) on the world the domain's server
+    serves for ``seed`` (open: a real city, drug, player, park or ticker is answered from
+    records generated from the query); the first problem as text (an error result or an empty
+    output), or None when every call answers. The check every generated task passes, applied
+    to a task file's tasks."""
     from suites._common.mcp_servers._base import BadRequest
 
-    tools, _ = _replayers(domain, seed)
+    tools, _ = _open_replayers(domain, seed)
     for i, call in enumerate(calls):
         try:
             result = tools[call["tool_name"]](**call["tool_parameters"])
@@ -638,7 +653,12 @@ def generate_tasks(domain: str, seed: int, n: int = TASKS_PER_DOMAIN) -> list[di
 
 # -- task files ---------------------------------------------------------------------------------
 
+UNSUPPORTED = "unsupported"
+"""The category of a loaded task that no local server can run (its item is skipped with the
+reason): tools no local server serves, calls of several servers, or no ground-truth call."""
 _REQUIRED = {"id": str, "name": str, "description": str, "tool_calls": list}
+_ID = re.compile(r"[A-Za-z0-9_.:-]+")
+_SERVED = "the airbnb, healthcare, sports, national_parks and yfinance tools"
 
 
 def tool_domain(tool_names: set[str]) -> str | None:
@@ -649,84 +669,164 @@ def tool_domain(tool_names: set[str]) -> str | None:
     return None
 
 
-def load_task_file(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    """Tasks from a file in the original MCPEval JSONL format (one task object per line).
+def _read_records(path: Path, text: str) -> tuple[str, list[tuple[str, Any]]]:
+    """The file's records as ``(kind, [(where, record)])``: ``task`` (a JSONL line or an
+    element of a JSON array of tasks), ``result`` (an element of a JSON array written by
+    upstream's ``evaluate``: a model's run, with the task under ``task``) or ``metrics`` (an
+    entry of the ``task_results`` of upstream's task-metrics file)."""
+    head = text.lstrip()[:1]
+    if head == "[":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg}); fix: a JSON array of "
+                             "task objects, or one JSON task object per line (JSONL)") from None  # fmt: skip
+        results = [isinstance(r, dict) and isinstance(r.get("task"), dict) for r in data]
+        kind = "result" if results and all(results) else "task"
+        return kind, [(f"{path}: record {i + 1}", r) for i, r in enumerate(data)]
+    if head == "{":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = None  # JSONL: one object per line
+        if isinstance(data, dict) and "task_results" in data:
+            results = data["task_results"]
+            if not isinstance(results, list):
+                raise ValueError(f"{path}: field 'task_results' must be a list, got "
+                                 f"{type(results).__name__}; fix: upstream's layout")  # fmt: skip
+            return "metrics", [(f"{path}: task_results[{i}]", r) for i, r in enumerate(results)]
+        if isinstance(data, dict) and "summary" in data and {"tool_usage", "success_patterns"} & set(data):
+            raise ValueError(f"{path}: this is upstream's summary analysis (aggregates, no task); fix: "
+                             "give the task file, or the task_metrics.json of the same analysis")  # fmt: skip
+    records = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            records.append((f"{path}: line {n}", json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise ValueError(
+                f"{path}: line {n}: not valid JSON ({exc.msg}); fix: one JSON task object per line"
+            ) from None
+    return "task", records
 
-    Each line: ``id`` (str), ``name`` (str), ``description`` (str), ``goal`` (str, optional),
-    ``tool_calls`` (list of ``{"tool_name": str, "tool_parameters": object}``),
-    ``final_response`` (optional). A task's domain is the local server that serves all the
-    tools its ``tool_calls`` name.
+
+def _check_calls(calls: list[Any], where: str, field: str) -> list[dict[str, Any]]:
+    for i, call in enumerate(calls):
+        if not (isinstance(call, dict) and isinstance(call.get("tool_name"), str)
+                and isinstance(call.get("tool_parameters", {}), dict)):  # fmt: skip
+            raise ValueError(f"{where}: field '{field}[{i}]' must be an object with 'tool_name' "
+                             "(str) and 'tool_parameters' (object); fix: correct that call")  # fmt: skip
+    return [{"tool_name": c["tool_name"], "tool_parameters": dict(c.get("tool_parameters") or {})}
+            for c in calls]  # fmt: skip
+
+
+def _field(record: dict[str, Any], key: str, kind: type, where: str, owner: str = "every task") -> Any:
+    if key not in record:
+        raise ValueError(f"{where}: field '{key}' is missing; fix: add '{key}' ({kind.__name__}) to {owner}")
+    if not isinstance(record[key], kind):
+        raise ValueError(f"{where}: field '{key}' must be a {kind.__name__}, got "
+                         f"{type(record[key]).__name__}; fix: correct its type")  # fmt: skip
+    return record[key]
+
+
+def _task(kind: str, record: Any, where: str) -> dict[str, Any]:
+    """One record as a task (upstream's fields), ``unrunnable`` set when it cannot run here."""
+    if not isinstance(record, dict):
+        raise ValueError(f"{where}: not a JSON object; fix: one JSON task object per "
+                         f"{'line' if 'line' in where else 'record'}")  # fmt: skip
+    why: list[str] = []
+    if kind == "task":
+        for key, typ in _REQUIRED.items():
+            _field(record, key, typ, where)
+        task = dict(record)
+        calls = _check_calls(record["tool_calls"], where, "tool_calls")
+    elif kind == "result":
+        inner = record["task"]
+        task = {"id": _field(inner, "id", str, where + " task", "every result's task")}
+        for key in ("name", "description"):
+            task[key] = _field(inner, key, str, where + " task", "every result's task")
+        task["goal"] = inner.get("goal") if isinstance(inner.get("goal"), str) else ""
+        if isinstance(inner.get("tool_calls"), list):
+            calls = _check_calls(inner["tool_calls"], where + " task", "tool_calls")
+        else:
+            calls = []
+            why.append("it is a result of upstream's evaluate: its 'tool_calls' are a model's calls, and its "
+                       "task holds no ground-truth 'tool_calls'")  # fmt: skip
+    else:  # metrics
+        task = {"id": _field(record, "task_id", str, where, "every task result")}
+        calls = _check_calls(_field(record, "ground_truth_calls", list, where, "every task result"), where,
+                             "ground_truth_calls")  # fmt: skip
+        task.update(name="", description="", goal="")
+        why.append("upstream's task-metrics files keep no task text (name, description), so a model "
+                   "could not be told the task")  # fmt: skip
+    if not _ID.fullmatch(task["id"]):
+        raise ValueError(f"{where}: field 'id' {task['id']!r} has characters other than letters, digits "
+                         "and _.:-; fix: rename the task")  # fmt: skip
+    task["tool_calls"] = calls
+    names = {c["tool_name"] for c in calls}
+    served = {t for d in DOMAINS for t in TOOLS[SERVER_OF[d]]}
+    if kind != "result" and not names:
+        why.append("its ground truth lists no call (any agent that calls no tool would succeed)")
+    elif names and tool_domain(names) is None:
+        lacking = sorted(names - served)
+        if lacking:
+            why.append(f"no local MCP server serves {', '.join(lacking)} (served: {_SERVED})")
+        else:
+            spread = sorted({d for d in DOMAINS for t in names if t in TOOLS[SERVER_OF[d]]})
+            why.append(f"its calls use the tools of several servers ({', '.join(spread)}); one MCPEval "
+                       "task here uses one domain's server")  # fmt: skip
+    if why:
+        task["unrunnable"] = "; ".join(why)
+    return task
+
+
+def load_task_file(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """Tasks from a file in one of upstream MCPEval's layouts.
+
+    * JSONL (``generate-tasks`` / ``verify-tasks``): one task object per line with ``id``,
+      ``name``, ``description`` (str), ``goal`` (str, optional), ``tool_calls`` (the ground
+      truth: a list of ``{"tool_name": str, "tool_parameters": object}``), ``final_response``
+      (optional); a JSON array of such objects is read the same way;
+    * a JSON array written by ``evaluate`` (each element a model's run with the task under
+      ``task``): the tasks are read from ``task``; the element's own ``tool_calls`` are the
+      model's calls, never the ground truth;
+    * a task-metrics file of ``analyze`` (``{"task_results": [{"task_id",
+      "ground_truth_calls", ...}], ...}``).
+
+    A task's category is the domain whose local server serves every tool its ground truth
+    names. A task that cannot run here is kept, with ``unrunnable`` saying why (its item is
+    skipped with the reason): no ground-truth call, tools no local server serves (category
+    :data:`UNSUPPORTED`), calls of several servers, no task text (a task-metrics entry), or an
+    ``evaluate`` result whose task holds no ground truth.
 
     Returns:
-        ``(domain, task)`` pairs in file order.
+        ``(category, task)`` pairs in file order.
 
     Raises:
-        ValueError: the file is not JSONL, a line is not a task object, a field is missing or
-            of the wrong type, an id repeats, or a task names tools no local server serves;
-            the message names the file, the line, the field and the fix.
+        ValueError: the file cannot be read or is not JSON / JSONL, a record is not an object,
+            a field is missing or of the wrong type, an id repeats or has other characters than
+            letters, digits and ``_.:-``, the file holds no task, or it is upstream's summary
+            analysis (no task); the message names the file, the line or record, the field
+            and the fix.
     """
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ValueError(f"{path}: cannot read the task file ({exc.strerror}); fix: give an existing "
-                         "JSONL file with --egi-opt mcpeval.tasks=PATH") from None  # fmt: skip
-    if text.lstrip().startswith("["):
-        raise ValueError(f"{path}: line 1: the file is a JSON array; fix: write one task object per "
-                         "line (JSONL), e.g. each element's 'task' of an upstream results file")  # fmt: skip
+                         "task file with --egi-opt mcpeval.tasks=PATH") from None  # fmt: skip
+    kind, records = _read_records(path, text)
     out: list[tuple[str, dict[str, Any]]] = []
     ids: set[str] = set()
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path}: line {n}"
-        try:
-            task = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(
-                f"{where}: not valid JSON ({exc.msg}); fix: one JSON task object per line"
-            ) from None
-        if not isinstance(task, dict):
-            raise ValueError(f"{where}: not a JSON object; fix: one JSON task object per line")
-        for field, kind in _REQUIRED.items():
-            if field not in task:
-                raise ValueError(f"{where}: field '{field}' is missing; fix: add '{field}' "
-                                 f"({kind.__name__}) to every task")  # fmt: skip
-            if not isinstance(task[field], kind):
-                raise ValueError(f"{where}: field '{field}' must be a {kind.__name__}, got "
-                                 f"{type(task[field]).__name__}; fix: correct its type")  # fmt: skip
-        if not re.fullmatch(r"[A-Za-z0-9_.:-]+", task["id"]):
-            raise ValueError(f"{where}: field 'id' {task['id']!r} has characters other than letters, digits "
-                             "and _.:-; fix: rename the task")  # fmt: skip
+    for where, record in records:
+        task = _task(kind, record, where)
         if task["id"] in ids:
             raise ValueError(f"{where}: field 'id' {task['id']!r} repeats; fix: give every task a unique id")
         ids.add(task["id"])
-        for i, call in enumerate(task["tool_calls"]):
-            if not (isinstance(call, dict) and isinstance(call.get("tool_name"), str)
-                    and isinstance(call.get("tool_parameters", {}), dict)):  # fmt: skip
-                raise ValueError(f"{where}: field 'tool_calls[{i}]' must be an object with 'tool_name' "
-                                 "(str) and 'tool_parameters' (object); fix: correct that call")  # fmt: skip
+        task["source"] = where.removeprefix(f"{path}: ")
         names = {c["tool_name"] for c in task["tool_calls"]}
-        if not names:
-            raise ValueError(f"{where}: field 'tool_calls' is empty, so no prediction could match it; "
-                             "fix: list the ground-truth calls")  # fmt: skip
-        domain = tool_domain(names)
-        if domain is None:
-            served = {t for d in DOMAINS for t in TOOLS[SERVER_OF[d]]}
-            lacking = sorted(names - served)
-            if lacking:
-                raise ValueError(
-                    f"{where}: field 'tool_calls' names tools no local MCP server serves: "
-                    f"{', '.join(lacking)}; fix: use tasks over the airbnb, healthcare, sports, "
-                    "national_parks or yfinance tools"
-                )
-            spread = sorted({d for d in DOMAINS for t in names if t in TOOLS[SERVER_OF[d]]})
-            raise ValueError(
-                f"{where}: field 'tool_calls' mixes the tools of several servers ({', '.join(spread)}); "
-                "fix: one MCPEval task uses the tools of one domain"
-            )
-        calls = [{"tool_name": c["tool_name"], "tool_parameters": dict(c.get("tool_parameters") or {})}
-                 for c in task["tool_calls"]]  # fmt: skip
-        out.append((domain, {**task, "tool_calls": calls}))
+        domain = tool_domain(names) if names else None
+        out.append((domain or UNSUPPORTED, task))
     if not out:
         raise ValueError(f"{path}: no task in the file; fix: one JSON task object per line")
     return out

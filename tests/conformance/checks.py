@@ -49,6 +49,12 @@ The criteria, exactly:
   all tasks) ``finish`` of the drawn records' column sums equals ``summarize`` of them (1e-9)
   on every key it returns, None where ``summarize`` gives None, a key ``summarize`` leaves
   out left out too; and the bootstrap with the hook gives the intervals it gives without.
+- **malformed tool calls scored** (``test_malformed_tool_calls.py``): driven by LiteLLM against
+  a scripted OpenAI-compatible server that answers every function-calling turn with a
+  malformed call (arguments not JSON, a JSON array / string / number, null arguments, a null /
+  empty / unknown tool name, no call id: ``tests.helpers.malformed_calls``), then text, every
+  item is a scored failure with a reason (``status`` failed, ``got`` given, no ``error``),
+  none errored, skipped or passed, and every shape reached the suite's agent.
 """
 
 from __future__ import annotations
@@ -562,7 +568,8 @@ def check_identical(suite: str, serial: Path, dist: Path) -> list[str]:
 
 
 def check_rescore(suite: str, run: dict[str, Any], rescored: dict[str, Any]) -> list[str]:
-    """Rescoring gives exactly the run's sub-metrics, bucket values and EGI."""
+    """Rescoring gives exactly the run's sub-metrics, bucket values and EGI (its full value, or
+    its partial value when a bucket is empty)."""
     problems = []
     a, b = run["suites"][suite]["sub_metrics"], rescored["suites"][suite]["sub_metrics"]
     for key in sorted(set(a) | set(b)):
@@ -573,7 +580,38 @@ def check_rescore(suite: str, run: dict[str, Any], rescored: dict[str, Any]) -> 
         x, y = run["buckets"][bucket]["value"], rescored["buckets"][bucket]["value"]
         if x != y:
             problems.append(f"{suite}: rescoring {run['model']} changes {bucket}: {_fmt(x)} -> {_fmt(y)}")
-    if run["egi"]["value"] != rescored["egi"]["value"]:
-        problems.append(f"{suite}: rescoring {run['model']} changes EGI: {_fmt(run['egi']['value'])} -> "
-                        f"{_fmt(rescored['egi']['value'])}")  # fmt: skip
+    for key, label in (("value", "EGI"), ("partial_value", "EGI (partial)")):  # DESIGN §4
+        if run["egi"].get(key) != rescored["egi"].get(key):
+            problems.append(f"{suite}: rescoring {run['model']} changes {label}: "
+                            f"{_fmt(run['egi'].get(key))} -> {_fmt(rescored['egi'].get(key))}")  # fmt: skip
+    return problems
+
+
+def check_malformed_scored(suite: str, records: list[dict[str, Any]], sent: dict[str, int],
+                           shapes: list[str]) -> list[str]:  # fmt: skip
+    """The malformed-tool-calls criterion (module docstring) on one run's records.
+
+    Args:
+        suite: the suite's name (for the messages).
+        records: the run's records (``load_records``).
+        sent: shape -> how many times the scripted model sent it.
+        shapes: every shape the model was to send.
+    """
+    problems = []
+    if not records:
+        problems.append(f"{suite}: the run wrote no record")
+    for rec in records:
+        where = f"{suite} {rec.get('task_id')}"
+        status = rec.get("status")
+        if status != "failed":
+            reason = rec.get("error") or rec.get("got")
+            problems.append(f"{where}: a model sending malformed tool calls made the item {status}, "
+                            f"not a scored failure ({reason})")  # fmt: skip
+        elif rec.get("got") in (None, "") or rec.get("error") is not None:
+            got, error = rec.get("got"), rec.get("error")
+            problems.append(f"{where}: failed with no reason (got {got!r}, error {error!r})")
+    unsent = [s for s in shapes if not sent.get(s)]
+    if unsent:
+        problems.append(f"{suite}: the shapes {', '.join(unsent)} never reached its agent (too few "
+                        "conversations offered tools)")  # fmt: skip
     return problems

@@ -40,6 +40,7 @@ from tests.conformance.checks import (
     check_floor,
     check_identical,
     check_json_safe,
+    check_malformed_scored,
     check_noisy,
     check_rescore,
     check_summarize_keys,
@@ -366,8 +367,9 @@ def test_rescore_fails(broken):
         # live: beta credit halved by the test module; rescored: the scorer's full credit
         "broken: rescoring egi/oracle changes acc: 0.583333 -> 0.833333",
         "broken: rescoring egi/oracle changes M4: 58.333333 -> 83.333333",
-        # EGI over M1 and M4 (weight 0.42): (0.28 * 66.667 + 0.14 * 58.333) / 0.42 -> 83.333 in M4
-        "broken: rescoring egi/oracle changes EGI: 63.888889 -> 72.222222",
+        # the partial EGI over M1 and M4 (weight 0.42): (0.28 * 66.667 + 0.14 * 58.333) / 0.42
+        # -> 83.333 in M4 (no full EGI: the other buckets are empty)
+        "broken: rescoring egi/oracle changes EGI (partial): 63.888889 -> 72.222222",
     ]
     assert check_rescore("broken", run.egi, run.egi) == []
 
@@ -409,3 +411,21 @@ def test_summary_columns_fails():
         "broken: egi/oracle: resample 1: finish gives acc_alpha = 0.0; summarize gives None",
         "broken: egi/oracle: resample 1: finish gives acc_beta = 0.16666666666666666; summarize gives 0.5",
     ]
+
+
+def test_check_malformed_scored_flags_errors_passes_reasonless_failures_and_unsent_shapes():
+    records = [
+        {"task_id": "a-0", "status": "failed", "got": "lookup({})", "error": None},
+        {"task_id": "a-1", "status": "error", "got": None, "error": "ValueError: dictionary update sequence"},
+        {"task_id": "a-2", "status": "passed", "got": "C2", "error": None},
+        {"task_id": "a-3", "status": "failed", "got": None, "error": None},
+    ]
+    assert check_malformed_scored("toy", records, {"not_json": 2, "no_name": 0}, ["not_json", "no_name"]) == [
+        "toy a-1: a model sending malformed tool calls made the item error, not a scored failure "
+        "(ValueError: dictionary update sequence)",
+        "toy a-2: a model sending malformed tool calls made the item passed, not a scored failure (C2)",
+        "toy a-3: failed with no reason (got None, error None)",
+        "toy: the shapes no_name never reached its agent (too few conversations offered tools)",
+    ]
+    assert check_malformed_scored("toy", [], {}, []) == ["toy: the run wrote no record"]
+    assert check_malformed_scored("toy", records[:1], {"not_json": 1}, ["not_json"]) == []

@@ -1,6 +1,6 @@
 """Server processes in acceptance runs: the live ones a checkout started (the MCP suites'
-servers, Benchforce's environment server), and a plugin that kills MCP servers in the middle of
-a run (both MCP suites' acceptance tests use it)."""
+servers, Benchforce's environment server), and a plugin that kills MCP servers during a run,
+mid-item or between items (both MCP suites' acceptance tests use it)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,14 @@ from pathlib import Path
 _KILLER = """
 import os, signal, time
 import pytest
+from pytest_egi.mcp import client as _client
 
 TASK_ID = {task_id!r}
 SERVER = {server!r}
+WHEN = {when!r}
+
+_original_call_tool = _client.McpServer.call_tool
+_armed = []
 
 
 def gone(pid):
@@ -23,16 +28,39 @@ def gone(pid):
     except OSError:
         return True
 
+
+def kill(servers):
+    for server in servers:
+        pid = server.pid
+        if pid is not None and (SERVER is None or server.spec.name == SERVER):
+            os.kill(pid, signal.SIGKILL)
+            deadline = time.monotonic() + 10
+            while not gone(pid) and time.monotonic() < deadline:
+                time.sleep(0.01)
+
+
+def call_tool(self, name, arguments=None):
+    if _armed and (SERVER is None or self.spec.name == SERVER):
+        _armed.clear()
+        kill([self])
+    return _original_call_tool(self, name, arguments)
+
+
+def pytest_configure(config):
+    _client.McpServer.call_tool = call_tool
+
+
+def pytest_unconfigure(config):
+    _client.McpServer.call_tool = _original_call_tool
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_call(item):
     if item.nodeid.endswith(f"[{{TASK_ID}}]"):
-        from pytest_egi.mcp.client import running_servers
-        for server in running_servers():
-            if SERVER is None or server.spec.name == SERVER:
-                os.kill(server.pid, signal.SIGKILL)
-                deadline = time.monotonic() + 10
-                while not gone(server.pid) and time.monotonic() < deadline:
-                    time.sleep(0.01)
+        if WHEN == "between_items":
+            kill(_client.running_servers())
+        else:
+            _armed.append(True)
 """
 
 
@@ -72,9 +100,15 @@ def server_pids(
     return found
 
 
-def killer_plugin(task_id: str, server: str | None = None) -> str:
-    """Source of a pytest plugin (for ``pytester.makepyfile``) that, as the call phase of the
-    item whose node id ends with ``[<task_id>]`` starts, SIGKILLs the running MCP servers
-    (only the one whose spec is named ``server``, when given) and waits up to 10 s for each
-    to be gone."""
-    return _KILLER.format(task_id=task_id, server=server)
+def killer_plugin(task_id: str, server: str | None = None, when: str = "mid_item") -> str:
+    """Source of a pytest plugin (for ``pytester.makepyfile``) that SIGKILLs MCP servers during
+    the item whose node id ends with ``[<task_id>]`` (only the server whose spec is named
+    ``server``, when given) and waits up to 10 s for each to be gone.
+
+    ``when``: ``"mid_item"``, as the item sends its first ``tools/call`` (after it listed the
+    server's tools: a server that dies during an item; the item errors); ``"between_items"``,
+    as the item's call phase starts, before it uses any server (a server that died between
+    items: the item gets a fresh one)."""
+    if when not in ("mid_item", "between_items"):
+        raise ValueError(f"when must be 'mid_item' or 'between_items', not {when!r}")
+    return _KILLER.format(task_id=task_id, server=server, when=when)

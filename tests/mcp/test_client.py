@@ -91,7 +91,7 @@ def test_a_protocol_error_from_the_server_is_an_environment_fault(server):
 
 
 def test_a_killed_server_raises_the_typed_error_and_the_next_call_restarts_it(server):
-    server.start()
+    server.call_tool("echo", {"text": "used"})  # killed after a use in this item: its work is lost
     old_pid, starts = server.pid, server.starts
     os.kill(old_pid, signal.SIGKILL)
     deadline = time.monotonic() + 5

@@ -162,3 +162,78 @@ def test_doctor_says_how_to_reach_a_keyless_openai_compatible_server(project, mo
         f"file; for a keyless OpenAI-compatible server at {server.url}, set OPENAI_API_KEY to "
         "any value (e.g. OPENAI_API_KEY=none), or name the model hosted_vllm/test-model "
         "instead)\n")
+
+
+class _BusyServer:
+    """Accepts every connection at once and answers ``GET /models`` only after ``delay_s``:
+    a server that is there, but busy (a local model server loading or serving a long
+    generation)."""
+
+    def __init__(self, delay_s: float) -> None:
+        import threading
+
+        self.delay_s = delay_s
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        import threading
+
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            conn.recv(65536)
+            if self.stop.wait(self.delay_s):
+                return
+            body = b'{"object": "list", "data": [{"id": "late-model"}]}'
+            try:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self.stop.set()
+        self.sock.close()
+
+
+def test_doctor_calls_a_busy_server_slow_not_unreachable(project):
+    busy = _BusyServer(delay_s=3.0)
+    try:
+        out = io.StringIO()
+        status = run_doctor(f"http://127.0.0.1:{busy.port}/v1", project, out=out, timeout_s=1)
+    finally:
+        busy.close()
+    text = out.getvalue()
+    assert (f"  warn  api base http://127.0.0.1:{busy.port}/v1: reachable but slow: it accepted the "
+            "connection and gave no answer to GET /models within 1 s (busy, or still loading a "
+            "model?); runs wait --egi-timeout per call (default 120 s)\n") in text
+    assert "unreachable" not in text
+    assert status == 0, text  # a warning: the server is there
+
+
+def test_doctor_says_a_test_call_that_timed_out_met_a_busy_server(project, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-egi-doctor-0123456789abcdef")
+    out = io.StringIO()
+    with OpenAIServer(latency=3.0) as server:  # GET /models answers at once, completions late
+        status = run_doctor(server.url, project, model="openai/test-model", out=out,
+                            call_timeout_s=1)
+    problem = out.getvalue().split("1 problem:\n")[1]
+    assert status == 1
+    assert problem.startswith("  1. model openai/test-model: a call with no parameters for "
+                              "(no suite defaults) failed: model openai/test-model at ")
+    assert problem.endswith(": timeout (HTTP 408) after 1 attempt: Timeout: litellm.Timeout: "
+                            "APITimeoutError - Request timed out. Error_str: Request timed out. "
+                            "(the server took the request but gave no answer within 1 s: it is "
+                            "busy or slow, not unreachable)\n")

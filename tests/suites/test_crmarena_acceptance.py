@@ -24,7 +24,8 @@ def test_oracle_quick_run(pytester):
     assert result.ret == 0
     subs = egi["suites"]["crmarena"]["sub_metrics"]
     assert {c: subs[c] for c in CATEGORIES} == {c: 1.0 for c in CATEGORIES}
-    assert egi["egi"]["partial"] is True and egi["egi"]["value"] == 100.0
+    assert egi["egi"]["partial"] is True and egi["egi"]["partial_value"] == 100.0
+    assert egi["egi"]["value"] is None  # M2, M3 and M6 are empty: no EGI
     assert egi["egi"]["covered_weight"] == pytest.approx(0.28 + 0.14 + 0.14)
     assert [b for b, v in egi["buckets"].items() if v["value"] is not None] == ["M1", "M4", "M5"]
     result.stdout.fnmatch_lines(["*EGI (partial: M1 M4 M5, 56% of weight) 100.0*"])

@@ -45,8 +45,8 @@ def _egi(run_dir: Path) -> dict[str, Any]:
 def _assert_same_run(run_dir: Path, baseline: Path) -> None:
     assert (run_dir / "records.jsonl").read_bytes() == (baseline / "records.jsonl").read_bytes()
     got, want = _egi(run_dir), _egi(baseline)
-    assert got["egi"]["value"] == want["egi"]["value"]
-    assert got["egi"]["ci95"] == want["egi"]["ci95"]
+    for key in ("value", "partial_value", "covered_weight", "ci95", "partial_ci95"):
+        assert got["egi"][key] == want["egi"][key], key
     for field in SAME_FIELDS:
         assert got[field] == want[field], field
 

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.mcp_processes import killer_plugin, server_pids
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,8 +57,10 @@ def test_server_pids_without_a_seed_tells_runs_apart_by_an_environment_mark():
     assert server_pids(ROOT, None, [module], env_mark="EGI_TEST_RUN=run-a") == []
 
 
-def test_killer_plugin_names_the_task_and_the_server():
+def test_killer_plugin_names_the_task_the_server_and_when():
     source = killer_plugin("repository_management-002", server="github")
-    assert "TASK_ID = 'repository_management-002'\nSERVER = 'github'\n" in source
-    assert "SERVER = None\n" in killer_plugin("airbnb-002")
+    assert "TASK_ID = 'repository_management-002'\nSERVER = 'github'\nWHEN = 'mid_item'\n" in source
+    assert "SERVER = None\nWHEN = 'between_items'\n" in killer_plugin("airbnb-002", when="between_items")
     compile(source, "mcp_killer.py", "exec")
+    with pytest.raises(ValueError, match="when must be 'mid_item' or 'between_items', not 'later'"):
+        killer_plugin("airbnb-002", when="later")

@@ -76,24 +76,30 @@ def test_repository_server_killed_mid_run_errors_that_item_and_restarts_clean(py
     assert records["repository_management-003"]["status"] == "passed"  # a fresh server, reset world
 
 
-def test_unknown_op_in_a_task_file_is_a_usage_error(pytester, tmp_path):
+def test_a_server_killed_between_items_is_restarted_for_the_next_item(pytester):
+    """The repository server SIGKILLed before repository_management-002 uses it: that item finds
+    it dead, gets a fresh server (a reset world) and passes, as do the others."""
+    pytester.makepyfile(
+        mcp_killer=killer_plugin("repository_management-002", server="github", when="between_items")
+    )
+    pytester.syspathinsert()
+    selection = "repository_management-001 or repository_management-002 or repository_management-003"
+    result, egi = run(pytester, "egi/oracle", "-p", "mcp_killer", "-k", selection, mode="deep")
+    result.assert_outcomes(passed=3)
+    assert egi["suites"]["mcp_universe"]["sub_metrics"]["repository_management.pass_rate"] == 1.0
+
+
+def test_a_bad_task_file_errors_alone_and_the_others_run(pytester, tmp_path):
+    """An unknown op, and an evaluator the local data cannot check: each file's item errors with
+    the file, the task and the fix; the good file runs (the old loader refused the whole folder:
+    a usage error, nothing ran)."""
     folder = tmp_path / "location_navigation"
     folder.mkdir()
     task = {"question": "Find a cafe.", "mcp_servers": [{"name": "google-maps"}],
             "evaluators": [{"func": "json", "op": "google_maps.teleport"}]}  # fmt: skip
     (folder / "task_0001.json").write_text(json.dumps(task))
-    result, _ = run(pytester, "egi/oracle", "--egi-opt", f"mcp_universe.task_dir={tmp_path}", mode="deep")
-    assert result.ret == 4
-    want = (
-        f"{folder / 'task_0001.json'}: evaluators[0].op: unknown op 'google_maps.teleport'; "
-        "fix: use an op the suite implements (known google_maps ops: google_maps.are_stops_different,"
-    )
-    assert want in result.stderr.str()
-
-
-def test_task_file_whose_evaluator_cannot_run_on_local_data_is_a_usage_error(pytester, tmp_path):
-    folder = tmp_path / "financial_analysis"
-    folder.mkdir()
+    finance = tmp_path / "financial_analysis"
+    finance.mkdir()
     op_args = {"tickers": ["MSFT"], "start_date": "2010-01-04", "end_date": "2011-01-04",
                "initial_investment": 1000.0, "split": [1.0]}  # fmt: skip
     task = {
@@ -101,18 +107,33 @@ def test_task_file_whose_evaluator_cannot_run_on_local_data_is_a_usage_error(pyt
         "output_format": {"total value": "[NUMBER]"},
         "evaluators": [{"func": "json", "op": "yfinance.check_portfolio_task_output", "op_args": op_args}],
     }
-    (folder / "t.json").write_text(json.dumps(task))
-    result, _ = run(pytester, "egi/oracle", "--egi-opt", f"mcp_universe.task_dir={tmp_path}", mode="deep")
-    assert result.ret == 4
-    want = (
-        f"{folder / 't.json'}: its evaluators cannot be checked on the local data: no MSFT price on "
-        "or before 2010-01-04 / 2011-01-04 (the local history starts 2014-01-02)"
+    (finance / "t.json").write_text(json.dumps(task))
+    good = json.loads((UPSTREAM / "financial_analysis" / "yfinance_task_0001.json").read_text()) \
+        if UPSTREAM.is_dir() else None  # fmt: skip
+    if good is not None:
+        (finance / "yfinance_task_0001.json").write_text(json.dumps(good))
+    result, egi = run(pytester, "egi/oracle", "--egi-opt", f"mcp_universe.task_dir={tmp_path}", mode="deep")
+    result.assert_outcomes(errors=2, passed=1 if good is not None else 0)
+    out = result.stdout.str()
+    lines = next(pytester.path.glob("reports-*/*/records.jsonl")).read_text().splitlines()
+    records = {r["task_id"]: r for r in map(json.loads, lines)}
+    assert records["task_0001"]["status"] == records["t"]["status"] == "error"
+    want = (  # (the record's error is cut to 300 characters)
+        f"TaskFileError: mcp_universe: task task_0001 cannot be loaded: {folder / 'task_0001.json'}: "
+        "evaluators[0].op: unknown op 'google_maps.teleport'; fix: use an op the suite implements"
     )
-    assert want in result.stderr.str()
+    assert records["task_0001"]["error"].startswith(want), records["task_0001"]["error"]
+    want = (
+        f"TaskFileError: mcp_universe: task t cannot be loaded: {finance / 't.json'}: its evaluators "
+        "cannot be checked on the local data: no MSFT price on or before 2010-01-04 / 2011-01-04 (the local "
+        "history starts 2014-01-02)"
+    )
+    assert records["t"]["error"].startswith(want), records["t"]["error"]
+    assert "data warning (mcp_universe): location_navigation: 1 task file(s) cannot be loaded" in out
 
 
 @upstream.needs_upstream()
-def test_upstream_files_run_and_web_search_files_are_left_out_with_a_warning(pytester, tmp_path):
+def test_upstream_files_run_and_web_search_files_are_skipped_with_a_warning(pytester, tmp_path):
     files = (
         ("financial_analysis", "yfinance_task_0001"),
         ("repository_management", "github_task_0001"),
@@ -122,15 +143,56 @@ def test_upstream_files_run_and_web_search_files_are_left_out_with_a_warning(pyt
     for domain, stem in files:
         (tmp_path / domain).mkdir()
         (tmp_path / domain / f"{stem}.json").write_text((UPSTREAM / domain / f"{stem}.json").read_text())
-    result, egi = run(pytester, "egi/oracle", "--egi-opt", f"mcp_universe.task_dir={tmp_path}")
-    result.assert_outcomes(passed=3)  # the quick profile's limit and categories do not cut a user's folder
+    result, egi = run(pytester, "egi/oracle", "--egi-opt", f"mcp_universe.task_dir={tmp_path}", "-rs")
+    result.assert_outcomes(passed=3, skipped=1)  # the quick profile's categories do not cut a folder
     out = result.stdout.str()
     assert (
-        "data warning (mcp_universe): web_search: 1 task file(s) not run: the local data cannot answer "
-        "them (first: info_search_task_0001: this web_search question asks about the real world"
+        "data warning (mcp_universe): web_search: 1 task file(s) not run (their items are skipped): the "
+        "suite cannot run them (first: info_search_task_0001: this web_search question asks about the "
+        "real world"
+    ) in out
+    source = tmp_path / "web_search" / "info_search_task_0001.json"
+    assert (
+        f"mcp_universe: task info_search_task_0001 ({source}) cannot run here: this web_search question asks "
+        "about the real world"
     ) in out
     assert any("web_search: 1 task file(s) not run" in str(w) for w in egi["data_warnings"])
     assert "web_search.pass_rate" not in egi["suites"]["mcp_universe"]["sub_metrics"]
+
+
+UPSTREAM_FILES = sorted(UPSTREAM.rglob("*.json")) if UPSTREAM.is_dir() else []
+"""Every upstream task file (the domains' folders and multi_server)."""
+SAMPLE = "yfinance_task_0001 or google_search_notion_0001 or playwright_github_0002 or info_search_task_0002"
+"""One runnable file and three the suite cannot run (a notion op, a playwright server, a
+real-world web_search question)."""
+
+
+@upstream.needs_upstream()
+@pytest.mark.parametrize("model", ["egi/oracle", "egi/null", "egi/noisy-0.2", "egi/noisy-0.5"])
+def test_every_upstream_task_file_collects_and_those_that_cannot_run_are_skipped_alone(pytester, model):
+    """The whole upstream tree as the task folder (deep: no limit): every file is an item, none
+    crashes collection (the old loader stopped at the first multi_server file, and an upstream
+    repository file it solved raised an IndexError); a sample runs, the files the suite cannot
+    run skipped alone, each with its reason."""
+    result, _ = run(pytester, model, "--egi-opt", f"mcp_universe.task_dir={UPSTREAM}", "--collect-only", "-q",
+                    mode="deep")  # fmt: skip
+    assert result.ret == 0, result.stdout.str()
+    assert f"{len(UPSTREAM_FILES)} tests collected" in result.stdout.str()
+    assert len(UPSTREAM_FILES) == 118
+    result, _ = run(pytester, model, "--egi-opt", f"mcp_universe.task_dir={UPSTREAM}", "-k", SAMPLE, "-rs",
+                    mode="deep")  # fmt: skip
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("skipped") == 3 and "error" not in outcomes and "errors" not in outcomes, outcomes
+    assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 1
+    if model == "egi/oracle":
+        assert outcomes.get("passed") == 1
+    out = result.stdout.str()
+    assert (
+        "'notion.compare_page_text' is an op of upstream's notion server, which the suite does not offer"
+        in out
+    )
+    assert "no local server plays 'playwright' (upstream's playwright server needs a live browser)" in out
+    assert "info_search_task_0002" in out and "this web_search question asks about the real world" in out
 
 
 LOAD_TASKS_REFUSED = """
@@ -148,7 +210,7 @@ _mcp_universe.SUITE.load_tasks = _refused
 def test_unanswerable_files_are_warned_about_on_a_warm_task_cache_run(pytester, tmp_path, monkeypatch):
     """A collection without a model caches the tasks but not the data checks; a run with a
     model in a fresh process then reads the tasks from the cache (``load_tasks`` is not called:
-    it would raise) and still names the task file it leaves out."""
+    it would raise) and still names the task file it skips."""
     folder, cache = tmp_path / "tasks", tmp_path / "cache"
     write(folder, GOOD)
     write(folder, WEB_SEARCH_REAL_WORLD, "world_cup.json", "web_search")
@@ -164,11 +226,11 @@ def test_unanswerable_files_are_warned_about_on_a_warm_task_cache_run(pytester, 
     result = pytester.runpytest_subprocess(
         *common, "-p", "refuse_load", "--egi-model", "egi/null", "--egi-report-dir", str(out),
         "--egi-bootstrap", "0")  # fmt: skip
-    result.assert_outcomes(failed=1)  # the financial file; the web_search one is not run
+    result.assert_outcomes(failed=1, skipped=1)  # the financial file; the web_search one is skipped
     warning = (
-        "web_search: 1 task file(s) not run: the local data cannot answer them (first: world_cup: "
-        "this web_search question asks about the real world (reference answer 'France'); the local "
-        "search and fetch servers serve only an invented corpus, which holds no real-world facts, so "
+        "web_search: 1 task file(s) not run (their items are skipped): the suite cannot run them (first: "
+        "world_cup: this web_search question asks about the real world (reference answer 'France'); the "
+        "local search and fetch servers serve only an invented corpus, which holds no real-world facts, so "
         "no local search can support the answer)"
     )
     assert f"data warning (mcp_universe): {warning}" in result.stdout.lines

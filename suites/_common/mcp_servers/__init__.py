@@ -25,6 +25,11 @@ One module per domain; each is a real MCP server written with the official ``mcp
 
 (The key of :data:`SERVERS` is also the module name.)
 
+``airbnb``, ``healthcare``, ``sports``, ``national_parks`` and ``finance`` also take
+``--open-world``: a well-formed query the seeded world cannot answer (a real city, drug,
+player, park or ticker) is answered from records generated from (seed, query) alone, so the
+same query gets the same answer in every process; see each module.
+
 Every world is built deterministically from the seed and a fixed "today", 2025-06-05
 (:data:`~suites._common.mcp_servers._base.TODAY`). Each module also exposes
 ``build_world(seed)`` (plain data, no SDK import: task generators read the same world the

@@ -25,7 +25,17 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 
-__all__ = ["TODAY", "BadRequest", "main", "make_server", "parse_date", "rng"]
+__all__ = [
+    "OPEN_WORLD_FLAG",
+    "TODAY",
+    "BadRequest",
+    "main",
+    "make_server",
+    "open_key",
+    "open_rng",
+    "parse_date",
+    "rng",
+]
 
 TODAY = date(2025, 6, 5)
 """The servers' "today" (upstream MCPEval's finance prompt pins 2025-06-05)."""
@@ -38,6 +48,24 @@ class BadRequest(Exception):
 def rng(seed: int, domain: str) -> random.Random:
     """The random generator of one domain's world (string seeding is stable across runs)."""
     return random.Random(f"egi-mcp:{domain}:{seed}")
+
+
+OPEN_WORLD_FLAG = {"--open-world": "answer any well-formed query from records generated from the query"}
+"""The ``--open-world`` flag of a server with an open world (for :func:`main`)."""
+
+
+def open_key(text: Any) -> str:
+    """The key an open world generates a record from: the text lower-cased, with every run
+    of characters other than letters and digits made one space (``"Paris, France"`` and
+    ``" paris  france"`` give ``"paris france"``)."""
+    return " ".join("".join(c if c.isalnum() else " " for c in str(text).lower()).split())
+
+
+def open_rng(seed: int, domain: str, kind: str, key: Any) -> random.Random:
+    """The random generator of one open-world record: a function of (seed, domain, kind,
+    key) alone, so the same query gets the same answer in every process, whatever was
+    asked before (string seeding is stable across runs)."""
+    return random.Random(f"egi-mcp-open:{domain}:{kind}:{seed}:{key}")
 
 
 def parse_date(value: str, field: str) -> date:

@@ -14,6 +14,16 @@ World: 12 synthetic listings in each of 10 cities; nightly prices, a cleaning fe
 pet limits, and booked date ranges around today (2025-06-05). ``ignoreRobotsText`` is accepted
 and has no effect (there is no website). A search returns 6 listings per page; ``cursor`` is the
 ``nextPageCursor`` of the previous page.
+
+Open world (``--open-world``, ``build_world(seed, open_world=True)``; upstream task files name
+real places and listing ids): a search whose location matches none of the ten cities (and has
+a letter, at most 100 characters) is answered from 24 listings generated from (seed, the
+location's key: lower-cased, punctuation dropped), with 18-digit ids; a details request for an
+id of digits that is not in the world is answered from a listing generated from (seed, id)
+alone, so a listing found by a search reads the same from its id (its city is not known from
+the id: the details name only the neighbourhood). The same query gets the same answer in
+every process, whatever was asked before; without the flag the world and every result are
+exactly the closed world above.
 """
 
 from __future__ import annotations
@@ -24,7 +34,15 @@ from datetime import date, timedelta
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from suites._common.mcp_servers._base import TODAY, BadRequest, make_server, parse_date, rng
+from suites._common.mcp_servers._base import (
+    TODAY,
+    BadRequest,
+    make_server,
+    open_key,
+    open_rng,
+    parse_date,
+    rng,
+)
 
 __all__ = ["CITIES", "build_server", "build_world", "listing_details", "search"]
 
@@ -95,54 +113,105 @@ _HIGHLIGHTS = [
 ]
 
 
-def build_world(seed: int) -> dict[str, Any]:
-    """The listings of one seed: ``{"listings": {id: listing}}`` (ids are 8-9 digit strings)."""
+def _listing(r: Any, lid: str, room_type: str, bedrooms: int, max_guests: int, base_price: float,
+             where: dict[str, Any], k: int) -> dict[str, Any]:
+    """One listing's attributes, drawn from ``r`` after its type, size and id (``where``:
+    ``city``, ``country`` (None in an open world's listing found by id), ``lat``, ``lng``)."""
+    nightly = round(base_price * (0.55 + bedrooms * 0.35) * r.uniform(0.7, 1.5))
+    amenities = {g: sorted(r.sample(items, r.randint(1, len(items)))) for g, items in _AMENITY_GROUPS.items()}
+    booked = []
+    for _ in range(r.randint(1, 4)):
+        start = TODAY + timedelta(days=r.randint(-10, 90))
+        booked.append((start.isoformat(), (start + timedelta(days=r.randint(2, 9))).isoformat()))
+    return {
+        "id": lid,
+        "name": f"{r.choice(_ADJ)} {r.choice(_NOUN[room_type])} {r.choice(_NEAR)}",
+        "city": where["city"],
+        "country": where["country"],
+        "room_type": room_type,
+        "bedrooms": bedrooms,
+        "beds": bedrooms + r.choice([0, 0, 1]),
+        "baths": max(1.0, bedrooms - r.choice([0, 1]) + r.choice([0.0, 0.5])),
+        "max_guests": max_guests,
+        "pets_allowed": r.random() < 0.35,
+        "nightly": nightly,
+        "cleaning_fee": round(nightly * r.uniform(0.15, 0.5)),
+        "rating": round(r.uniform(4.1, 5.0), 2),
+        "reviews": r.randint(3, 480),
+        "superhost": r.random() < 0.4,
+        "lat": round(where["lat"] + r.uniform(-0.04, 0.04), 5),
+        "lng": round(where["lng"] + r.uniform(-0.05, 0.05), 5),
+        "neighborhood": f"District {k % 5 + 1}",
+        "amenities": amenities,
+        "highlights": sorted(r.sample(_HIGHLIGHTS, 3)),
+        "check_in": f"{r.choice([14, 15, 16])}:00",
+        "check_out": f"{r.choice([10, 11, 12])}:00",
+        "smoking": False,
+        "parties": r.random() < 0.1,
+        "booked": sorted(booked),
+    }
+
+
+def _shape(r: Any) -> tuple[str, int, int]:
+    room_type = r.choices(list(_NOUN), weights=[6, 3, 1])[0]
+    bedrooms = 1 if room_type != "entire_home" else r.choice([1, 1, 2, 2, 3, 4])
+    return room_type, bedrooms, min(16, bedrooms * 2 + r.choice([0, 0, 1, 2]))
+
+
+def build_world(seed: int, open_world: bool = False) -> dict[str, Any]:
+    """The listings of one seed: ``{"listings": {id: listing}}`` (ids are 8-9 digit strings).
+
+    With ``open_world`` the dict also holds ``"open_world": True`` and ``"seed"``: a search
+    whose location matches no city here, and a details request for an id of digits that is
+    not here, are answered from listings generated from the query (module docstring); the
+    listings here are the same either way."""
+    if open_world:
+        return {**build_world(seed), "open_world": True, "seed": seed}
     r = rng(seed, "airbnb")
     listings: dict[str, dict[str, Any]] = {}
     for city in CITIES:
         for k in range(PER_CITY):
-            room_type = r.choices(list(_NOUN), weights=[6, 3, 1])[0]
-            bedrooms = 1 if room_type != "entire_home" else r.choice([1, 1, 2, 2, 3, 4])
-            max_guests = min(16, bedrooms * 2 + r.choice([0, 0, 1, 2]))
+            room_type, bedrooms, max_guests = _shape(r)
             lid = str(r.randrange(10_000_000, 999_999_999))
             while lid in listings:
                 lid = str(r.randrange(10_000_000, 999_999_999))
-            nightly = round(city["price"] * (0.55 + bedrooms * 0.35) * r.uniform(0.7, 1.5))
-            amenities = {
-                g: sorted(r.sample(items, r.randint(1, len(items)))) for g, items in _AMENITY_GROUPS.items()
-            }
-            booked = []
-            for _ in range(r.randint(1, 4)):
-                start = TODAY + timedelta(days=r.randint(-10, 90))
-                booked.append((start.isoformat(), (start + timedelta(days=r.randint(2, 9))).isoformat()))
-            listings[lid] = {
-                "id": lid,
-                "name": f"{r.choice(_ADJ)} {r.choice(_NOUN[room_type])} {r.choice(_NEAR)}",
-                "city": city["city"],
-                "country": city["country"],
-                "room_type": room_type,
-                "bedrooms": bedrooms,
-                "beds": bedrooms + r.choice([0, 0, 1]),
-                "baths": max(1.0, bedrooms - r.choice([0, 1]) + r.choice([0.0, 0.5])),
-                "max_guests": max_guests,
-                "pets_allowed": r.random() < 0.35,
-                "nightly": nightly,
-                "cleaning_fee": round(nightly * r.uniform(0.15, 0.5)),
-                "rating": round(r.uniform(4.1, 5.0), 2),
-                "reviews": r.randint(3, 480),
-                "superhost": r.random() < 0.4,
-                "lat": round(city["lat"] + r.uniform(-0.04, 0.04), 5),
-                "lng": round(city["lng"] + r.uniform(-0.05, 0.05), 5),
-                "neighborhood": f"District {k % 5 + 1}",
-                "amenities": amenities,
-                "highlights": sorted(r.sample(_HIGHLIGHTS, 3)),
-                "check_in": f"{r.choice([14, 15, 16])}:00",
-                "check_out": f"{r.choice([10, 11, 12])}:00",
-                "smoking": False,
-                "parties": r.random() < 0.1,
-                "booked": sorted(booked),
-            }
+            listings[lid] = _listing(r, lid, room_type, bedrooms, max_guests, city["price"], city, k)
     return {"listings": listings}
+
+
+# -- open world: listings generated from the query -----------------------------------------------
+
+OPEN_PER_LOCATION = 24
+"""Listings an open world generates for a location that matches no city of the world."""
+_OPEN_ID_RANGE = (10**17, 10**18)
+"""Ids of the listings an open world generates for a location (18 digits, as Airbnb's newer
+ids: never one of the world's 8-9 digit ids)."""
+
+
+def _open_listing(world: dict[str, Any], lid: str) -> dict[str, Any]:
+    """The listing with id ``lid`` (digits) in an open world: a function of (seed, id)
+    alone. Its city is not known from the id (None): a search shows the location it was
+    found under."""
+    cache = world.setdefault("open_listings", {})
+    if lid not in cache:
+        r = open_rng(world["seed"], "airbnb", "listing", lid)
+        room_type, bedrooms, max_guests = _shape(r)
+        where = {"city": None, "country": None, "lat": r.uniform(-40.0, 60.0), "lng": r.uniform(-120, 150)}
+        base_price = r.uniform(60, 200)
+        cache[lid] = _listing(r, lid, room_type, bedrooms, max_guests, base_price, where, int(lid) % 5)
+    return cache[lid]
+
+
+def _open_location(world: dict[str, Any], location: str) -> list[dict[str, Any]]:
+    """The listings an open world holds at ``location`` (:data:`OPEN_PER_LOCATION`, ids drawn
+    from (seed, location key)); each listing itself is :func:`_open_listing` of its id."""
+    r = open_rng(world["seed"], "airbnb", "location", open_key(location))
+    return [_open_listing(world, str(r.randrange(*_OPEN_ID_RANGE))) for _ in range(OPEN_PER_LOCATION)]
+
+
+def _open_location_ok(location: str) -> bool:
+    key = open_key(location)
+    return any(c.isalpha() for c in key) and len(key) <= 100
 
 
 def _matches(listing: dict[str, Any], location: str) -> bool:
@@ -239,11 +308,13 @@ def search(
     stay = _stay(checkin, checkout)
     n_adults, n_children, n_infants, n_pets = _guests(adults, children, infants, pets)
     offset = _offset(cursor)
+    here = [lst for lst in world["listings"].values() if _matches(lst, location)]
+    if not here and world.get("open_world") and _open_location_ok(location):
+        here = _open_location(world, location)
     hits = [
         lst
-        for lst in world["listings"].values()
-        if _matches(lst, location)
-        and n_adults + n_children <= lst["max_guests"]
+        for lst in here
+        if n_adults + n_children <= lst["max_guests"]
         and (n_pets == 0 or lst["pets_allowed"])
         and _available(lst, stay)
         and (minPrice is None or lst["nightly"] >= minPrice)
@@ -279,7 +350,9 @@ def search(
                 },
                 "badges": badges,
                 "structuredContent": {
-                    "mapCategoryInfo": [{"body": f"{lst['neighborhood']}, {lst['city']}"}],
+                    "mapCategoryInfo": [
+                        {"body": f"{lst['neighborhood']}, {lst['city'] or location.strip()}"}
+                    ],
                     "primaryLine": [
                         {"body": f"{lst['bedrooms']} bedroom{'s' if lst['bedrooms'] > 1 else ''}"},
                         {"body": f"{lst['beds']} bed{'s' if lst['beds'] > 1 else ''}"},
@@ -311,7 +384,10 @@ def listing_details(
     pets: float | None = None,
 ) -> dict[str, Any]:
     """The listing's detail sections (upstream shape); :class:`BadRequest` for an unknown id."""
-    lst = world["listings"].get(str(id).strip())
+    key = str(id).strip()
+    lst = world["listings"].get(key)
+    if lst is None and world.get("open_world") and key.isdigit() and len(key) <= 20:
+        lst = _open_listing(world, key)
     if lst is None:
         raise BadRequest(f"no listing with id {id!r} (ids come from airbnb_search results)")
     stay = _stay(checkin, checkout)
@@ -333,7 +409,7 @@ def listing_details(
             "lat": lst["lat"],
             "lng": lst["lng"],
             "title": "Where you'll be",
-            "subtitle": f"{lst['neighborhood']}, {lst['city']}, {lst['country']}",
+            "subtitle": ", ".join(x for x in (lst["neighborhood"], lst["city"], lst["country"]) if x),
         },
         {
             "id": "POLICIES_DEFAULT",
@@ -390,9 +466,9 @@ def listing_details(
     return {"listingUrl": f"{BASE_URL}/rooms/{lst['id']}?{urlencode(query)}", "details": details}
 
 
-def build_server(seed: int) -> Any:
+def build_server(seed: int, open_world: bool = False) -> Any:
     """Airbnb-style listings MCP server over a seeded synthetic world."""
-    world = build_world(seed)
+    world = build_world(seed, open_world=open_world)
 
     def airbnb_search(
         location: str,
@@ -473,6 +549,6 @@ def build_server(seed: int) -> Any:
 
 
 if __name__ == "__main__":
-    from suites._common.mcp_servers._base import main
+    from suites._common.mcp_servers._base import OPEN_WORLD_FLAG, main
 
-    main(build_server)
+    main(build_server, flags=OPEN_WORLD_FLAG)

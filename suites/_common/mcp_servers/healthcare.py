@@ -17,14 +17,25 @@ dict had two ``status`` keys, so the request overwrote ``"success"``).
 World: synthetic drug products (real generic names, invented brands and makers), 150 articles,
 health topics in English and Spanish, 90 trials and an ICD-10-style code list; dates are on or
 before today (2025-06-05).
+
+Open world (``--open-world``, ``build_world(seed, open_world=True)``; upstream task files name
+real drugs and conditions): a query that finds nothing in the world is answered from records
+generated from (seed, the query's key) alone: a drug of any name (two letters or more), eight
+articles whose titles hold the query's words (published over the last six years), a health
+topic, six trials of a condition (every status filter finds one), an ICD-10 entry for a
+well-formed code (``K21.9``) and two entries for a description (codes not used in the
+world). A code found by a description search reads differently from a code lookup (the
+lookup knows only the code). Without the flag the world and every result are exactly the
+closed world above.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import date, timedelta
 from typing import Any, Literal
 
-from suites._common.mcp_servers._base import TODAY, BadRequest, make_server, rng
+from suites._common.mcp_servers._base import TODAY, BadRequest, make_server, open_key, open_rng, rng
 
 __all__ = [
     "build_server",
@@ -187,61 +198,112 @@ def _brand(r: Any) -> str:
     )
 
 
-def build_world(seed: int) -> dict[str, Any]:
-    """``{"drugs", "articles", "topics", "trials", "codes"}``."""
-    r = rng(seed, "healthcare")
-    drugs = []
-    for generic, use, cls, route, form, strength in _DRUGS:
-        products = []
-        for _ in range(r.randint(1, 3)):
-            products.append(
-                {
-                    "product_ndc": f"{r.randint(10000, 99999)}-{r.randint(100, 999)}",
-                    "product_type": "HUMAN OTC DRUG"
-                    if generic in ("ibuprofen", "acetaminophen", "cetirizine", "omeprazole")
-                    else "HUMAN PRESCRIPTION DRUG",
-                    "generic_name": generic.upper(),
-                    "brand_name": _brand(r).upper(),
-                    "manufacturer": r.choice(_MAKERS),
-                    "dosage_form": form,
-                    "route": [route.upper()],
-                    "active_ingredients": [{"name": generic.upper(), "strength": strength}],
-                }
-            )
-        events = []
-        for _ in range(r.randint(4, 10)):
-            received = TODAY - timedelta(days=r.randint(30, 1500))
-            events.append(
-                {
-                    "report_id": str(r.randint(10_000_000, 29_999_999)),
-                    "report_date": received.strftime("%Y%m%d"),
-                    "serious": r.choice(["1", "2", "2"]),
-                    "patient_age": str(r.randint(18, 89)),
-                    "patient_sex": r.choice(["1", "2"]),
-                    "reactions": sorted(r.sample(_REACTIONS, r.randint(1, 3))),
-                    "drug_info": {
-                        "drug_name": generic.upper(),
-                        "dosage": strength,
-                        "indication": use.upper(),
-                        "administration_route": route.upper(),
-                    },
-                }
-            )
-        drugs.append(
+def _drug(r: Any, generic: str, use: str, cls: str, route: str, form: str, strength: str) -> dict[str, Any]:
+    """One drug's products, adverse-event reports and label, drawn from ``r``."""
+    products = []
+    for _ in range(r.randint(1, 3)):
+        products.append(
             {
-                "generic": generic,
-                "use": use,
-                "class": cls,
-                "products": products,
-                "events": events,
-                "label": {
-                    "indications_and_usage": f"{generic.title()} is a {cls} indicated for {use}.",
-                    "warnings": f"Do not exceed the recommended dose. Tell your doctor about other "
-                    f"medicines you take; {generic} may interact with them.",
-                    "contraindications": f"Known hypersensitivity to {generic} or any {cls}.",
+                "product_ndc": f"{r.randint(10000, 99999)}-{r.randint(100, 999)}",
+                "product_type": "HUMAN OTC DRUG"
+                if generic in ("ibuprofen", "acetaminophen", "cetirizine", "omeprazole")
+                else "HUMAN PRESCRIPTION DRUG",
+                "generic_name": generic.upper(),
+                "brand_name": _brand(r).upper(),
+                "manufacturer": r.choice(_MAKERS),
+                "dosage_form": form,
+                "route": [route.upper()],
+                "active_ingredients": [{"name": generic.upper(), "strength": strength}],
+            }
+        )
+    events = []
+    for _ in range(r.randint(4, 10)):
+        received = TODAY - timedelta(days=r.randint(30, 1500))
+        events.append(
+            {
+                "report_id": str(r.randint(10_000_000, 29_999_999)),
+                "report_date": received.strftime("%Y%m%d"),
+                "serious": r.choice(["1", "2", "2"]),
+                "patient_age": str(r.randint(18, 89)),
+                "patient_sex": r.choice(["1", "2"]),
+                "reactions": sorted(r.sample(_REACTIONS, r.randint(1, 3))),
+                "drug_info": {
+                    "drug_name": generic.upper(),
+                    "dosage": strength,
+                    "indication": use.upper(),
+                    "administration_route": route.upper(),
                 },
             }
         )
+    return {
+        "generic": generic,
+        "use": use,
+        "class": cls,
+        "products": products,
+        "events": events,
+        "label": {
+            "indications_and_usage": f"{generic.title()} is a {cls} indicated for {use}.",
+            "warnings": f"Do not exceed the recommended dose. Tell your doctor about other "
+            f"medicines you take; {generic} may interact with them.",
+            "contraindications": f"Known hypersensitivity to {generic} or any {cls}.",
+        },
+    }
+
+
+def _trial(r: Any, condition: str, status: str) -> dict[str, Any]:
+    """One trial of ``condition`` with ``status``, drawn from ``r``."""
+    start = (
+        TODAY - timedelta(days=r.randint(60, 2000))
+        if status != "NOT_YET_RECRUITING"
+        else TODAY + timedelta(days=40)
+    )
+    end = start + timedelta(days=r.randint(365, 1800))
+    if status == "COMPLETED":
+        end = min(end, TODAY - timedelta(days=r.randint(1, 50)))
+    nct = f"NCT0{r.randint(4_000_000, 6_999_999)}"
+    sites = r.sample(_CITIES, r.randint(1, 3))
+    return {
+        "nct_id": nct,
+        "title": f"{r.choice(_STUDY)} {r.choice(_INTERVENTIONS)} for {condition}",
+        "status": status,
+        "start_date": start.strftime("%Y-%m"),
+        "completion_date": end.strftime("%Y-%m"),
+        "phase": r.choice(["PHASE1", "PHASE2", "PHASE3", "NA"]),
+        "study_type": r.choice(["INTERVENTIONAL", "INTERVENTIONAL", "OBSERVATIONAL"]),
+        "conditions": [condition.title()],
+        "locations": [
+            {
+                "facility": f"{c} {r.choice(['Medical Center', 'University Hospital', 'Clinic'])}",
+                "city": c,
+                "state": s,
+                "country": "United States",
+            }
+            for c, s in sites
+        ],
+        "sponsor": r.choice(_MAKERS),
+        "url": f"https://clinicaltrials.gov/study/{nct}",
+        "brief_summary": f"This study tests whether the intervention improves outcomes in "
+        f"{condition}.",
+        "eligibility": {
+            "gender": r.choice(["ALL", "ALL", "FEMALE", "MALE"]),
+            "minimum_age": f"{r.choice([18, 18, 21, 40, 50])} Years",
+            "maximum_age": f"{r.choice([65, 75, 80, 90])} Years",
+            "healthy_volunteers": r.choice([False, False, True]),
+        },
+    }
+
+
+def build_world(seed: int, open_world: bool = False) -> dict[str, Any]:
+    """``{"drugs", "articles", "topics", "trials", "codes"}``.
+
+    With ``open_world`` the dict also holds ``"open_world": True`` and ``"seed"``: a query
+    that finds nothing here (an unknown drug, a literature query, health topic or condition
+    no record mentions, an unknown ICD-10 code or description) is answered from records
+    generated from the query (module docstring); the records here are the same either way."""
+    if open_world:
+        return {**build_world(seed), "open_world": True, "seed": seed}
+    r = rng(seed, "healthcare")
+    drugs = [_drug(r, *row) for row in _DRUGS]
     articles = []
     for i in range(150):
         condition = r.choice(_CONDITIONS)[0]
@@ -313,51 +375,119 @@ def build_world(seed: int) -> dict[str, Any]:
         status = r.choice(
             ["RECRUITING", "RECRUITING", "ACTIVE_NOT_RECRUITING", "COMPLETED", "NOT_YET_RECRUITING"]
         )
-        start = (
-            TODAY - timedelta(days=r.randint(60, 2000))
-            if status != "NOT_YET_RECRUITING"
-            else TODAY + timedelta(days=40)
-        )
-        end = start + timedelta(days=r.randint(365, 1800))
-        if status == "COMPLETED":
-            end = min(end, TODAY - timedelta(days=r.randint(1, 50)))
-        nct = f"NCT0{r.randint(4_000_000, 6_999_999)}"
-        sites = r.sample(_CITIES, r.randint(1, 3))
-        trials.append(
-            {
-                "nct_id": nct,
-                "title": f"{r.choice(_STUDY)} {r.choice(_INTERVENTIONS)} for {condition}",
-                "status": status,
-                "start_date": start.strftime("%Y-%m"),
-                "completion_date": end.strftime("%Y-%m"),
-                "phase": r.choice(["PHASE1", "PHASE2", "PHASE3", "NA"]),
-                "study_type": r.choice(["INTERVENTIONAL", "INTERVENTIONAL", "OBSERVATIONAL"]),
-                "conditions": [condition.title()],
-                "locations": [
-                    {
-                        "facility": f"{c} {r.choice(['Medical Center', 'University Hospital', 'Clinic'])}",
-                        "city": c,
-                        "state": s,
-                        "country": "United States",
-                    }
-                    for c, s in sites
-                ],
-                "sponsor": r.choice(_MAKERS),
-                "url": f"https://clinicaltrials.gov/study/{nct}",
-                "brief_summary": f"This study tests whether the intervention improves outcomes in "
-                f"{condition}.",
-                "eligibility": {
-                    "gender": r.choice(["ALL", "ALL", "FEMALE", "MALE"]),
-                    "minimum_age": f"{r.choice([18, 18, 21, 40, 50])} Years",
-                    "maximum_age": f"{r.choice([65, 75, 80, 90])} Years",
-                    "healthy_volunteers": r.choice([False, False, True]),
-                },
-            }
-        )
+        trials.append(_trial(r, condition, status))
     codes = [{"code": code, "description": desc} for _, code, desc in _CONDITIONS]
     codes += [{"code": code, "description": desc} for code, desc in _EXTRA_CODES]
     codes.sort(key=lambda c: c["code"])
     return {"drugs": drugs, "articles": articles, "topics": topics, "trials": trials, "codes": codes}
+
+
+# -- open world: records generated from the query -------------------------------------------------
+
+_OPEN_FORMS = [("Oral", "TABLET", "25 mg"), ("Oral", "CAPSULE", "100 mg"), ("Topical", "CREAM", "1%"),
+               ("Subcutaneous", "INJECTION", "2 mg/mL"), ("Intravenous", "SOLUTION", "10 mg/mL")]  # fmt: skip
+_OPEN_STATUSES = ["RECRUITING", "ACTIVE_NOT_RECRUITING", "COMPLETED", "NOT_YET_RECRUITING", "RECRUITING",
+                  "COMPLETED"]  # fmt: skip
+"""Statuses of the trials an open world generates for a condition, in order: every status
+filter of ``clinical_trials_search`` finds at least one."""
+_OPEN_SYSTEMS = ["the respiratory system", "the circulatory system", "the digestive system",
+                 "the nervous system", "the musculoskeletal system", "the skin", "the eye and adnexa",
+                 "the ear", "the urinary system"]  # fmt: skip
+_ICD_CODE = re.compile(r"^[A-Z][0-9][0-9A-Z](?:\.[0-9A-Z]{1,4})?$")
+"""An ICD-10-CM code (or a 3-character category) an open world answers a code lookup for."""
+
+
+def _open_ok(text: str, limit: int = 100) -> bool:
+    key = open_key(text)
+    return sum(c.isalpha() for c in key) >= 2 and len(key) <= limit
+
+
+def _open_drug(world: dict[str, Any], name: str) -> dict[str, Any]:
+    """The drug an open world knows by ``name`` (a function of (seed, name) alone)."""
+    key = open_key(name)
+    cache = world.setdefault("open_drugs", {})
+    if key not in cache:
+        r = open_rng(world["seed"], "healthcare", "drug", key)
+        _, use, cls, *_ = r.choice(_DRUGS)
+        route, form, strength = r.choice(_OPEN_FORMS)
+        cache[key] = _drug(r, str(name).strip().lower(), use, cls, route, form, strength)
+    return cache[key]
+
+
+def _open_articles(world: dict[str, Any], query: str) -> list[dict[str, Any]]:
+    """Eight articles an open world holds for ``query`` (each title holds the query's words),
+    published over the last six years."""
+    key = open_key(query)
+    r = open_rng(world["seed"], "healthcare", "pubmed", key)
+    out = []
+    for _ in range(8):
+        published = TODAY - timedelta(days=r.randint(10, 6 * 365))
+        pmid = str(r.randint(30_000_000, 39_999_999))
+        out.append({
+            "pmid": pmid,
+            "title": f"{r.choice(_STUDY)} {r.choice(_INTERVENTIONS)} and {key}",
+            "authors": r.sample(_SURNAMES, r.randint(2, 5)),
+            "journal": r.choice(_JOURNALS),
+            "publication_date": published.strftime("%Y %b %d"),
+            "_date": published.isoformat(),
+            "abstract": f"We studied {r.randint(80, 4000)} adults in research on {key}. The primary outcome "
+                        f"changed by {r.randint(5, 40)}% after {r.randint(6, 36)} months.",
+            "doi": f"doi: 10.{r.randint(1000, 9999)}/egi.{published.year}.{r.randint(100, 999)}",
+            "url": f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/",
+        })  # fmt: skip
+    return out
+
+
+def _open_topic(world: dict[str, Any], topic: str, lang: str) -> dict[str, Any]:
+    """The health topic an open world holds for ``topic`` in ``lang``."""
+    key = open_key(topic)
+    r = open_rng(world["seed"], "healthcare", f"topic-{lang}", key)
+    tid = str(r.randint(40_000, 49_999))
+    english = lang == "en"
+    return {
+        "id": tid,
+        "title": f"Living with {key}" if english else f"Vivir con {key}",
+        "url": f"https://health.gov/myhealthfinder/topics/{tid}?lang={lang}",
+        "last_updated": (TODAY - timedelta(days=r.randint(20, 700))).isoformat(),
+        "image_url": f"https://health.gov/sites/default/files/{tid}.jpg",
+        "sections": [
+            {"title": "The basics" if english else "Información básica",
+             "content": f"Learn about {key} and talk with your doctor." if english
+             else f"Infórmese sobre {key} y hable con su médico."},
+            {"title": "Take action" if english else "Tome medidas",
+             "content": "Stay active and take medicines as prescribed." if english
+             else "Manténgase activo y tome sus medicinas según las indicaciones."},
+        ],
+    }  # fmt: skip
+
+
+def _open_trials(world: dict[str, Any], condition: str) -> list[dict[str, Any]]:
+    """Six trials an open world holds for ``condition`` (one of each status at least)."""
+    key = open_key(condition)
+    r = open_rng(world["seed"], "healthcare", "trials", key)
+    return [_trial(r, key, status) for status in _OPEN_STATUSES]
+
+
+def _open_code(world: dict[str, Any], code: str) -> dict[str, str]:
+    """The ICD-10 entry an open world holds for ``code`` (a description made from the code)."""
+    r = open_rng(world["seed"], "healthcare", "icd-code", code)
+    kind = r.choice(["Disorder", "Disease", "Other disorders", "Injury", "Benign neoplasm"])
+    return {"code": code, "description": f"{kind} of {r.choice(_OPEN_SYSTEMS)}, unspecified"}
+
+
+def _open_codes(world: dict[str, Any], description: str) -> list[dict[str, str]]:
+    """Two ICD-10 entries an open world holds for ``description`` (codes not used here)."""
+    key = open_key(description)
+    r = open_rng(world["seed"], "healthcare", "icd-description", key)
+    taken = {c["code"] for c in world["codes"]}
+    out: list[dict[str, str]] = []
+    for suffix in ("unspecified", "other specified"):
+        code = f"{r.choice('ABCDEFGHIJKLMNOQRST')}{r.randint(0, 99):02d}.{r.randint(0, 9)}"
+        while code in taken:
+            code = code[:-1] + str((int(code[-1]) + 1) % 10)
+        taken.add(code)
+        out.append({"code": code, "description": f"{key.capitalize()}, {suffix}"})
+    return out
 
 
 def _clamp(n: int) -> int:
@@ -379,6 +509,8 @@ def drug_lookup(world: dict[str, Any], drug_name: str, search_type: str = "gener
         ),
         None,
     )
+    if drug is None and world.get("open_world") and _open_ok(drug_name, 60):
+        drug = _open_drug(world, drug_name)
     if drug is None:
         raise BadRequest(f"No drug named {drug_name!r} was found in the FDA database")
     kind = str(search_type).lower()
@@ -420,12 +552,10 @@ def pubmed(world: dict[str, Any], query: str, max_results: int = 5, date_range: 
         if not str(date_range).strip().isdigit():
             raise BadRequest(f"date_range must be a number of years such as '5', got {date_range!r}")
         since = date(TODAY.year - int(date_range), TODAY.month, TODAY.day).isoformat()
-    hits = [
-        a
-        for a in world["articles"]
-        if all(w in _words(a["title"] + " " + a["abstract"]) for w in words)
-        and (since is None or a["_date"] >= since)
-    ]
+    here = [a for a in world["articles"] if all(w in _words(a["title"] + " " + a["abstract"]) for w in words)]
+    if not here and world.get("open_world") and _open_ok(query):
+        here = _open_articles(world, query)
+    hits = [a for a in here if since is None or a["_date"] >= since]
     hits.sort(key=lambda a: (a["_date"], a["pmid"]), reverse=True)
     articles = [{k: v for k, v in a.items() if not k.startswith("_")} for a in hits[: _clamp(max_results)]]
     return {"status": "success", "query": query, "total_results": len(articles), "articles": articles}
@@ -442,6 +572,8 @@ def health_topics(world: dict[str, Any], topic: str, language: str = "en") -> di
         and words
         and all(w in _words(t["title"] + " " + " ".join(t["keywords"])) for w in words)
     ]
+    if not hits and world.get("open_world") and _open_ok(topic):
+        hits = [_open_topic(world, topic, lang)]
     topics = [{k: v for k, v in t.items() if k not in ("language", "keywords")} for t in hits]
     return {
         "status": "success",
@@ -462,11 +594,10 @@ def clinical_trials(
     if wanted is None:
         raise BadRequest(f"status must be one of {', '.join(_STATUS)}, got {status!r}")
     cond = str(condition).strip().lower()
-    hits = [
-        t
-        for t in world["trials"]
-        if any(cond in c.lower() for c in t["conditions"]) and (not wanted or t["status"] == wanted)
-    ]
+    here = [t for t in world["trials"] if any(cond in c.lower() for c in t["conditions"])]
+    if not here and world.get("open_world") and _open_ok(condition):
+        here = _open_trials(world, condition)
+    hits = [t for t in here if not wanted or t["status"] == wanted]
     trials = hits[: _clamp(max_results)]
     return {
         "status": "success",
@@ -486,9 +617,13 @@ def terminology(
     if code:
         prefix = str(code).strip().upper()
         hits = [c for c in world["codes"] if c["code"].startswith(prefix)]
+        if not hits and world.get("open_world") and _ICD_CODE.match(prefix):
+            hits = [_open_code(world, prefix)]
     else:
         words = _words(str(description))
         hits = [c for c in world["codes"] if words and all(w in _words(c["description"]) for w in words)]
+        if not hits and world.get("open_world") and _open_ok(str(description)):
+            hits = _open_codes(world, str(description))
     codes = hits[: _clamp(max_results)]
     return {
         "status": "success",
@@ -499,9 +634,9 @@ def terminology(
     }
 
 
-def build_server(seed: int) -> Any:
+def build_server(seed: int, open_world: bool = False) -> Any:
     """Healthcare lookups MCP server over a seeded synthetic world."""
-    world = build_world(seed)
+    world = build_world(seed, open_world=open_world)
 
     def fda_drug_lookup(
         drug_name: str, search_type: Literal["general", "label", "adverse_events"] = "general"
@@ -575,6 +710,6 @@ def build_server(seed: int) -> Any:
 
 
 if __name__ == "__main__":
-    from suites._common.mcp_servers._base import main
+    from suites._common.mcp_servers._base import OPEN_WORLD_FLAG, main
 
-    main(build_server)
+    main(build_server, flags=OPEN_WORLD_FLAG)

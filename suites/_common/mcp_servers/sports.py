@@ -10,14 +10,32 @@ for the paginated lists (25 records a page; the cursor is the last id of the pag
 World: 12 synthetic teams per league, 10 players per team, and a season of games per league
 (NBA and NFL season 2024, MLB seasons 2024 and 2025); games before today (2025-06-05) are
 final with scores, later ones scheduled. Ids are unique across leagues.
+
+Open world (``--open-world``, ``build_world(seed, open_world=True)``; upstream task files name
+real players, dates and ids): a player search by name that finds nobody is answered with one
+player of that name (on one of the league's teams), generated from (seed, league, names); a
+game list (dates, seasons or team ids, 1-999) that finds nothing is answered with games
+generated from the query (two a date, else eight a season), whose 13-digit ids encode the
+date and the teams, so ``get_game`` with such an id reads the same game; any other unknown
+game id (or team id in a game) is generated from (seed, league, id) alone. Without the flag
+the world and every result are exactly the closed world above.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import date, timedelta
 from typing import Any, Literal
 
-from suites._common.mcp_servers._base import TODAY, BadRequest, make_server, parse_date, rng
+from suites._common.mcp_servers._base import (
+    TODAY,
+    BadRequest,
+    make_server,
+    open_key,
+    open_rng,
+    parse_date,
+    rng,
+)
 
 __all__ = ["LEAGUES", "build_server", "build_world", "get_game", "get_games", "get_players", "get_teams"]
 
@@ -178,8 +196,14 @@ _SEASONS = {
 _GAMES_PER_SEASON = 60
 
 
-def build_world(seed: int) -> dict[str, Any]:
-    """``{"teams": {league: [team]}, "players": {league: [player]}, "games": {league: [game]}}``."""
+def build_world(seed: int, open_world: bool = False) -> dict[str, Any]:
+    """``{"teams": {league: [team]}, "players": {league: [player]}, "games": {league: [game]}}``.
+
+    With ``open_world`` the dict also holds ``"open_world": True`` and ``"seed"``: a player
+    search, a game list or a game id that finds nothing here is answered from records
+    generated from the query (module docstring); the records here are the same either way."""
+    if open_world:
+        return {**build_world(seed), "open_world": True, "seed": seed}
     r = rng(seed, "sports")
     teams: dict[str, list[dict[str, Any]]] = {}
     players: dict[str, list[dict[str, Any]]] = {}
@@ -262,7 +286,119 @@ def _league(league: str) -> str:
 
 
 def _team(world: dict[str, Any], league: str, team_id: int) -> dict[str, Any]:
-    return next(t for t in world["teams"][league] if t["id"] == team_id)
+    found = next((t for t in world["teams"][league] if t["id"] == team_id), None)
+    return found if found is not None else _open_team(world, league, team_id)
+
+
+# -- open world: records generated from the query -------------------------------------------------
+
+_NAME = re.compile(r"[A-Za-z][A-Za-z .'-]{0,39}")
+"""A player name (part) an open world answers a search for."""
+_OPEN_GAME_BASE = 9 * 10**12
+"""Ids of the games an open world generates for a list query: ``9DDDDDHHHAAAK`` (13 digits;
+D: days since 2000-01-01, H / A: home and visitor team ids, K: 0-9), so a game listed by
+``get_games`` reads the same from ``get_game`` with its id alone."""
+_EPOCH = date(2000, 1, 1)
+
+
+def _season_window(league: str, season: int) -> tuple[date, date]:
+    """First and last day of a league's season (the world's calendar shifted to ``season``)."""
+    if league == "MLB":
+        return date(season, 3, 28), date(season, 9, 29)
+    if league == "NBA":
+        return date(season, 10, 22), date(season + 1, 4, 13)
+    return date(season, 9, 5), date(season + 1, 1, 5)
+
+
+def _season_of(league: str, day: date) -> int:
+    return day.year if league == "MLB" or day.month >= 8 else day.year - 1
+
+
+def _open_team(world: dict[str, Any], league: str, team_id: int) -> dict[str, Any]:
+    """A team id the league does not have here, in an open world: generated from (seed,
+    league, id) alone."""
+    if not world.get("open_world"):
+        raise BadRequest(f"Team ID {team_id} not found in {league}")
+    r = open_rng(world["seed"], "sports", f"team-{league}", team_id)
+    city, abbr = r.choice(_CITIES)
+    mascot = r.choice(_MASCOTS[league])
+    return {
+        "id": team_id, "name": mascot, "city": city, "full_name": f"{city} {mascot}",
+        "abbreviation": (abbr + mascot[0])[:3].upper(), "conference": r.choice(_CONF[league]),
+        "division": r.choice(_DIV[league]),
+        "venue": f"{city} {r.choice(['Arena', 'Field', 'Stadium', 'Park'])}",
+    }  # fmt: skip
+
+
+def _open_player(world: dict[str, Any], league: str, first: str | None, last: str | None) -> dict[str, Any]:
+    """The player an open world finds for a name search (a function of (seed, league, the
+    names given)); his team is one of the league's teams here."""
+    key = f"{open_key(first or '')}|{open_key(last or '')}"
+    r = open_rng(world["seed"], "sports", f"player-{league}", key)
+    height_in = r.randint(70, 86) if league == "NBA" else r.randint(68, 78)
+    return {
+        "id": 100_000 + r.randrange(900_000),
+        "first_name": (first or "").strip() or r.choice(_FIRST),
+        "last_name": (last or "").strip() or r.choice(_LAST),
+        "position": r.choice(_POS[league]), "height": f"{height_in // 12}-{height_in % 12}",
+        "weight": str(r.randint(170, 320)), "jersey_number": str(r.randint(0, 99)),
+        "college": r.choice(_COLLEGES), "age": r.randint(20, 38),
+        "experience": f"{r.randint(1, 15)}th Season",
+        "draft_year": r.randint(2008, 2024), "team_id": r.choice(world["teams"][league])["id"],
+    }  # fmt: skip
+
+
+def _open_game(world: dict[str, Any], league: str, game_id: int) -> dict[str, Any]:
+    """A game id the league does not have here, in an open world: the date and teams of an
+    id made by :func:`_open_games` (see :data:`_OPEN_GAME_BASE`), else drawn from the id;
+    scores from (seed, league, id) alone."""
+    r = open_rng(world["seed"], "sports", f"game-{league}", game_id)
+    rest = game_id - _OPEN_GAME_BASE
+    day, home, away = None, rest // 10**4 % 1000, rest // 10 % 1000
+    if 0 <= rest < 10**12 and home and away and home != away:
+        day = _EPOCH + timedelta(days=rest // 10**7)
+    if day is None:
+        start, end = _season_window(league, 2024)
+        day = start + timedelta(days=r.randint(0, (end - start).days))
+        home, away = (t["id"] for t in r.sample(world["teams"][league], 2))
+    season = _season_of(league, day)
+    played = day < TODAY
+    lo, hi = {"NBA": (88, 135), "MLB": (0, 11), "NFL": (3, 41)}[league]
+    hs, vs = (r.randint(lo, hi), r.randint(lo, hi)) if played else (0, 0)
+    if played and hs == vs and league != "NFL":
+        hs += 1
+    return {
+        "id": game_id, "date": day.isoformat(), "season": season, "home_team_id": home,
+        "visitor_team_id": away,
+        "home_team_score": hs, "visitor_team_score": vs, "status": "Final" if played else "Scheduled",
+        "postseason": False, "week": max(1, (day - _season_window(league, season)[0]).days // 7 + 1),
+        "attendance": r.randint(12_000, 68_000) if played else None,
+    }  # fmt: skip
+
+
+def _open_games(
+    world: dict[str, Any], league: str, days: list[date], seasons: list[int], team_ids: list[int]
+) -> list[dict[str, Any]]:
+    """The games an open world lists for a query that finds none here: two on each asked
+    date (at most ten dates), else eight over each asked season (at most three), else eight
+    over the 2024 season; each involves the asked teams in turn (as the home team)."""
+    key = f"{sorted(days)}|{sorted(seasons)}|{sorted(team_ids)}"
+    r = open_rng(world["seed"], "sports", f"games-{league}", key)
+    if days:
+        when = [d for d in sorted(days)[:10] for _ in range(2)]
+    else:
+        when = []
+        for season in sorted(seasons)[:3] or [2024]:
+            start, end = _season_window(league, season)
+            when += [start + timedelta(days=round(k * (end - start).days / 8)) for k in range(8)]
+    here = [t["id"] for t in world["teams"][league]]
+    games = []
+    for i, day in enumerate(when):
+        home = team_ids[i % len(team_ids)] if team_ids else r.choice(here)
+        away = r.choice([t for t in here if t != home])
+        game_id = _OPEN_GAME_BASE + (day - _EPOCH).days * 10**7 + home * 10**4 + away * 10 + i % 10
+        games.append(_open_game(world, league, game_id))
+    return games
 
 
 def _team_text(team: dict[str, Any], league: str) -> str:
@@ -366,6 +502,9 @@ def get_players(
         if (not first_name or p["first_name"].lower().startswith(first_name.strip().lower()))
         and (not last_name or p["last_name"].lower().startswith(last_name.strip().lower()))
     ]
+    named = [n for n in (first_name, last_name) if n and n.strip()]
+    if not hits and world.get("open_world") and named and all(_NAME.fullmatch(n.strip()) for n in named):
+        hits = [_open_player(world, league, first_name, last_name)]
     page, nxt = _page(hits, cursor)
     text = "\n-----\n".join(_player_text(world, p, league) for p in page) or "No players found."
     if nxt:
@@ -390,13 +529,17 @@ def get_games(
     """Games filtered by dates, seasons and team ids (a game of either team), 25 a page."""
     league = _league(league)
     wanted_dates = {parse_date(d, "dates").isoformat() for d in dates or []}
-    hits = [
-        g
-        for g in world["games"][league]
-        if (not wanted_dates or g["date"] in wanted_dates)
-        and (not seasons or g["season"] in seasons)
-        and (not team_ids or g["home_team_id"] in team_ids or g["visitor_team_id"] in team_ids)
-    ]
+    def wanted(g: dict[str, Any]) -> bool:
+        teams = (g["home_team_id"], g["visitor_team_id"])
+        return ((not wanted_dates or g["date"] in wanted_dates) and (not seasons or g["season"] in seasons)
+                and (not team_ids or any(t in team_ids for t in teams)))  # fmt: skip
+
+    hits = [g for g in world["games"][league] if wanted(g)]
+    asked = bool(wanted_dates or seasons or team_ids)
+    if not hits and asked and world.get("open_world") and all(1 <= t <= 999 for t in team_ids or []):
+        days = [date.fromisoformat(d) for d in wanted_dates]
+        made = _open_games(world, league, days, list(seasons or []), list(team_ids or []))
+        hits = [g for g in made if wanted(g)]
     page, nxt = _page(hits, cursor)
     text = "\n\n-----\n\n".join(_game_text(world, g, league) for g in page) or "No games found."
     if nxt:
@@ -414,6 +557,8 @@ def get_game(world: dict[str, Any], league: str, game_id: int) -> dict[str, Any]
     """One game; :class:`BadRequest` when the league has no game with that id."""
     league = _league(league)
     game = next((g for g in world["games"][league] if g["id"] == game_id), None)
+    if game is None and world.get("open_world") and game_id >= 1:
+        game = _open_game(world, league, game_id)
     if game is None:
         raise BadRequest(f"Game ID {game_id} not found in {league}")
     return {
@@ -424,9 +569,9 @@ def get_game(world: dict[str, Any], league: str, game_id: int) -> dict[str, Any]
     }
 
 
-def build_server(seed: int) -> Any:
+def build_server(seed: int, open_world: bool = False) -> Any:
     """Sports (NBA/MLB/NFL) MCP server over a seeded synthetic world."""
-    world = build_world(seed)
+    world = build_world(seed, open_world=open_world)
 
     def get_teams_tool(league: League) -> dict[str, Any]:
         """Get a list of teams for the NBA, NFL or MLB.
@@ -489,6 +634,6 @@ def build_server(seed: int) -> Any:
 
 
 if __name__ == "__main__":
-    from suites._common.mcp_servers._base import main
+    from suites._common.mcp_servers._base import OPEN_WORLD_FLAG, main
 
-    main(build_server)
+    main(build_server, flags=OPEN_WORLD_FLAG)

@@ -918,7 +918,7 @@ def _mistake(task: dict[str, Any], plan: _Plan, seed: int, answer: str) -> dict[
                 and e["op"] in ("github.file_content_include", "github.check_file_content_with_fewest_issues")
             ]
             if fails_exact and evs[fails_exact[0]]["op"] == "github.check_file_content_and_issue_count":
-                text = _bump_count(f["content"])
+                text = _bump_count(f["content"], evs[fails_exact[0]]["op_args"])
             elif fails_exact:
                 text = f["content"].rstrip("\n") + "\n# edited\n"
             elif includes:
@@ -977,16 +977,25 @@ def _set_content(calls: list[dict[str, Any]], i: int, j: int, kind: str, text: s
     return out
 
 
-def _bump_count(text: str) -> str:
-    """The report with its first count one higher (CSV or JSON)."""
+def _bump_count(text: str, op_args: dict[str, Any]) -> str:
+    """The report with its first count one higher (CSV or JSON); a report with no repository
+    (the search finds none) gets one, ``<search_repo_owner>/<search_repo_name>`` with count 1.
+    Either way the report no longer matches the issue counts."""
     stripped = text.strip()
+    extra = f"{op_args['search_repo_owner']}/{op_args['search_repo_name']}"
     if stripped.startswith("{"):
         data = json.loads(stripped)
-        first = next(iter(data))
-        data[first] += 1
+        if data:
+            first = next(iter(data))
+            data[first] += 1
+        else:
+            data[extra] = 1
         return json.dumps(data, indent=2) + "\n"
     rows = list(csv.reader(io.StringIO(text)))
-    rows[1][1] = str(int(rows[1][1]) + 1)
+    if len(rows) > 1:
+        rows[1][1] = str(int(rows[1][1]) + 1)
+    else:
+        rows.append([extra, "1"])
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerows(rows)
     return buf.getvalue()

@@ -157,6 +157,21 @@ def test_domain_ops_register_once_with_a_kind():
         domain_op("testonly.kind", kind="vibes")
 
 
+def test_an_op_module_imported_anew_registers_its_ops_again():
+    """pytester's in-process runs drop the modules a run imported (the op modules) but not the
+    registry: the next run's import re-registers the same functions (the old registry refused,
+    and the second run of a session ended with a usage error)."""
+    import importlib
+
+    from suites.mcp_universe.ops import github
+
+    before = OPS["github.check_repository"].fn
+    importlib.reload(github)
+    after = OPS["github.check_repository"].fn
+    assert after is github.check_repository and after is not before
+    assert OPS["github.check_repository"].kind == "dynamic"
+
+
 def test_kinds():
     assert evaluator_kind({"func": "json"}) == "format"
     assert evaluator_kind({"func": "json", "op": "="}) == "static"

@@ -127,6 +127,37 @@ def test_upstream_fork_and_report_truths_come_from_the_seeded_world():
     assert json.loads(report) == unlabeled
 
 
+@pytest.mark.parametrize("file_type", ["csv", "json"])
+def test_a_report_of_a_search_that_finds_no_repository_has_a_mistake_too(file_type):
+    """The search finds no repository (upstream's file 0006 asks about facebook's react
+    repositories, which the local world lacks): the correct report is empty, and its mistake
+    adds a repository instead of raising (the old generator's IndexError / StopIteration
+    crashed collection)."""
+    args = {"owner": "{{GITHUB_PERSONAL_ACCOUNT_NAME}}", "repo": "nobody-reports", "path": f"r.{file_type}",
+            "branch": "main", "search_repo_owner": "nobody-at-all", "search_repo_name": "nothing",
+            "issue_labels": ["bug"], "issue_state": "open", "file_type": file_type}  # fmt: skip
+    if file_type == "csv":
+        args["csv_columns"] = ["repository_name", "open_bug_count"]
+    task = render({
+        "question": "Count the open bugs of nobody-at-all's nothing repositories into a report.",
+        "evaluators": [
+            {"func": "raw", "op": "github.check_repository",
+             "op_args": "{{GITHUB_PERSONAL_ACCOUNT_NAME}}/nobody-reports"},
+            {"func": "raw", "op": "github.check_file_content_and_issue_count", "op_args": args},
+        ],
+    }, rm.ENV)  # fmt: skip
+    reference = rm.solve(task, SEED)
+    report = reference["calls"][-1]["arguments"]["content"]
+    assert report == ("repository_name,open_bug_count\n" if file_type == "csv" else "{}\n")
+    wrong = reference["mistake"]["calls"][-1]["arguments"]["content"]
+    if file_type == "csv":
+        assert wrong == "repository_name,open_bug_count\nnobody-at-all/nothing,1\n"
+    else:
+        assert json.loads(wrong) == {"nobody-at-all/nothing": 1}
+    assert reference["mistake"]["fails"] == [1]
+    check_reference(task, reference)
+
+
 # -- generated tasks ----------------------------------------------------------------------------
 
 

@@ -1,4 +1,6 @@
-"""Loading MCP-Universe task files: every mistake is named (file, field, fix) at collection."""
+"""Loading MCP-Universe task files: every mistake is named (file, field, fix) at collection; a
+file the suite cannot run is skipped alone and a bad file errors alone; the profile's limits
+keep a seeded sample."""
 
 from __future__ import annotations
 
@@ -7,8 +9,15 @@ import json
 import pytest
 
 from pytest_egi.suite import SuiteProfile
-from suites.mcp_universe import McpUniverseOptions, McpUniverseSuite, not_run, summarize_domain
-from suites.mcp_universe.tasks import load_task_dir, load_task_file
+from suites.mcp_universe import (
+    McpUniverseOptions,
+    McpUniverseSuite,
+    TaskFileError,
+    check_runnable,
+    summarize_domain,
+)
+from suites.mcp_universe.tasks import NotOffered, load_task_dir, load_task_file, seeded_sample
+from tests.suites.mcp_universe import upstream
 
 GOOD = {
     "category": "general",
@@ -52,13 +61,13 @@ def test_a_good_file_loads_with_its_id_domain_and_rendered_templates(tmp_path):
             "evaluators[0]: unknown field(s) ['vaule']; fix: use only",
         ),
         (
-            lambda t: t.update(evaluators=[{"func": "json", "op": "weather.check_place_type_with_weather"}]),
-            "evaluators[0].op: unknown op 'weather.check_place_type_with_weather'; "
-            "fix: use an op the suite implements",
+            lambda t: t.update(evaluators=[{"func": "json", "op": "google_maps.teleport"}]),
+            "evaluators[0].op: unknown op 'google_maps.teleport'; fix: use an op the suite implements "
+            "(known google_maps ops: google_maps.are_stops_different,",
         ),
         (
-            lambda t: t.update(mcp_servers=[{"name": "notion"}]),
-            "mcp_servers: no local server plays 'notion'; fix: use servers the suite provides",
+            lambda t: t.update(mcp_servers=[{"name": "githib"}]),
+            "mcp_servers: no local server plays 'githib'; fix: use servers the suite provides",
         ),
         (
             lambda t: t.update(cleanups=[{"server": "github"}]),
@@ -75,6 +84,32 @@ def test_bad_files_name_the_file_field_and_fix(tmp_path, mutate, message):
         load_task_file(p, domain="financial_analysis")
     assert str(info.value).startswith(f"{p}: ")
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (
+            lambda t: t.update(evaluators=[{"func": "json", "op": "weather.check_place_type_with_weather"}]),
+            "evaluators[0].op: 'weather.check_place_type_with_weather' is an op of upstream's weather "
+            "server, which the suite does not offer (it needs the live weather.gov service); fix: leave "
+            "this task file out",
+        ),
+        (
+            lambda t: t.update(mcp_servers=[{"name": "notion"}]),
+            "mcp_servers: no local server plays 'notion' (upstream's notion server needs a Notion "
+            "workspace); fix: use servers the suite provides: yfinance, calculator, google-maps, github, "
+            "google-search, fetch",
+        ),
+    ],
+)
+def test_a_server_the_suite_does_not_offer_is_not_offered(tmp_path, mutate, message):
+    data = json.loads(json.dumps(GOOD))
+    mutate(data)
+    p = write(tmp_path, data)
+    with pytest.raises(NotOffered) as info:
+        load_task_file(p, domain="financial_analysis")
+    assert str(info.value) == f"{p}: {message}"
 
 
 def test_not_json_names_the_line(tmp_path):
@@ -197,23 +232,192 @@ WEB_SEARCH_REAL_WORLD = {
 """A web_search task file about the real world: the local data cannot answer it."""
 
 
-def test_the_not_run_warning_needs_only_the_loaded_tasks_and_the_options(tmp_path):
-    """Another suite object than the one that loaded the tasks (as after a task cache read)
-    names the left-out file; a loaded file is never counted as left out."""
-    write(tmp_path, GOOD)
-    write(tmp_path, WEB_SEARCH_REAL_WORLD, "world_cup.json", "web_search")
+WORLD_CUP_REASON = (
+    "this web_search question asks about the real world (reference answer 'France'); the local "
+    "search and fetch servers serve only an invented corpus, which holds no real-world facts, so "
+    "no local search can support the answer"
+)
+
+
+def test_each_file_of_a_folder_is_loaded_skipped_or_errors_alone(tmp_path):
+    """A good file, a real-world web_search file (skipped), a notion file (skipped), a bad file
+    in a domain folder and a broken one outside any (both error): one task each, in file order,
+    with the reason; the warnings count them per domain. The old loader refused the whole folder
+    at the first bad file."""
+    good = write(tmp_path, GOOD)
+    world = write(tmp_path, WEB_SEARCH_REAL_WORLD, "world_cup.json", "web_search")
+    notion = write(tmp_path, dict(GOOD, mcp_servers=[{"name": "notion"}]), "notes.json")
+    bad = write(tmp_path, dict(GOOD, qestion="typo"), "typo.json")
+    broken = write(tmp_path, "{oops", "broken.json", "mine")
     options = McpUniverseOptions(task_dir=tmp_path)
     tasks = McpUniverseSuite().load_tasks(SuiteProfile(seed=7), options)
-    assert [t.id for t in tasks] == ["task_0001"]
-    reason = (
-        "this web_search question asks about the real world (reference answer 'France'); the local "
-        "search and fetch servers serve only an invented corpus, which holds no real-world facts, so "
-        "no local search can support the answer"
+    assert [(t.category, t.id) for t in tasks] == [
+        ("financial_analysis", "notes"),
+        ("financial_analysis", "task_0001"),
+        ("financial_analysis", "typo"),
+        ("web_search", "world_cup"),
+        ("unknown", "broken"),
+    ]
+    by_id = {t.id: t for t in tasks}
+    assert not ({"not_runnable", "load_error"} & set(by_id["task_0001"].data))  # runs
+    assert by_id["task_0001"].data["source"] == str(good)
+    assert by_id["world_cup"].data["not_runnable"] == WORLD_CUP_REASON
+    assert by_id["world_cup"].data["source"] == str(world)
+    assert (
+        by_id["notes"]
+        .data["not_runnable"]
+        .startswith(f"{notion}: mcp_servers: no local server plays 'notion'")
     )
-    assert not_run(tasks, options) == {"web_search": [("world_cup", reason)]}
-    assert not_run([], options) == {"web_search": [("world_cup", reason)]}
-    assert not_run(tasks, McpUniverseOptions()) == {}  # generated tasks leave none out
+    assert by_id["typo"].data["load_error"] == (
+        f"{bad}: top level: unknown field(s) ['qestion']; fix: use only "
+        "['category', 'cleanups', 'domain', 'evaluators', 'id', 'mcp_servers', 'output_format', 'question', "
+        "'reference', 'use_specified_server']"
+    )
+    assert by_id["broken"].data["load_error"].startswith(f"{broken}: line 1 column 2: not JSON")
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        check_runnable(by_id["world_cup"])
+    assert str(skipped.value) == f"mcp_universe: task world_cup ({world}) cannot run here: {WORLD_CUP_REASON}"
+    with pytest.raises(TaskFileError) as error:
+        check_runnable(by_id["typo"])
+    assert (
+        str(error.value)
+        == f"mcp_universe: task typo cannot be loaded: {by_id['typo'].data['load_error']}"
+    )
+    check_runnable(by_id["task_0001"])  # runs
     warnings = McpUniverseSuite().data_warnings(tasks, options)
     assert warnings["web_search"] == (
-        f"web_search: 1 task file(s) not run: the local data cannot answer them (first: world_cup: {reason})"
+        "web_search: 1 task file(s) not run (their items are skipped): the suite cannot run them (first: "
+        f"world_cup: {WORLD_CUP_REASON})"
     )
+    assert warnings["financial_analysis"].startswith(
+        "financial_analysis: 1 task file(s) not run (their items are skipped): the suite cannot run them "
+        f"(first: notes: {notion}: mcp_servers: no local server plays 'notion'"
+    )
+    assert (
+        "; 1 task file(s) cannot be loaded (their items error) (first: typo: "
+        in warnings["financial_analysis"]
+    )
+    assert warnings["unknown"].startswith(
+        "unknown: 1 task file(s) cannot be loaded (their items error) (first: broken: "
+    )
+    assert McpUniverseSuite().data_warnings([by_id["task_0001"]], options) == {
+        "financial_analysis": "financial_analysis: 1 of 1 task file(s) have no reference solution on the "
+        "local data, so egi/oracle errors on them (first: task_0001: no solver step for op '=')"
+    }
+
+
+def test_an_evaluator_the_local_data_cannot_check_errors_its_task_alone(tmp_path):
+    op_args = {"tickers": ["MSFT"], "start_date": "2010-01-04", "end_date": "2011-01-04",
+               "initial_investment": 1000.0, "split": [1.0]}  # fmt: skip
+    data = {
+        "question": "Value of $1000 in MSFT?",
+        "output_format": {"total value": "[NUMBER]"},
+        "evaluators": [{"func": "json", "op": "yfinance.check_portfolio_task_output", "op_args": op_args}],
+    }
+    old = write(tmp_path, data, "old.json")
+    write(tmp_path, GOOD)
+    tasks = McpUniverseSuite().load_tasks(SuiteProfile(), McpUniverseOptions(task_dir=tmp_path))
+    assert [t.id for t in tasks] == ["old", "task_0001"]
+    assert tasks[0].data["load_error"] == (
+        f"{old}: its evaluators cannot be checked on the local data: no MSFT price on or before 2010-01-04 / "
+        "2011-01-04 (the local history starts 2014-01-02); fix: change the evaluator's value or op_args, or "
+        "leave the task out"
+    )
+
+
+def test_a_reference_solver_failure_leaves_its_task_without_a_reference(tmp_path, monkeypatch):
+    """Any exception of the solver on one file (a defect, like the old IndexError of the
+    repository mistakes) is named with the file and the task; the task still runs (a model
+    can be scored on it) and egi/oracle errors on it; the other files are solved."""
+    from suites.mcp_universe.domains import financial_analysis
+
+    def flaky(task, seed):
+        if task["id"] == "a":
+            raise IndexError("list index out of range")
+        return {"calls": [], "answer": '{"count": 3}', "mistake": {"calls": [], "answer": "{}", "fails": [0]}}
+
+    monkeypatch.setattr(financial_analysis, "solve", flaky)
+    a = write(tmp_path, GOOD, "a.json")
+    write(tmp_path, GOOD, "b.json")
+    suite = McpUniverseSuite()
+    tasks = suite.load_tasks(SuiteProfile(), McpUniverseOptions(task_dir=tmp_path))
+    assert tasks[0].data["unsolvable"] == (
+        f"the reference solver failed on {a} (task a): IndexError: list index out of range"
+    )
+    assert "reference" not in tasks[0].data and tasks[1].data["reference"]
+    with pytest.raises(
+        RuntimeError, match=r"no reference solution for task 'a' on the local data: the reference"
+    ):
+        suite.reference_policy(tasks[0], McpUniverseOptions(task_dir=tmp_path), None)
+
+
+QUICK_42 = [
+    f"financial_analysis-{k:03d}"
+    for k in (2, 3, 5, 8, 9, 10, 14, 15, 16, 19, 20, 22, 24, 27, 31, 32, 33, 36, 39, 40)
+]
+"""The quick profile's generated tasks for seed 42 (routing.yaml: financial_analysis, limit 20)."""
+
+
+@pytest.fixture
+def light_generation(monkeypatch):
+    """Generated tasks as their ids alone (``<domain>-NNN``, upstream-sized, as the domains
+    generate them): the selection depends on nothing else, and solving 40 tasks takes a minute."""
+    from suites.mcp_universe import tasks
+
+    def generated(domain, seed, count=None):
+        return [{"id": f"{domain}-{k:03d}"} for k in range(1, tasks.UPSTREAM_COUNTS[domain] + 1)]
+
+    monkeypatch.setattr(tasks, "generated_tasks", generated)
+
+
+def test_the_quick_profile_keeps_a_seeded_sample_of_the_generated_tasks(light_generation):
+    """limit 20 of the 40 generated financial_analysis tasks: the same 20 for seed 42 on every
+    load, in task order, not the first 20 (the old selection); another seed draws others."""
+    from pytest_egi.config import load_routing
+
+    profile = load_routing(upstream.ROOT / "routing.yaml")[0].profile("quick", "mcp_universe")
+    assert (profile.seed, profile.categories, profile.limit) == (42, ["financial_analysis"], 20)
+    suite = McpUniverseSuite()
+    ids = [t.id for t in suite.load_tasks(profile, {})]
+    assert ids == QUICK_42
+    assert [t.id for t in suite.load_tasks(profile, {})] == ids
+    assert ids != [f"financial_analysis-{k:03d}" for k in range(1, 21)]
+    other = [t.id for t in suite.load_tasks(profile.model_copy(update={"seed": 7}), {})]
+    assert len(other) == 20 and other != ids
+
+
+def test_per_category_and_limit_draw_seeded_samples_per_domain_then_over_all(light_generation):
+    profile = SuiteProfile(seed=42, categories=["financial_analysis", "web_search"], per_category=4, limit=5)
+    tasks = McpUniverseSuite().load_tasks(profile, {})
+    fa = seeded_sample(
+        [f"financial_analysis-{k:03d}" for k in range(1, 41)], 4, 42, "per_category|financial_analysis"
+    )
+    ws = seeded_sample([f"web_search-{k:03d}" for k in range(1, 56)], 4, 42, "per_category|web_search")
+    assert [t.id for t in tasks] == seeded_sample(fa + ws, 5, 42, "limit")
+    assert len(tasks) == 5
+
+
+def test_seeded_sample_keeps_order_and_is_deterministic():
+    items = list("abcdefghij")
+    assert seeded_sample(items, 4, 42, "x") == seeded_sample(items, 4, 42, "x")
+    picked = seeded_sample(items, 4, 42, "x")
+    assert len(picked) == 4 and picked == sorted(picked)
+    assert seeded_sample(items, None, 42, "x") == items == seeded_sample(items, 10, 42, "x")
+
+
+@upstream.needs_upstream("financial_analysis")
+def test_a_task_folder_honours_the_quick_limit_with_a_seeded_sample():
+    """Upstream's 27 financial_analysis files under the quick profile: 20 of them (the old
+    loader ran the whole folder), the same 20 for seed 42."""
+    from pytest_egi.config import load_routing
+
+    profile = load_routing(upstream.ROOT / "routing.yaml")[0].profile("quick", "mcp_universe")
+    options = McpUniverseOptions(task_dir=upstream.TASK_ROOT / "financial_analysis")
+    ids = [t.id for t in McpUniverseSuite().load_tasks(profile, options)]
+    assert len(upstream.task_files("financial_analysis")) == 27
+    assert ids == [f"yfinance_task_{k:04d}" for k in FOLDER_42]
+    assert [t.id for t in McpUniverseSuite().load_tasks(profile, options)] == ids
+
+
+FOLDER_42 = (1, 2, 4, 5, 7, 10, 11, 14, 16, 22, 23, 25, 26, 28, 29, 31, 32, 35, 38, 40)
+"""The numbers of upstream's financial_analysis files the quick profile keeps for seed 42."""

@@ -47,10 +47,12 @@ def test_task_values_of_a_comparison_and_of_no_prediction():
         "strict_param": 0.5,
         "flexible_param": 1.0,
         "order": 1.0,
+        "no_answer": 0.0,
         "judge_trajectory": 0.75,
         "judge_completion": None,
     }
     assert list(v) == list(TASK_VALUE_KEYS)
+    assert task_values(compare_tool_calls(GT_A, WRONG_ARG), no_answer=True)["no_answer"] == 1.0
     # no prediction: a failure with zero scores (deliberate difference: upstream skipped it)
     assert task_values(None) == {k: (None if k.startswith("judge_") else 0.0) for k in TASK_VALUE_KEYS}
 
@@ -59,7 +61,7 @@ def test_summarize_domain_hand_computed():
     values = [
         task_values(compare_tool_calls(GT_A, PERFECT), judge_trajectory=0.9, judge_completion=0.5),
         task_values(compare_tool_calls(GT_A, SHIFTED), judge_trajectory=None, judge_completion=0.7),
-        task_values(compare_tool_calls(GT_A, WRONG_ARG)),
+        task_values(compare_tool_calls(GT_A, WRONG_ARG), no_answer=True),
         task_values(None),  # no prediction: counts, with zeros
     ]
     out = summarize_domain("airbnb", values)
@@ -73,6 +75,7 @@ def test_summarize_domain_hand_computed():
         "airbnb.strict_param_avg": pytest.approx((1 + 0 + 0.5 + 0) / 4),  # 0.375
         "airbnb.flexible_param_avg": 0.5,  # 1, 0, 1, 0
         "airbnb.order_avg": 0.75,  # 1, 1, 1, 0
+        "airbnb.no_answer_rate": 0.25,  # the wrong-arg task ended with no answer (scored all the same)
         "airbnb.judge_trajectory_avg": 0.9,  # the missing verdicts are left out, never zeros
         "airbnb.judge_completion_avg": pytest.approx(0.6),  # (0.5 + 0.7) / 2
         "airbnb.judge_trajectory_n": 1.0,
