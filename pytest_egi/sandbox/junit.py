@@ -107,7 +107,13 @@ def parse_junit_text(text: str) -> JUnitReport | None:
         root = ET.fromstring(text)
     except (ET.ParseError, ValueError):
         return None
-    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite")) if root.tag == "testsuites" else []
+    suites = (
+        [root]
+        if root.tag == "testsuite"
+        else list(root.iter("testsuite"))
+        if root.tag == "testsuites"
+        else []
+    )
     if not suites:
         return None
     cases: list[JUnitCase] = []

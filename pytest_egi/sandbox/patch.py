@@ -87,7 +87,9 @@ def parse_unified_diff(text: str) -> list[FileDiff]:
         m = _HUNK.match(line)
         if m:
             if current is None:
-                raise PatchError(f"hunk {line.strip()!r} comes before any '--- a/<path>' / '+++ b/<path>' header")
+                raise PatchError(
+                    f"hunk {line.strip()!r} comes before any '--- a/<path>' / '+++ b/<path>' header"
+                )
             hunk = Hunk(int(m.group(1)))
             current.hunks.append(hunk)
             i += 1

@@ -216,7 +216,8 @@ if spec["mounts"]:
             continue
         try:
             flags = os.statvfs(point).f_flag
-            mount(None, point, None, REMOUNT | BIND | RDONLY | (flags & KEEP) | ((1 << 21) if flags & 4096 else 0))
+            relatime = (1 << 21) if flags & 4096 else 0
+            mount(None, point, None, REMOUNT | BIND | RDONLY | (flags & KEEP) | relatime)
         except OSError:
             pass
 os.write(status_fd, b"S")
@@ -492,8 +493,9 @@ def run_command(
             out_path, err_path = io / "stdout", io / "stderr"
             begin = time.monotonic()
             with out_path.open("wb") as out, err_path.open("wb") as err:
-                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=str(work),
-                                        env=spec["env"], start_new_session=True, pass_fds=(write_end,))  # fmt: skip
+                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                        cwd=str(work), env=spec["env"], start_new_session=True,
+                                        pass_fds=(write_end,))  # fmt: skip
                 os.close(write_end)
                 write_end = -1
                 timed_out = False
@@ -510,7 +512,9 @@ def run_command(
         if write_end >= 0:
             os.close(write_end)
     if not timed_out and not status.startswith(b"S"):
-        raise SandboxError(f"the sandbox ({level}) could not start {argv[0]!r}: {stderr.strip()[-500:] or 'no output'}")
+        raise SandboxError(
+            f"the sandbox ({level}) could not start {argv[0]!r}: {stderr.strip()[-500:] or 'no output'}"
+        )
     report = parse_junit(junit) if junit is not None else None
     return _result(status[1:], timed_out, limits, stdout, stderr, report, level, elapsed)
 
@@ -539,8 +543,8 @@ def _result(status: bytes, timed_out: bool, limits: Limits, stdout: str, stderr:
             report: JUnitReport | None, level: Isolation, elapsed: float) -> RunResult:  # fmt: skip
     hints = _hints(stdout, stderr)
     if timed_out:
-        return RunResult(None, "timeout", f"stopped after the wall-clock limit of {limits.wall_s:g} s", "SIGKILL",
-                         stdout, stderr, report, hints, level, elapsed)  # fmt: skip
+        why = f"stopped after the wall-clock limit of {limits.wall_s:g} s"
+        return RunResult(None, "timeout", why, "SIGKILL", stdout, stderr, report, hints, level, elapsed)
     try:
         done = json.loads(status.decode()) if status else {}
     except ValueError:

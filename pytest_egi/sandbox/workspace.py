@@ -75,7 +75,9 @@ def check_answer_path(path: Any, protected: tuple[str, ...] = ()) -> str:
         raise AnswerRefused(f"file path {path!r}: must use '/' separators and no NUL character")
     posix = PurePosixPath(path)
     if posix.is_absolute() or path.startswith("~"):
-        raise AnswerRefused(f"file path {path!r} is outside the project: give it relative to the project root")
+        raise AnswerRefused(
+            f"file path {path!r} is outside the project: give it relative to the project root"
+        )
     parts = [p for p in posix.parts if p not in ("", ".")]
     if not parts or any(p == ".." for p in parts):
         raise AnswerRefused(f"file path {path!r} is outside the project: '..' is not allowed")
@@ -118,6 +120,50 @@ class Sandbox:
             (self.root / name).mkdir()
         for rel, text in (files or {}).items():
             self.write(rel, text)
+
+    @classmethod
+    def from_directory(
+        cls,
+        source: str | os.PathLike[str],
+        *,
+        limits: Limits | None = None,
+        isolation: Isolation | None = None,
+        protected: tuple[str, ...] = (),
+        max_total_bytes: int = 200_000_000,
+    ) -> Sandbox:
+        """A sandbox holding a copy of the folder ``source`` (trusted: the harness's own
+        project or checker), its regular files only: symbolic links, sockets and devices are
+        left out, so nothing in the copy points outside it.
+
+        Raises:
+            NotADirectoryError: ``source`` is not a folder.
+            AnswerRefused: the folder holds more than ``max_total_bytes`` bytes (nothing is
+                kept: the workspace is removed).
+        """
+        src = Path(source)
+        if not src.is_dir():
+            raise NotADirectoryError(f"sandbox source {str(src)!r} is not a folder")
+        box = cls(limits=limits, isolation=isolation, protected=protected)
+        total = 0
+        try:
+            for dirpath, dirnames, filenames in os.walk(src):
+                dirnames[:] = sorted(d for d in dirnames if not (Path(dirpath) / d).is_symlink())
+                rel_dir = Path(dirpath).relative_to(src)
+                (box.root / rel_dir).mkdir(parents=True, exist_ok=True)
+                for name in sorted(filenames):
+                    path = Path(dirpath) / name
+                    if path.is_symlink() or not path.is_file():
+                        continue
+                    total += path.stat().st_size
+                    if total > max_total_bytes:
+                        raise AnswerRefused(
+                            f"sandbox source {str(src)!r} holds more than {max_total_bytes} bytes"
+                        )
+                    shutil.copyfile(path, box.root / rel_dir / name, follow_symlinks=False)
+        except BaseException:
+            box.close()
+            raise
+        return box
 
     # -- files -----------------------------------------------------------------------------
 
@@ -187,7 +233,9 @@ class Sandbox:
         """
         caps = caps or AnswerCaps()
         if len(files) > caps.max_files:
-            raise AnswerRefused(f"the answer changes {len(files)} files; at most {caps.max_files} are allowed")
+            raise AnswerRefused(
+                f"the answer changes {len(files)} files; at most {caps.max_files} are allowed"
+            )
         out: dict[str, str | None] = {}
         total = 0
         for raw, text in files.items():
@@ -196,13 +244,17 @@ class Sandbox:
                 raise AnswerRefused(f"file {rel!r}: its content must be text, got {type(text).__name__}")
             size = len(text.encode("utf-8", errors="surrogatepass")) if text is not None else 0
             if size > caps.max_file_bytes:
-                raise AnswerRefused(f"file {rel!r} has {size} bytes; at most {caps.max_file_bytes} are allowed per file")
+                raise AnswerRefused(
+                    f"file {rel!r} has {size} bytes; at most {caps.max_file_bytes} are allowed per file"
+                )
             total += size
             if "\0" in (text or ""):
                 raise AnswerRefused(f"file {rel!r}: its content holds a NUL character (not a text file)")
             out[rel] = text
         if total > caps.max_total_bytes:
-            raise AnswerRefused(f"the answer has {total} bytes; at most {caps.max_total_bytes} are allowed in all")
+            raise AnswerRefused(
+                f"the answer has {total} bytes; at most {caps.max_total_bytes} are allowed in all"
+            )
         return out
 
     def apply_files(self, files: Mapping[Any, Any], caps: AnswerCaps | None = None) -> list[str]:
