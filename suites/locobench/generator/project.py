@@ -128,7 +128,9 @@ def make_plan(rng: random.Random, depth: int) -> Plan:
     return Plan(pkg, domain, e, s, tuple(steps), const, decoy, regions, rng.choice(("EUR", "USD", "GBP")))
 
 
-def apply_step(step: str, amount: int, quantity: int, const: dict[str, int], *, bulk_inclusive: bool = True) -> int:
+def apply_step(
+    step: str, amount: int, quantity: int, const: dict[str, int], *, bulk_inclusive: bool = True
+) -> int:
     """One pricing step, as ``services/<step>.py`` computes it (cents)."""
     if step == "discounts":
         hit = quantity >= const["BULK_MIN_UNITS"] if bulk_inclusive else quantity > const["BULK_MIN_UNITS"]
@@ -143,7 +145,9 @@ def apply_step(step: str, amount: int, quantity: int, const: dict[str, int], *, 
     raise ValueError(f"unknown pricing step {step!r}")
 
 
-def price(plan: Plan, quantity: int, unit_price_cents: int, const: dict[str, int] | None = None, **kw: bool) -> int:
+def price(
+    plan: Plan, quantity: int, unit_price_cents: int, const: dict[str, int] | None = None, **kw: bool
+) -> int:
     """The quote total the project computes (the ground truth of hidden tests), in cents."""
     amount = quantity * unit_price_cents
     for step in plan.steps:
@@ -202,7 +206,8 @@ def config_module(plan: Plan, const: dict[str, int] | None = None, decoy: bool =
 def errors_module(plan: Plan, extra: str = "") -> str:
     """``errors.py``: the package's exceptions (``extra``: more classes, appended)."""
     base = _title(plan.domain)
-    return _dedent(f'''
+    return (
+        _dedent(f'''
         """Exceptions raised by the {plan.domain} service."""
 
 
@@ -216,7 +221,9 @@ def errors_module(plan: Plan, extra: str = "") -> str:
 
         class NotFoundError({base}Error, LookupError):
             """A record that does not exist."""
-        ''') + extra
+        ''')
+        + extra
+    )
 
 
 def money_module(plan: Plan) -> str:
@@ -363,7 +370,8 @@ def repository_primary(plan: Plan, lookup: str = "fetch") -> str:
 
 def repository_secondary(plan: Plan, extra_methods: str = "") -> str:
     """``repositories/<s>_repository.py`` (``extra_methods``: more methods, indented)."""
-    return _dedent(f'''
+    return (
+        _dedent(f'''
         """In-memory storage of {plan.s} records."""
 
         from {plan.pkg}.errors import NotFoundError
@@ -390,7 +398,9 @@ def repository_secondary(plan: Plan, extra_methods: str = "") -> str:
             def list_all(self) -> list[{plan.S}]:
                 """Every {plan.s}, in the order added."""
                 return list(self._items.values())
-        ''') + extra_methods
+        ''')
+        + extra_methods
+    )
 
 
 def repositories_base(plan: Plan, lookup: str = "get_by_id") -> str:
@@ -552,7 +562,7 @@ def service_secondary(plan: Plan, register: str = "") -> str:
     return head + textwrap.indent(method, "    ")
 
 
-def api_primary(plan: Plan, quote_call: str = "service.quote_total(int(payload[\"id\"]))") -> str:
+def api_primary(plan: Plan, quote_call: str = 'service.quote_total(int(payload["id"]))') -> str:
     """``api/<e>_api.py``."""
     return _dedent(f'''
         """Handlers for {plan.e} requests: a payload dict in, a response dict out."""
@@ -631,7 +641,8 @@ def regression_tests(plan: Plan, *, quotes: bool = True) -> dict[str, str]:
                 assert reply["total_cents"] == {price(plan, large, 999)}
                 assert reply["display"] == "{format_cents(plan, price(plan, large, 999))}"
             ''')
-    primary = _dedent(f'''
+    primary = (
+        _dedent(f"""
         import pytest
 
         from {p}.api.{e}_api import handle_create, handle_get, handle_quote
@@ -665,7 +676,9 @@ def regression_tests(plan: Plan, *, quotes: bool = True) -> dict[str, str]:
                 handle_create(
                     make_service(), {{"id": 1, "name": "x", "quantity": {plan.const["MAX_QUANTITY"] + 1}, "unit_price_cents": 100}}
                 )
-        ''') + quote_tests
+        """)
+        + quote_tests
+    )
     secondary = _dedent(f'''
         import pytest
 
@@ -707,7 +720,11 @@ def regression_tests(plan: Plan, *, quotes: bool = True) -> dict[str, str]:
             assert slugify("Big  Box!") == "big-box"
             assert shorten("abcdef", 5) == "ab..."
         ''')
-    return {f"tests/test_{e}_api.py": primary, f"tests/test_{s}_api.py": secondary, "tests/test_utils.py": utils}
+    return {
+        f"tests/test_{e}_api.py": primary,
+        f"tests/test_{s}_api.py": secondary,
+        "tests/test_utils.py": utils,
+    }
 
 
 def base_files(plan: Plan) -> dict[str, str]:

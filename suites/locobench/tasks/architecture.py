@@ -170,7 +170,11 @@ def reference(plan: Plan, planted: Planted, context: Mapping[str, str], session:
     if path not in context or found is None:
         return {}
     verb, params = found
-    value = {"item_id": 'int(payload["id"])', "name": 'str(payload["name"])', "region": 'str(payload["region"])'}
+    value = {
+        "item_id": 'int(payload["id"])',
+        "name": 'str(payload["name"])',
+        "region": 'str(payload["region"])',
+    }
     args = ", ".join(value.get(name, "None") for name in params)
     text = replace_once(context[path], f"from {p}.models.{s} import {S}\n", "")
     text = replace_once(

@@ -49,12 +49,12 @@ def plant(plan: Plan, rng: random.Random, files: dict[str, str]) -> Planted:
         from {p}.api.{e}_api import handle_create, handle_quote
         from {p}.repositories.{e}_repository import {E}Repository
         from {p}.services.{e}_service import {E}Service
-        """) + dedent('''
+        """) + dedent("""
         def _quote(quantity, unit):
             service = {E}Service({E}Repository())
             handle_create(service, {{"id": 1, "name": "q", "quantity": quantity, "unit_price_cents": unit}})
             return handle_quote(service, {{"id": 1}})
-        ''').format(E=E)
+        """).format(E=E)
     unit = rng.randrange(300, 1500)
     t = plan.const["BULK_MIN_UNITS"]
     if kind == "off_by_one":
@@ -99,7 +99,7 @@ def plant(plan: Plan, rng: random.Random, files: dict[str, str]) -> Planted:
         good = [price(plan, q, unit) for q in qs]
         bad = [price(plan, q, unit, const={**plan.const, "HANDLING_FEE_CENTS": plan.decoy["HANDLING_FEE_CENTS"]})
                for q in qs]  # fmt: skip
-        tests = header + dedent(f'''
+        tests = header + dedent(f"""
 
 
             def test_display_matches_the_total():
@@ -118,7 +118,7 @@ def plant(plan: Plan, rng: random.Random, files: dict[str, str]) -> Planted:
 
             def test_decoy_quote_charges_the_legacy_fee():
                 assert _quote({qs[0]}, {unit})["total_cents"] == {bad[0]}
-            ''')
+            """)
         description = ("Quotes come out a few cents off: the handling fee they include is not the one "
                        "the configuration sets.")  # fmt: skip
         info = {"kind": kind, "literal": literal}
@@ -149,10 +149,16 @@ def reference(plan: Plan, planted: Planted, context: Mapping[str, str], session:
         rule = find_constant(context, RULE)
         if path not in context or rule is None or rule[1] is not True:
             return {}
-        return {path: replace_once(context[path], "if quantity > BULK_MIN_UNITS:", "if quantity >= BULK_MIN_UNITS:")}
+        return {
+            path: replace_once(
+                context[path], "if quantity > BULK_MIN_UNITS:", "if quantity >= BULK_MIN_UNITS:"
+            )
+        }
     path = f"{p}/services/surcharges.py"
     found = find_constant(context, "HANDLING_FEE_CENTS")
     if path not in context or found is None:
         return {}
-    text = replace_once(context[path], f"amount_cents += {planted.info['literal']}", "amount_cents += HANDLING_FEE_CENTS")
+    text = replace_once(
+        context[path], f"amount_cents += {planted.info['literal']}", "amount_cents += HANDLING_FEE_CENTS"
+    )
     return {path: add_import(text, f"from {module_name(found[0])} import HANDLING_FEE_CENTS")}

@@ -127,7 +127,9 @@ def find_constant(context: Mapping[str, str], name: str) -> tuple[str, Any] | No
     return None
 
 
-def find_class_method(context: Mapping[str, str], cls: str, method: str | None = None) -> tuple[str, str] | None:
+def find_class_method(
+    context: Mapping[str, str], cls: str, method: str | None = None
+) -> tuple[str, str] | None:
     """Where class ``cls`` is defined (a live module before ``legacy/``) and, with
     ``method`` None, the name of its first public method that is not ``__init__``; with
     ``method`` given, that method's own name if the class defines it. Returns ``(path,
@@ -139,7 +141,9 @@ def find_class_method(context: Mapping[str, str], cls: str, method: str | None =
             continue
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and node.name == cls:
-                names = [n.name for n in node.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")]
+                names = [
+                    n.name for n in node.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")
+                ]
                 if method is None and names:
                     return path, names[0]
                 if method in names:
@@ -149,8 +153,9 @@ def find_class_method(context: Mapping[str, str], cls: str, method: str | None =
 
 def hidden_header(imports: str) -> str:
     """The start of a hidden test module."""
-    return '"""Hidden tests of this scenario (never shown to the model)."""\n\nimport pytest  # noqa: F401\n\n' + (
-        dedent(imports) + "\n\n"
+    return (
+        '"""Hidden tests of this scenario (never shown to the model)."""\n\nimport pytest  # noqa: F401\n\n'
+        + (dedent(imports) + "\n\n")
     )
 
 
@@ -163,7 +168,11 @@ def add_import(text: str, line: str) -> str:
     if line in lines:
         return text
     tree = ast.parse(text)
-    spans = [(n.lineno - 1, n.end_lineno or n.lineno) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    spans = [
+        (n.lineno - 1, n.end_lineno or n.lineno)
+        for n in tree.body
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+    ]
     if not spans:
         doc = tree.body[0] if tree.body and isinstance(tree.body[0], ast.Expr) else None
         at = (doc.end_lineno or 0) if doc is not None else 0

@@ -38,7 +38,8 @@ def _caller(plan: Plan, name: str) -> str:
                    f"return repository.{OLD}(item_id).subtotal_cents()"),
     }  # fmt: skip
     fn, arg, ret, doc, body = bodies[name]
-    return dedent(f'''
+    return (
+        dedent(f'''
         """{name.capitalize()} helpers for {e} records."""
 
         from {p}.repositories.{e}_repository import {E}Repository
@@ -46,7 +47,9 @@ def _caller(plan: Plan, name: str) -> str:
 
         def {fn}(repository: {E}Repository, {arg}) -> {ret}:
             """{doc}"""
-        ''') + f"    {body}\n"
+        ''')
+        + f"    {body}\n"
+    )
 
 
 def plant(plan: Plan, rng: random.Random, files: dict[str, str], callers: int = 2) -> Planted:
@@ -56,7 +59,8 @@ def plant(plan: Plan, rng: random.Random, files: dict[str, str], callers: int = 
     needle, decoy = f"{p}/repositories/base.py", f"{p}/legacy/repository_api.py"
     files[needle] = repositories_base(plan, NEW)
     files[decoy] = repositories_base(plan, DECOY).replace(
-        '"""The interface every repository of the package follows."""', '"""The repository interface of the first release."""'
+        '"""The interface every repository of the package follows."""',
+        '"""The repository interface of the first release."""',
     )
     chosen = list(CALLERS[: max(2, min(callers, len(CALLERS)))])
     for name in chosen:
@@ -72,17 +76,18 @@ def plant(plan: Plan, rng: random.Random, files: dict[str, str], callers: int = 
         "digest": ("subtotal", "1", str(q * u)),
     }
     caller_tests = "".join(
-        dedent(f'''
+        dedent(f"""
 
 
             def test_{name}_helper_still_works():
                 from {p}.services.{e}_{name} import {checks[name][0]}
 
                 assert {checks[name][0]}(_filled(), {checks[name][1]}) == {checks[name][2]}
-            ''')
+            """)
         for name in chosen
     )
-    tests = hidden_header(f"""
+    tests = (
+        hidden_header(f"""
         import pathlib
 
         import {p}
@@ -90,7 +95,8 @@ def plant(plan: Plan, rng: random.Random, files: dict[str, str], callers: int = 
         from {p}.errors import NotFoundError
         from {p}.repositories.{e}_repository import {E}Repository
         from {p}.services.{e}_service import {E}Service
-        """) + dedent(f'''
+        """)
+        + dedent(f'''
         def _filled():
             repository = {E}Repository()
             handle_create({E}Service(repository), {{"id": 1, "name": "q", "quantity": {q}, "unit_price_cents": {u}}})
@@ -126,7 +132,9 @@ def plant(plan: Plan, rng: random.Random, files: dict[str, str], callers: int = 
 
         def test_decoy_lookup_has_the_legacy_name():
             assert hasattr({E}Repository, "{DECOY}")
-        ''') + caller_tests
+        ''')
+        + caller_tests
+    )
     statement = dedent(f"""
         The look-up method of `{E}Repository` (`{p}/repositories/{e}_repository.py`) is not named as
         the package's repository interface declares. Rename it to the interface's name and update
