@@ -171,7 +171,8 @@ def _build(key: str) -> Scenario:
         planted = refactor.plant(plan, rng, files, callers=CALLERS[difficulty])
     else:
         planted = module.plant(plan, rng, files)
-    regression = regression_tests(plan, quotes=planted.regression_quotes)
+    regression = regression_tests(plan, quotes=planted.regression_quotes,
+                                  region_check=planted.info.get("secondary_validation", True))
     files.update(regression)
     target = TARGET_TOKENS[difficulty] * 4 - sum(len(t) for t in files.values())
     files.update(filler_files(plan.pkg, target, rng))

@@ -28,6 +28,7 @@ import logging
 import subprocess
 import sys
 import tempfile
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,21 +127,25 @@ def _ruff(paths: list[Path], root: Path) -> list[str]:
 def bandit_findings(files: Mapping[str, str]) -> list[tuple[str, int, str, str, str]]:
     """bandit's findings on ``files`` (path -> text): ``(path, line, test id, severity,
     message)``, sorted; :data:`BANDIT_SKIP` left out."""
-    from bandit.core import config as bandit_config
-    from bandit.core import manager
+    with warnings.catch_warnings():  # stevedore (under bandit) warns of its own deprecated argument
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from bandit.core import config as bandit_config
+        from bandit.core import manager
 
     logging.getLogger("bandit").setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory(prefix="egi-cq-") as tmp:
         root = Path(tmp)
         paths = _write(files, root)
-        mgr = manager.BanditManager(
-            bandit_config.BanditConfig(),
-            "file",
-            quiet=True,
-            profile={"include": set(), "exclude": set(BANDIT_SKIP)},
-        )
-        mgr.discover_files([str(p) for p in paths])
-        mgr.run_tests()
+        with warnings.catch_warnings():  # stevedore (under bandit) warns of its own deprecated argument
+            warnings.simplefilter("ignore", DeprecationWarning)
+            mgr = manager.BanditManager(
+                bandit_config.BanditConfig(),
+                "file",
+                quiet=True,
+                profile={"include": set(), "exclude": set(BANDIT_SKIP)},
+            )
+            mgr.discover_files([str(p) for p in paths])
+            mgr.run_tests()
         issues = mgr.get_issue_list()
         return sorted(
             (Path(i.fname).relative_to(root).as_posix(), int(i.lineno), i.test_id, str(i.severity), i.text)

@@ -6,6 +6,8 @@ Per-task values (all 0-1):
   needle tests, plus the static checks a category has, such as "the bandit finding is
   gone"); 0 when the project no longer compiles or imports (the smoke test) or a regression
   test breaks, or when the checks were stopped (timeout, memory, ...).
+  A scenario without hidden tests (upstream's files ship none) has only that gate: 1 when
+  the project compiles, imports and passes its own tests after the answer, else 0.
 - ``lcu`` (longcontext_utilization): the share of the needle tests that pass (tests that
   pass only when facts stated in specific context files were used); None for a scenario
   without needle tests (an upstream scenario).
@@ -132,7 +134,10 @@ def score_replies(scenario: Scenario, trajectory: dict[str, Any], limits: Limits
         bad = [k for k, ok in regression.items() if not ok]
         broken.append(f"{len(bad)} regression test(s) broke: {', '.join(bad[:3])}")
     cases = plain_ok + needle_ok
-    fc = 0.0 if broken or not cases else sum(cases) / len(cases)
+    if cases:
+        fc = 0.0 if broken else sum(cases) / len(cases)
+    else:  # an upstream scenario without hidden tests: only the compile, import and test gate
+        fc = 0.0 if broken else 1.0
     lcu = (sum(needle_ok) / len(needle_ok)) if lcu_defined else None
     quality = code_quality({p: final[p] for p in changed if p in final}, scenario.files)
     structure = software_engineering(
