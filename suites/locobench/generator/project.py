@@ -702,13 +702,17 @@ def regression_tests(plan: Plan, *, quotes: bool = True, region_check: bool = Tr
 
         ''')
     if region_check:
-        secondary = secondary.rstrip("\n") + "\n\n\n" + _dedent(f'''
+        secondary = (
+            secondary.rstrip("\n")
+            + "\n\n\n"
+            + _dedent("""
 
 
             def test_region_must_be_allowed():
                 with pytest.raises(ValidationError):
-                    handle_register(make_service(), {{"id": 4, "name": "Side", "region": "nowhere"}})
-            ''')
+                    handle_register(make_service(), {"id": 4, "name": "Side", "region": "nowhere"})
+            """)
+        )
     utils = _dedent(f'''
         from {p}.utils.money import apply_basis_points, format_cents
         from {p}.utils.text import shorten, slugify

@@ -23,13 +23,13 @@ LIMITS = Limits(wall_s=120, cpu_s=120, memory_mb=2048)
 
 
 def scenario(category: str, difficulty: str = "easy", index: int = 0, seed: int = 42):
-    return build_scenario({"spec": {"seed": seed, "category": category, "difficulty": difficulty, "index": index}})
+    spec = {"seed": seed, "category": category, "difficulty": difficulty, "index": index}
+    return build_scenario({"spec": spec})
 
 
 def test_same_seed_same_tree_hash_other_seed_other_tree():
     key = {"seed": 7, "category": "feature_implementation", "difficulty": "easy", "index": 1}
     first = build_scenario({"spec": key})
-    build_scenario.__wrapped__ if hasattr(build_scenario, "__wrapped__") else None
     from suites.locobench import data
 
     data._build.cache_clear()
@@ -68,7 +68,8 @@ def test_the_untouched_project_fails_the_hidden_tests(category):
     assert checked.reason is None
     assert all(checked.groups["smoke"].values()) and all(checked.groups["regression"].values())
     names = hidden_test_names(sc.hidden_tests)
-    passed = {k.split("::")[-1] for g in ("hidden", "needle") for k, ok in checked.groups.get(g, {}).items() if ok}
+    found = checked.groups.get("hidden", {}) | checked.groups.get("needle", {})
+    passed = {k.split("::")[-1] for k, ok in found.items() if ok}
     assert names["needle"], category
     failing_needles = [n for n in names["needle"] if n not in passed]
     assert failing_needles, f"{category}: every needle test passes on the untouched project"
@@ -93,7 +94,8 @@ def test_a_mutant_of_the_reference_is_caught_by_the_hidden_tests():
     good = run_checks({**sc.files, **ref}, sc.hidden_files(), LIMITS)
     assert all(good.groups["needle"].values()) and all(good.groups["hidden"].values())
     mutant = dict(ref)
-    mutant[service] = ref[service].replace("item.quantity < EXPRESS_FREE_FROM_UNITS", "item.quantity <= EXPRESS_FREE_FROM_UNITS")
+    rule = "item.quantity < EXPRESS_FREE_FROM_UNITS"
+    mutant[service] = ref[service].replace(rule, rule.replace("<", "<="))
     assert mutant[service] != ref[service]
     caught = run_checks({**sc.files, **mutant}, sc.hidden_files(), LIMITS)
     failed = sorted(k.split("::")[-1] for k, ok in caught.groups["needle"].items() if not ok)

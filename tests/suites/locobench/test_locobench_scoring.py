@@ -28,8 +28,9 @@ class Scripted:
 
     def generate(self, messages, tools=None, **params):
         self.prompts.append(messages)
-        return ModelResponse(message=assistant_message(self.replies.pop(0)), usage=Usage(calls=1),
-                             finish_reason="stop")  # fmt: skip
+        return ModelResponse(
+            message=assistant_message(self.replies.pop(0)), usage=Usage(calls=1), finish_reason="stop"
+        )
 
 
 def task(category: str, index: int = 0) -> Task:
@@ -53,21 +54,25 @@ def test_a_model_reply_scored_by_hand():
     the free-from threshold and leaves an unused import (its own wording, whole files)."""
     t = task("feature_implementation")
     sc = build_scenario(t.data)
-    p, e, E = sc.package, sc.plan.e, sc.plan.E
+    p, e = sc.package, sc.plan.e
     policy = sc.files[f"{p}/policies/delivery.py"]
     surcharge = int(re.search(r"EXPRESS_SURCHARGE_CENTS = (\d+)", policy).group(1))
     service_path, api_path = f"{p}/services/{e}_service.py", f"{p}/api/{e}_api.py"
     service = sc.files[service_path].replace('"""\n\nfrom ', '"""\n\nimport math\nfrom ', 1)
-    service = service.replace("def quote_total(self, item_id: int) -> int:",
-                              "def quote_total(self, item_id: int, express: bool = False) -> int:")
-    service = service.replace("        return total\n",
-                              f"        if express:\n            total += {surcharge}  # express delivery\n"
-                              "        return total\n")  # fmt: skip
-    api = sc.files[api_path].replace('service.quote_total(int(payload["id"]))',
-                                     'service.quote_total(int(payload["id"]), express=payload.get("express", False))')
+    service = service.replace(
+        "def quote_total(self, item_id: int) -> int:",
+        "def quote_total(self, item_id: int, express: bool = False) -> int:",
+    )
+    service = service.replace(
+        "        return total\n",
+        f"        if express:\n            total += {surcharge}  # express delivery\n        return total\n",
+    )
+    call = 'service.quote_total(int(payload["id"]))'
+    api = sc.files[api_path].replace(call, call[:-1] + ', express=payload.get("express", False))')
     score, _ = play(t, files_reply({service_path: service, api_path: api}))
     # 8 hidden tests: 3 plain (all pass) + 5 needle; the free-from-threshold needle test fails
-    assert score.details["tests"]["failures"].keys() >= {"test_needle_express_is_free_from_the_policy_threshold"}
+    failures = score.details["tests"]["failures"]
+    assert failures.keys() >= {"test_needle_express_is_free_from_the_policy_threshold"}
     assert score.values["fc"] == 7 / 8
     assert score.values["lcu"] == 4 / 5
     assert score.values["decoy"] == 0.0
@@ -77,7 +82,8 @@ def test_a_model_reply_scored_by_hand():
     assert quality["changed_lines"] == 5 and [v.split()[1] for v in quality["ruff_violations"]] == ["F401"]
     assert score.values["cq"] == pytest.approx((1 / 21 + 1 + 1) / 3)
     assert score.values["se"] == 1.0  # new parameter has a default; the api call binds
-    assert score.values["lcbs"] == pytest.approx(5 * (0.4 * 1 + 0.3 * 7 / 8 + 0.2 * (1 / 21 + 2) / 3 + 0.1 * 0.8))
+    cq = (1 / 21 + 2) / 3
+    assert score.values["lcbs"] == pytest.approx(5 * (0.4 * 1 + 0.3 * 7 / 8 + 0.2 * cq + 0.1 * 0.8))
     assert not score.success
 
 
@@ -89,15 +95,28 @@ def test_the_prompt_holds_the_files_contents_and_a_diff_reply_applies():
     shown = parse_prompt_files(client.prompts[0][-1]["content"])
     assert shown == {p: sc.files[p] if sc.files[p].endswith("\n") else sc.files[p] + "\n" for p in sc.order}
     assert list(shown) == sc.order
-    assert "_egi_hidden/test_hidden.py" not in shown and sc.hidden_tests not in client.prompts[0][-1]["content"]
+    assert "_egi_hidden/test_hidden.py" not in shown
+    assert sc.hidden_tests not in client.prompts[0][-1]["content"]
 
 
-@pytest.mark.parametrize("reply, want", [
-    ('```json\n{"files": {"a.py": "x = 1\\n"}}\n```', {"files": {"a.py": "x = 1\n"}}),
-    ('Sure: {"approach": "a", "files": {"a.py": null, "b.py": 3}} done', {"files": {"a.py": None, "b.py": "3"}}),
-    ("```diff\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x\n+y\n```", {"diff": "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x\n+y\n"}),
-    ("--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x\n+y", {"diff": "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x\n+y\n"}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "reply, want",
+    [
+        ('```json\n{"files": {"a.py": "x = 1\\n"}}\n```', {"files": {"a.py": "x = 1\n"}}),
+        (
+            'Sure: {"approach": "a", "files": {"a.py": null, "b.py": 3}} done',
+            {"files": {"a.py": None, "b.py": "3"}},
+        ),
+        (
+            "```diff\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x\n+y\n```",
+            {"diff": "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x\n+y\n"},
+        ),
+        (
+            "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x\n+y",
+            {"diff": "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x\n+y\n"},
+        ),
+    ],
+)
 def test_reply_formats(reply, want):
     assert parse_reply(reply) == want
 
@@ -105,8 +124,10 @@ def test_reply_formats(reply, want):
 def test_a_reply_that_does_not_parse_is_the_models_failure_with_the_reason():
     score, _ = play(task("code_comprehension"), "The answer is 42, see services/pricing.py.")
     assert score.values == {"fc": 0.0, "cq": 0.0, "se": 0.0, "lcu": 0.0, "decoy": 0.0, "lcbs": 0.0}
-    assert score.got == ("session 1: ReplyError: the reply holds neither a JSON object with a 'files' mapping "
-                         "nor a unified diff")  # fmt: skip
+    assert score.got == (
+        "session 1: ReplyError: the reply holds neither a JSON object with a 'files' mapping "
+        "nor a unified diff"
+    )
     with pytest.raises(ReplyError, match="empty"):
         parse_reply("  ")
 
@@ -121,7 +142,8 @@ def test_an_answer_writing_outside_the_project_is_refused():
     score, _ = play(task("security_analysis"), files_reply({"../../etc/evil.py": "x = 1\n"}))
     assert score.values["fc"] == 0.0
     assert "AnswerRefused: file path '../../etc/evil.py' is outside the project" in score.got
-    score, _ = play(task("security_analysis"), files_reply({"_egi_hidden/test_hidden.py": "def test_x(): pass\n"}))
+    hidden = {"_egi_hidden/test_hidden.py": "def test_x(): pass\n"}
+    score, _ = play(task("security_analysis"), files_reply(hidden))
     assert "'_egi_hidden' belongs to the harness" in score.got
 
 
@@ -138,9 +160,12 @@ def test_an_answer_that_loops_forever_is_contained_and_scored_as_a_failure():
 def test_an_answer_that_eats_memory_or_forks_is_contained():
     t = task("code_comprehension")
     p = build_scenario(t.data).package
-    code = ("import os\nfor _ in range(500):\n    try:\n        os.fork()\n    except OSError:\n        break\n"
-            "x = bytearray(8 * 1024 ** 3)\nANSWERS = {}\n")  # fmt: skip
-    score, _ = play(t, files_reply({f"{p}/answers.py": code}), options=LocoOptions(tests_timeout_s=20, cpu_s=5))
+    code = (
+        "import os\nfor _ in range(500):\n    try:\n        os.fork()\n    except OSError:\n        break\n"
+        "x = bytearray(8 * 1024 ** 3)\nANSWERS = {}\n"
+    )
+    opts = LocoOptions(tests_timeout_s=20, cpu_s=5)
+    score, _ = play(t, files_reply({f"{p}/answers.py": code}), options=opts)
     assert score.values["fc"] == 0.0
     assert "no longer compiles or imports" in score.got or "stopped" in score.got
 
@@ -155,7 +180,8 @@ def test_a_sandbox_fault_is_an_error_not_a_wrong_answer(monkeypatch):
     t = task("security_analysis")
     p = build_scenario(t.data).package
     with pytest.raises(SandboxError, match="could not start"):
-        play(t, files_reply({f"{p}/services/input_parsing.py": "def parse_quantity(text):\n    return int(text)\n"}))
+        fix = "def parse_quantity(text):\n    return int(text)\n"
+        play(t, files_reply({f"{p}/services/input_parsing.py": fix}))
 
 
 def test_sessions_carry_the_repository_over_not_the_chat():
