@@ -171,8 +171,9 @@ def _build(key: str) -> Scenario:
         planted = refactor.plant(plan, rng, files, callers=CALLERS[difficulty])
     else:
         planted = module.plant(plan, rng, files)
-    regression = regression_tests(plan, quotes=planted.regression_quotes,
-                                  region_check=planted.info.get("secondary_validation", True))
+    regression = regression_tests(
+        plan, quotes=planted.regression_quotes, region_check=planted.info.get("secondary_validation", True)
+    )
     files.update(regression)
     target = TARGET_TOKENS[difficulty] * 4 - sum(len(t) for t in files.values())
     files.update(filler_files(plan.pkg, target, rng))
@@ -320,7 +321,7 @@ def read_upstream(path: Path, root: Path) -> dict[str, Any]:
 
     Raises:
         ValueError: a field missing or of the wrong type (names the file, the field and the fix).
-        CannotRun: (raised by the caller) a language without a toolchain here.
+        CannotRun: a language without a toolchain here (the task is skipped with the reason).
     """
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
@@ -362,6 +363,14 @@ def read_upstream(path: Path, root: Path) -> dict[str, Any]:
             f"{path}: field 'id' {record['id']!r} is not upstream's "
             "'{lang}_{domain}_{complexity}_{NNN}_{category}_{difficulty}_{NN}'. Fix: keep the "
             "scenario's original id (the language and project are read from it)"
+        )
+    if m.group("lang") != "python":
+        from pytest_egi.suite import CannotRun
+
+        known = "one of upstream's" if m.group("lang") in LANGUAGES else "not one of upstream's"
+        raise CannotRun(
+            f"language {m.group('lang')!r} ({known} languages): only python has a toolchain in the "
+            "sandbox here; the scenario records its language so others can be added"
         )
     project = project_dir(root, m.group("project"))
     if project is None:

@@ -12,6 +12,7 @@ its JUnit XML report (never from its output).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -193,14 +194,23 @@ def classify(report: JUnitReport) -> tuple[dict[str, dict[str, bool]], dict[str,
     return groups, failures
 
 
-def _run_dict(result: RunResult) -> dict[str, Any]:
+_TIMING = re.compile(r" in \d+(\.\d+)?s\b")
+
+
+def _steady(text: str, root: str) -> str:
+    """``text`` without what changes from run to run: the workspace's path (``<project>``)
+    and pytest's durations (same seed, same records)."""
+    return _TIMING.sub("", text.replace(root, "<project>"))
+
+
+def _run_dict(result: RunResult, root: str) -> dict[str, Any]:
     return {
         "exit_code": result.exit_code,
         "stopped": result.stopped,
         "reason": result.reason,
         "hints": list(result.hints),
-        "stdout_tail": result.stdout_tail[-1500:],
-        "stderr_tail": result.stderr_tail[-1500:],
+        "stdout_tail": _steady(result.stdout_tail, root)[-1500:],
+        "stderr_tail": _steady(result.stderr_tail, root)[-1500:],
     }
 
 
@@ -237,12 +247,16 @@ def run_checks(files: Mapping[str, str], hidden: Mapping[str, str], limits: Limi
             f"--junitxml={REPORT}",
         )
         result = box.run(argv, env=python_env(), junit=REPORT)
-    checked = Checked(isolation=result.isolation, run=_run_dict(result))
+        root = str(box.root)
+    checked = Checked(isolation=result.isolation, run=_run_dict(result, root))
     if result.stopped is not None:
         checked.reason = f"the checks were {result.reason}"
     elif result.junit is None or not result.junit.cases:
         tail = (result.stderr_tail or result.stdout_tail).strip()[-300:]
         checked.reason = f"the checks wrote no test report ({result.reason or 'no tests ran'}): {tail}"
+    if checked.reason:
+        checked.reason = _steady(checked.reason, root)
     if result.junit is not None:
-        checked.groups, checked.failures = classify(result.junit)
+        checked.groups, failures = classify(result.junit)
+        checked.failures = {k: _steady(v, root) for k, v in failures.items()}
     return checked

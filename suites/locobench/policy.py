@@ -77,7 +77,10 @@ class LocoPolicy:
         context = parse_prompt_files(str(messages[-1].get("content") or ""))
         wrong = noise.happens("wrong_answer")
         seen = {p: t for p, t in context.items() if not (wrong and p in sc.planted.needle_files)}
-        ref = dict(MODULES[sc.category].reference(sc.plan, sc.planted, seen, self.session))
+        try:
+            ref = dict(MODULES[sc.category].reference(sc.plan, sc.planted, seen, self.session))
+        except (SyntaxError, ValueError):  # an earlier session of a noisy trial broke a file it needs
+            ref = {}
         if noise.happens("wrong_argument") and len(ref) >= 2:
             ref.pop(sorted(ref)[-1])
         py = sorted(p for p in ref if p.endswith(".py") and ref[p] is not None)
