@@ -204,14 +204,18 @@ def _steady(text: str, root: str) -> str:
 
 
 def _run_dict(result: RunResult, root: str) -> dict[str, Any]:
-    return {
+    """The run, JSON-safe; its output tails only when it wrote no test report (the report's
+    outcomes and messages say the rest, and a traceback's layout varies between runs)."""
+    out: dict[str, Any] = {
         "exit_code": result.exit_code,
         "stopped": result.stopped,
         "reason": result.reason,
         "hints": list(result.hints),
-        "stdout_tail": _steady(result.stdout_tail, root)[-1500:],
-        "stderr_tail": _steady(result.stderr_tail, root)[-1500:],
     }
+    if result.junit is None or result.stopped is not None:
+        out["stdout_tail"] = _steady(result.stdout_tail, root)[-1500:]
+        out["stderr_tail"] = _steady(result.stderr_tail, root)[-1500:]
+    return out
 
 
 def run_checks(files: Mapping[str, str], hidden: Mapping[str, str], limits: Limits) -> Checked:

@@ -85,7 +85,10 @@ class LocoPolicy:
             ref.pop(sorted(ref)[-1])
         py = sorted(p for p in ref if p.endswith(".py") and ref[p] is not None)
         if noise.happens("quality") and py:
-            ref[py[0]] = add_import(ref[py[0]], "import os")
+            try:
+                ref[py[0]] = add_import(ref[py[0]], "import os")
+            except SyntaxError:  # a file an earlier session broke: the import goes on top
+                ref[py[0]] = "import os\n" + ref[py[0]]
         if noise.happens("broken_file") and py:
             ref[py[-1]] = ref[py[-1]] + "\n\ndef broken(:\n    pass\n"
         approach = f"{sc.title}: change {', '.join(sorted(ref)) or 'nothing'}."

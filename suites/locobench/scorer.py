@@ -45,8 +45,8 @@ LCBS_WEIGHTS = {"se": 0.4, "fc": 0.3, "cq": 0.2, "lcu": 0.1}
 
 def lcbs(se: float, fc: float, cq: float, lcu: float | None) -> float:
     """LCBS = 5 × (0.4·SE + 0.3·FC + 0.2·CQ + 0.1·LCU), 0-5 (LCU None counts 0)."""
-    w = LCBS_WEIGHTS
-    return 5 * (w["se"] * se + w["fc"] * fc + w["cq"] * cq + w["lcu"] * (lcu or 0.0))
+    w = {k: 5 * v for k, v in LCBS_WEIGHTS.items()}  # 2.0, 1.5, 1.0, 0.5: exact, so the top is 5.0
+    return w["se"] * se + w["fc"] * fc + w["cq"] * cq + w["lcu"] * (lcu or 0.0)
 
 
 def hidden_test_names(source: str) -> dict[str, list[str]]:

@@ -24,6 +24,7 @@ checks. An answer with a changed file that does not parse, or with no change, sc
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -40,7 +41,10 @@ def module_of(path: str) -> str | None:
     return ".".join(parts) or None
 
 
+@functools.lru_cache(maxsize=4096)
 def _parse(text: str) -> ast.Module | None:
+    """The module's tree (cached: most files are the same before and after, and in every
+    trial of a scenario; the trees are only read), or None when it does not parse."""
     try:
         return ast.parse(text)
     except (SyntaxError, ValueError):
