@@ -196,3 +196,19 @@ def test_sessions_carry_the_repository_over_not_the_chat():
     assert parse_prompt_files(client.prompts[1][1]["content"])[service] == first
     notes = traj.info["locobench"]["sessions"]
     assert [n["ok"] for n in notes] == [True, False, True]
+
+
+def test_a_noisy_trial_whose_earlier_session_broke_a_file_is_still_scored():
+    """Session 1 breaks the service (``broken_file``); a later session's ``quality`` mistake
+    lands on that unparsable file: the policy still answers and the trial is scored 0."""
+    from pytest_egi.models.offline import Noise, PolicyClient
+
+    spec = {"seed": 42, "category": "multi_session_development", "difficulty": "easy", "index": 2}
+    sc = build_scenario({"spec": spec})
+    t = Task(id=sc.id, category=sc.category, data={"spec": spec, **upstream_fields(sc)})
+    noise = Noise(0.2, f"42|locobench|{t.id}|1")
+    client = PolicyClient("egi/noisy-0.2", SUITE.reference_policy(t, FAST, noise), noise)
+    traj = run_trial(t, client, FAST)
+    assert noise.made == ["broken_file", "quality"]
+    score = SUITE.score(t, traj.to_dict(), FAST)
+    assert score.values["fc"] == 0.0 and "no longer compiles or imports" in score.got
