@@ -64,6 +64,7 @@ def main() -> None:
             lines = (run / "timings.jsonl").read_text().splitlines()
             per_task += [json.loads(line)["call_s"] for line in lines]
     print(f"quick CRMArena, egi/oracle, {len(per_task) // args.repeat} tasks, {args.repeat} repeats")
+
     def spread(label: str, values: list[float], scale: float = 1.0) -> None:
         med, lo, hi = (scale * x for x in (statistics.median(values), min(values), max(values)))
         print(f"{label:28} median {med:.3f}  min {lo:.3f}  max {hi:.3f}")

@@ -249,7 +249,8 @@ def item_runs(
             out[(n, w)] = (egi, bare)
             print(
                 f"  ran {n} item{'s' if n != 1 else ''}, workers {w}: egi {egi.wall:.1f} s, "
-                f"bare {bare.wall:.1f} s", file=sys.stderr
+                f"bare {bare.wall:.1f} s",
+                file=sys.stderr,
             )
     return out
 
@@ -281,9 +282,7 @@ def collection(
     return {k: median(v) for k, v in times.items()}, median(bare)
 
 
-def main_job(
-    folder: Path, modes: list[str], repeat: int, path: str
-) -> dict[tuple[str, int], Figures]:
+def main_job(folder: Path, modes: list[str], repeat: int, path: str) -> dict[tuple[str, int], Figures]:
     """(mode, workers) -> median figures of ``pytest <path> --egi-model egi/oracle --egi-mode
     <mode>`` serially (workers 1) and with ``-n 2``; RSS figures are the largest of the runs."""
     env = _env(folder, 1)

@@ -62,8 +62,10 @@ def main() -> None:
     rate = 50 / wall
     print(f"quick mcpeval, egi/oracle, -n {args.workers}: {wall:.2f} s wall, {rate:.1f} items/s (50 items)")
     peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB on Linux
-    print(f"peak RSS of the largest process of that run (the controller, an xdist worker or an "
-          f"MCP server): {peak_mib:.0f} MiB")
+    print(
+        f"peak RSS of the largest process of that run (the controller, an xdist worker or an "
+        f"MCP server): {peak_mib:.0f} MiB"
+    )
     times, startup = call_latency(args.calls)
     ordered = sorted(times)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]

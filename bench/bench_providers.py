@@ -53,10 +53,18 @@ from pytest_egi.models.transport import import_litellm  # noqa: E402
 
 MODEL = "openai/test-model"
 TOOLS = [
-    {"type": "function", "function": {
-        "name": name, "description": f"{name} over the CRM records",
-        "parameters": {"type": "object", "properties": {"query": {"type": "string"}},
-                       "required": ["query"]}}}
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": f"{name} over the CRM records",
+            "parameters": {
+                "type": "object",
+                "properties": {"query": {"type": "string"}},
+                "required": ["query"],
+            },
+        },
+    }
     for name in ("execute_soql", "execute_sosl", "submit")
 ]
 
@@ -68,23 +76,48 @@ def jobs(n: int) -> list[tuple[str, list[dict[str, Any]]]]:
         messages = [
             {"role": "system", "content": "You are a CRM analyst. Use the tools. " * 20},
             {"role": "user", "content": f"Task {i}: which agent closed the most cases in Q{i % 4 + 1}?"},
-            {"role": "assistant", "content": None, "tool_calls": [{
-                "id": "c1", "type": "function",
-                "function": {"name": "execute_soql", "arguments": json.dumps(
-                    {"query": f"SELECT OwnerId, COUNT(Id) FROM Case WHERE Q = {i % 4 + 1}"})}}]},
-            {"role": "tool", "tool_call_id": "c1", "content": json.dumps(
-                [{"OwnerId": f"005{k:03d}", "n": (i * 7 + k) % 13} for k in range(8)])},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {
+                            "name": "execute_soql",
+                            "arguments": json.dumps(
+                                {"query": f"SELECT OwnerId, COUNT(Id) FROM Case WHERE Q = {i % 4 + 1}"}
+                            ),
+                        },
+                    }
+                ],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": json.dumps([{"OwnerId": f"005{k:03d}", "n": (i * 7 + k) % 13} for k in range(8)]),
+            },
             {"role": "user", "content": f"Now answer task {i}."},
         ]
         out.append((f"job{i}", messages))
     return out
 
 
-def start_server(latency: float, error_rate: float = 0.0, retry_after: float | None = None,
-                 seed: int = 0) -> tuple[subprocess.Popen, str]:
+def start_server(
+    latency: float, error_rate: float = 0.0, retry_after: float | None = None, seed: int = 0
+) -> tuple[subprocess.Popen, str]:
     """The test server in its own process; returns (process, api base)."""
-    cmd = [sys.executable, "-m", "tests.helpers.openai_server", "--latency", str(latency),
-           "--error-rate", str(error_rate), "--seed", str(seed)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "tests.helpers.openai_server",
+        "--latency",
+        str(latency),
+        "--error-rate",
+        str(error_rate),
+        "--seed",
+        str(seed),
+    ]
     if retry_after is not None:
         cmd += ["--retry-after", str(retry_after)]
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, text=True)
@@ -103,8 +136,10 @@ def _work(settings: ProviderSettings, my_jobs: list, results: dict, stamps: list
     for job_id, messages in my_jobs:
         try:
             r = client.generate(messages, TOOLS, temperature=0.0)
-            results[job_id] = {"content": r.message.get("content"),
-                               "tokens": [r.usage.prompt_tokens, r.usage.completion_tokens]}
+            results[job_id] = {
+                "content": r.message.get("content"),
+                "tokens": [r.usage.prompt_tokens, r.usage.completion_tokens],
+            }
         except ProviderError as exc:
             results[job_id] = {"error": str(exc)}
     u = client.usage_dict()
@@ -151,8 +186,7 @@ def run(settings: ProviderSettings, all_jobs: list, concurrency: int, mode: str)
         procs = [ctx.Process(target=_threads_main, args=(settings, parts, queue))]
     else:
         barrier = ctx.Barrier(concurrency)
-        procs = [ctx.Process(target=_proc_main, args=(settings, p, barrier, queue))
-                 for p in parts]
+        procs = [ctx.Process(target=_proc_main, args=(settings, p, barrier, queue)) for p in parts]
     for p in procs:
         p.start()
     for _ in procs:
@@ -162,12 +196,16 @@ def run(settings: ProviderSettings, all_jobs: list, concurrency: int, mode: str)
     for p in procs:
         p.join()
     wall = max(s[1] for s in stamps) - min(s[0] for s in stamps)
-    return {"wall_s": wall, "results": results, "retries": sum(s[2] for s in stamps),
-            "wait_s": sum(s[3] for s in stamps), "cached": sum(s[4] for s in stamps)}
+    return {
+        "wall_s": wall,
+        "results": results,
+        "retries": sum(s[2] for s in stamps),
+        "wait_s": sum(s[3] for s in stamps),
+        "cached": sum(s[4] for s in stamps),
+    }
 
 
-def pytest_run(url: str, k: str, n: int, report_dir: Path,
-               gateway: str = "auto") -> dict[str, float]:
+def pytest_run(url: str, k: str, n: int, report_dir: Path, gateway: str = "auto") -> dict[str, float]:
     """One real ``pytest suites`` run against a freshly reset server.
 
     Returns:
@@ -177,9 +215,26 @@ def pytest_run(url: str, k: str, n: int, report_dir: Path,
         to the last answer (last arrival + latency, the server's fixed delay).
     """
     urllib.request.urlopen(url.removesuffix("/v1") + "/reset", data=b"", timeout=5).close()
-    cmd = [sys.executable, "-m", "pytest", "suites", "-q", "-p", "no:cacheprovider",
-           "--egi-model", MODEL, "--egi-api-base", url, "--egi-no-cache",
-           "--egi-report-dir", str(report_dir), "--egi-bootstrap", "0", "--egi-gateway", gateway]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "suites",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--egi-model",
+        MODEL,
+        "--egi-api-base",
+        url,
+        "--egi-no-cache",
+        "--egi-report-dir",
+        str(report_dir),
+        "--egi-bootstrap",
+        "0",
+        "--egi-gateway",
+        gateway,
+    ]
     if k:
         cmd += ["-k", k]
     if n > 1:
@@ -188,9 +243,13 @@ def pytest_run(url: str, k: str, n: int, report_dir: Path,
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     wall = time.monotonic() - t0
     stats = server_stats(url)
-    return {"wall_s": wall, "calls": stats["completions"], "exit": proc.returncode,
-            "startup_s": stats["first_t"] - t0,
-            "steady_s": stats["last_t"] + stats["latency_s"] - stats["first_t"]}
+    return {
+        "wall_s": wall,
+        "calls": stats["completions"],
+        "exit": proc.returncode,
+        "startup_s": stats["first_t"] - t0,
+        "steady_s": stats["last_t"] + stats["latency_s"] - stats["first_t"],
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -207,19 +266,27 @@ def _main(argv: list[str] | None, tmp: Path) -> None:
     ap.add_argument("--calls", type=int, default=192, help="calls per throughput run")
     ap.add_argument("--latency", type=float, default=0.3, help="server seconds per answer")
     ap.add_argument("--concurrency", default="1,4,16")
-    ap.add_argument("--modes", default="processes,gateway,threads",
-                    help="processes (each imports LiteLLM), gateway (processes calling one "
-                         "gateway process), threads (one process)")
+    ap.add_argument(
+        "--modes",
+        default="processes,gateway,threads",
+        help="processes (each imports LiteLLM), gateway (processes calling one "
+        "gateway process), threads (one process)",
+    )
     ap.add_argument("--error-rate", type=float, default=0.1)
     ap.add_argument("--rpm", type=int, default=960, help="limit for the rate-limit figure")
-    ap.add_argument("--pytest", metavar="K", default=None,
-                    help="also time real pytest runs of `suites -k K` (e.g. crmarena; 'all' "
-                         "for the whole quick profile)")
-    ap.add_argument("--gateway", default="auto",
-                    help="--egi-gateway values to compare in the pytest runs, e.g. auto,off")
+    ap.add_argument(
+        "--pytest",
+        metavar="K",
+        default=None,
+        help="also time real pytest runs of `suites -k K` (e.g. crmarena; 'all' for the whole quick profile)",
+    )
+    ap.add_argument(
+        "--gateway", default="auto", help="--egi-gateway values to compare in the pytest runs, e.g. auto,off"
+    )
     ap.add_argument("--only-pytest", action="store_true", help="skip figures 1-4")
-    ap.add_argument("--repeat", type=int, default=3,
-                    help="throughput runs per cell; the best (least disturbed) is shown")
+    ap.add_argument(
+        "--repeat", type=int, default=3, help="throughput runs per cell; the best (least disturbed) is shown"
+    )
     args = ap.parse_args(argv)
 
     sys.stdout.reconfigure(line_buffering=True)
@@ -227,27 +294,33 @@ def _main(argv: list[str] | None, tmp: Path) -> None:
     os.environ.setdefault("OPENAI_API_KEY", "sk-bench-not-a-real-key-000000")
     levels = [int(x) for x in args.concurrency.split(",")]
     work = jobs(args.calls)
-    print(f"provider bench: {args.calls} calls, server latency {args.latency * 1000:.0f} ms, "
-          f"{os.cpu_count()} CPUs (load average {os.getloadavg()[0]:.2f} at start), "
-          f"LiteLLM client (retry + limiter + usage; cache off), best of {args.repeat}")
+    print(
+        f"provider bench: {args.calls} calls, server latency {args.latency * 1000:.0f} ms, "
+        f"{os.cpu_count()} CPUs (load average {os.getloadavg()[0]:.2f} at start), "
+        f"LiteLLM client (retry + limiter + usage; cache off), best of {args.repeat}"
+    )
 
     if args.pytest:
         k = "" if args.pytest == "all" else args.pytest
         proc, url = start_server(args.latency)
         try:
-            print(f"\n5. real pytest runs: suites{f' -k {k!r}' if k else ''} (quick profile), echo"
-                  f" server (every task runs to its turn limit); ideal = calls x latency / n;\n"
-                  f"   wall ratio = ideal / whole command; steady ratio = ideal / (first request"
-                  f" to last answer); start-up = command start to first request\n"
-                  f"   {'gateway':<9}{'n':>4}{'calls':>7}{'ideal s':>9}{'wall s':>8}"
-                  f"{'ratio':>7}{'start-up s':>12}{'steady s':>10}{'ratio':>7}")
+            print(
+                f"\n5. real pytest runs: suites{f' -k {k!r}' if k else ''} (quick profile), echo"
+                f" server (every task runs to its turn limit); ideal = calls x latency / n;\n"
+                f"   wall ratio = ideal / whole command; steady ratio = ideal / (first request"
+                f" to last answer); start-up = command start to first request\n"
+                f"   {'gateway':<9}{'n':>4}{'calls':>7}{'ideal s':>9}{'wall s':>8}"
+                f"{'ratio':>7}{'start-up s':>12}{'steady s':>10}{'ratio':>7}"
+            )
             for gateway in args.gateway.split(","):
                 for n in levels:
                     r = pytest_run(url, k, n, tmp / "reports", gateway)
                     ideal = r["calls"] * args.latency / n
-                    print(f"   {gateway:<9}{n:>4}{r['calls']:>7}{ideal:>9.2f}{r['wall_s']:>8.2f}"
-                          f"{ideal / r['wall_s']:>7.2f}{r['startup_s']:>12.2f}"
-                          f"{r['steady_s']:>10.2f}{ideal / r['steady_s']:>7.2f}")
+                    print(
+                        f"   {gateway:<9}{n:>4}{r['calls']:>7}{ideal:>9.2f}{r['wall_s']:>8.2f}"
+                        f"{ideal / r['wall_s']:>7.2f}{r['startup_s']:>12.2f}"
+                        f"{r['steady_s']:>10.2f}{ideal / r['steady_s']:>7.2f}"
+                    )
         finally:
             proc.terminate()
             proc.wait()
@@ -257,8 +330,10 @@ def _main(argv: list[str] | None, tmp: Path) -> None:
     proc, url = start_server(args.latency)
     try:
         plain = ProviderSettings(api_base=url, state_dir=tmp / "state", timeout_s=30)
-        print(f"\n1. throughput (ideal = calls x latency / concurrency)\n"
-              f"   {'mode':<10}{'n':>4}{'ideal s':>10}{'measured s':>12}{'ratio':>8}")
+        print(
+            f"\n1. throughput (ideal = calls x latency / concurrency)\n"
+            f"   {'mode':<10}{'n':>4}{'ideal s':>10}{'measured s':>12}{'ratio':>8}"
+        )
         clean = None
         gateway = start_gateway() if "gateway" in args.modes.split(",") else None
         for mode in args.modes.split(","):
@@ -266,12 +341,19 @@ def _main(argv: list[str] | None, tmp: Path) -> None:
             if mode == "gateway":  # processes that send every attempt to one gateway process
                 settings = plain.model_copy(update={"gateway": gateway.socket_path})
             for n in levels:
-                r = min((run(settings, work, n, "threads" if mode == "threads" else "processes")
-                         for _ in range(max(1, args.repeat))), key=lambda x: x["wall_s"])
+                r = min(
+                    (
+                        run(settings, work, n, "threads" if mode == "threads" else "processes")
+                        for _ in range(max(1, args.repeat))
+                    ),
+                    key=lambda x: x["wall_s"],
+                )
                 ideal = args.calls * args.latency / n
                 errors = sum(1 for v in r["results"].values() if "error" in v)
-                print(f"   {mode:<10}{n:>4}{ideal:>10.2f}{r['wall_s']:>12.2f}"
-                      f"{ideal / r['wall_s']:>8.2f}" + (f"  ({errors} errors)" if errors else ""))
+                print(
+                    f"   {mode:<10}{n:>4}{ideal:>10.2f}{r['wall_s']:>12.2f}"
+                    f"{ideal / r['wall_s']:>8.2f}" + (f"  ({errors} errors)" if errors else "")
+                )
                 if n == max(levels) and clean is None:
                     clean = r
         if gateway is not None:
@@ -283,9 +365,11 @@ def _main(argv: list[str] | None, tmp: Path) -> None:
         again = run(cached, work, max(levels), "processes")
         after = server_stats(url)["completions"]
         same = again["results"] == clean["results"]
-        cache_line = (f"\n3. cache: rerun of {args.calls} calls over a warm cache: "
-                      f"{after - before} requests reached the server, {again['cached']} cache "
-                      f"hits, {again['wall_s']:.2f} s, answers equal the clean run: {same}")
+        cache_line = (
+            f"\n3. cache: rerun of {args.calls} calls over a warm cache: "
+            f"{after - before} requests reached the server, {again['cached']} cache "
+            f"hits, {again['wall_s']:.2f} s, answers equal the clean run: {same}"
+        )
         # 4. rate limit
         n_rl = max(levels)
         rl_jobs = jobs(3 * n_rl)
@@ -294,12 +378,16 @@ def _main(argv: list[str] | None, tmp: Path) -> None:
         # sends are what the limit spaces: the last answer arrives one latency after its send
         achieved = (len(rl_jobs) - 1) / (r["wall_s"] - args.latency) * 60
         unlimited = 60 * n_rl / args.latency
-        rl_line = (f"\n4. rate limit: {len(rl_jobs)} calls, {n_rl} processes, rpm {args.rpm}: "
-                   f"{r['wall_s']:.2f} s, sent at {achieved:.0f} rpm "
-                   f"(limit {args.rpm}; without it ~{unlimited:.0f} rpm)")
+        rl_line = (
+            f"\n4. rate limit: {len(rl_jobs)} calls, {n_rl} processes, rpm {args.rpm}: "
+            f"{r['wall_s']:.2f} s, sent at {achieved:.0f} rpm "
+            f"(limit {args.rpm}; without it ~{unlimited:.0f} rpm)"
+        )
         if unlimited <= args.rpm:
-            rl_line += (f"\n   (the limit is above what {n_rl} processes send anyway: it is not "
-                        f"exercised; use more concurrency or a lower --rpm)")
+            rl_line += (
+                f"\n   (the limit is above what {n_rl} processes send anyway: it is not "
+                f"exercised; use more concurrency or a lower --rpm)"
+            )
     finally:
         proc.terminate()
         proc.wait()
@@ -307,8 +395,14 @@ def _main(argv: list[str] | None, tmp: Path) -> None:
     # 2. faults
     proc, url = start_server(args.latency, args.error_rate, retry_after=0.5, seed=7)
     try:
-        faulty = ProviderSettings(api_base=url, state_dir=tmp / "state2", timeout_s=30,
-                                  max_retries=8, backoff_base_s=0.2, backoff_max_s=2.0)
+        faulty = ProviderSettings(
+            api_base=url,
+            state_dir=tmp / "state2",
+            timeout_s=30,
+            max_retries=8,
+            backoff_base_s=0.2,
+            backoff_max_s=2.0,
+        )
         n = max(levels)
         r = run(faulty, work, n, "processes")
         stats = server_stats(url)
@@ -320,15 +414,17 @@ def _main(argv: list[str] | None, tmp: Path) -> None:
     wrong = [k for k, v in answered.items() if v != clean["results"][k]]
     tokens = [sum(v["tokens"][i] for v in answered.values()) for i in (0, 1)]
     clean_tokens = [sum(v["tokens"][i] for v in clean["results"].values()) for i in (0, 1)]
-    print(f"\n2. faults: {args.error_rate:.0%} of answers are 429 (Retry-After 0.5 s) or 500, "
-          f"{n} processes\n"
-          f"   server: {stats['completions']} requests, {stats['injected_errors']} injected errors;"
-          f" client: {r['retries']} retries, {r['wait_s']:.1f} s waiting\n"
-          f"   {len(answered)}/{len(work)} calls answered, {len(errors)} ProviderErrors (items"
-          f" would be errors), {len(wrong)} answers differ from the clean run\n"
-          f"   tokens {tokens[0]} + {tokens[1]} vs clean {clean_tokens[0]} + {clean_tokens[1]}: "
-          f"{'equal' if tokens == clean_tokens else 'DIFFERENT'}; wall {r['wall_s']:.2f} s "
-          f"vs clean {clean['wall_s']:.2f} s")
+    print(
+        f"\n2. faults: {args.error_rate:.0%} of answers are 429 (Retry-After 0.5 s) or 500, "
+        f"{n} processes\n"
+        f"   server: {stats['completions']} requests, {stats['injected_errors']} injected errors;"
+        f" client: {r['retries']} retries, {r['wait_s']:.1f} s waiting\n"
+        f"   {len(answered)}/{len(work)} calls answered, {len(errors)} ProviderErrors (items"
+        f" would be errors), {len(wrong)} answers differ from the clean run\n"
+        f"   tokens {tokens[0]} + {tokens[1]} vs clean {clean_tokens[0]} + {clean_tokens[1]}: "
+        f"{'equal' if tokens == clean_tokens else 'DIFFERENT'}; wall {r['wall_s']:.2f} s "
+        f"vs clean {clean['wall_s']:.2f} s"
+    )
     print(cache_line)
     print(rl_line)
 

@@ -61,7 +61,10 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     """The local server in its own process; returns it and its base URL."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.helpers.openai_server", "--latency", str(latency)],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     url = proc.stdout.readline().strip()
     if not url.startswith("http"):
@@ -70,8 +73,9 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     return proc, url
 
 
-def run_shards(project: Path, reports: Path, model: list[str], n: int,
-               env: dict[str, str]) -> tuple[float, float]:
+def run_shards(
+    project: Path, reports: Path, model: list[str], n: int, env: dict[str, str]
+) -> tuple[float, float]:
     """Start the N shards at once; wall seconds until the last one ends, and the CPU seconds
     (user + system) the N processes used together.
 
@@ -82,13 +86,31 @@ def run_shards(project: Path, reports: Path, model: list[str], n: int,
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     begin = time.perf_counter()
     for k in range(1, n + 1):
-        cmd = [sys.executable, "-m", "pytest", "toysuites", "-q", "-p", "no:cacheprovider",
-               *model, "--egi-no-cache",
-               "--egi-bootstrap", "0", "--egi-max-error-rate", "1",
-               f"--egi-report-dir={reports}", "--egi-run-id", f"shards-{n}",
-               "--egi-shard", f"{k}/{n}"]
-        procs.append(subprocess.Popen(cmd, cwd=project, env=env, stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, text=True))
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "toysuites",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            *model,
+            "--egi-no-cache",
+            "--egi-bootstrap",
+            "0",
+            "--egi-max-error-rate",
+            "1",
+            f"--egi-report-dir={reports}",
+            "--egi-run-id",
+            f"shards-{n}",
+            "--egi-shard",
+            f"{k}/{n}",
+        ]
+        procs.append(
+            subprocess.Popen(
+                cmd, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            )
+        )
     outputs = [p.communicate()[0] for p in procs]
     wall = time.perf_counter() - begin
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -103,13 +125,18 @@ def merge(reports: Path, n: int, env: dict[str, str]) -> tuple[float, Path]:
     """``egi-bench report --merge reports/shards-N``: seconds and the merged run's folder."""
     folder = reports / f"shards-{n}"
     begin = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", "from pytest_egi.cli import main; main()",
-                           "report", "--merge", str(folder)],
-                          cwd=ROOT, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", "from pytest_egi.cli import main; main()", "report", "--merge", str(folder)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     seconds = time.perf_counter() - begin
     if proc.returncode not in (0, 1):
-        raise SystemExit(f"merge of {n} shards failed ({proc.returncode}):\n"
-                         f"{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+        raise SystemExit(
+            f"merge of {n} shards failed ({proc.returncode}):\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+        )
     return seconds, folder
 
 
@@ -117,8 +144,11 @@ def main(argv: list[str] | None = None) -> int:
     """Print the table (``HEADER`` then one row per N); returns 0."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--items", type=int, default=80, help="toy tasks (default 80)")
-    ap.add_argument("--model", default="openai/test-model",
-                    help="model under test (default openai/test-model on the local server)")
+    ap.add_argument(
+        "--model",
+        default="openai/test-model",
+        help="model under test (default openai/test-model on the local server)",
+    )
     ap.add_argument("--shards", default="1,2,4", help="shard counts, comma-separated (default 1,2,4)")
     ap.add_argument("--latency", type=float, default=0.3, help="server seconds per answer (default 0.3)")
     args = ap.parse_args(argv)
@@ -126,9 +156,12 @@ def main(argv: list[str] | None = None) -> int:
     if counts[0] != 1:
         counts.insert(0, 1)  # T1 is the reference
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    env = dict(os.environ, PYTHONPATH=path,
-               OPENAI_API_KEY=os.environ.get("OPENAI_API_KEY", "sk-local-test-server"),
-               LITELLM_LOCAL_MODEL_COST_MAP="True")
+    env = dict(
+        os.environ,
+        PYTHONPATH=path,
+        OPENAI_API_KEY=os.environ.get("OPENAI_API_KEY", "sk-local-test-server"),
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+    )
     server, url = (None, "none") if args.model.startswith("egi/") else start_server(args.latency)
     model = ["--egi-model", args.model] + ([] if server is None else ["--egi-api-base", url])
     rows = []
@@ -147,16 +180,23 @@ def main(argv: list[str] | None = None) -> int:
             server.kill()
             server.wait()
     t1, reference = rows[0][1], rows[0][4]
-    what = (f"one {args.latency:g} s completion each, server {url}" if server is not None
-            else f"model {args.model}, no server")
+    what = (
+        f"one {args.latency:g} s completion each, server {url}"
+        if server is not None
+        else f"model {args.model}, no server"
+    )
     print(f"{items} toy items, {what}")
-    print(f"this machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} "
-          "(the shards share them; N machines would not)")
+    print(
+        f"this machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} "
+        "(the shards share them; N machines would not)"
+    )
     print(HEADER)
     for n, wall, cpu, merge_s, records in rows:
         same = "yes" if records == reference else "NO"
-        print(f"{n:>6}  {wall:6.2f}  {cpu:5.1f}  {t1 / wall:8.2f}  {t1 / n / wall:14.2f}  "
-              f"{merge_s:7.2f}  {same:>12}")
+        print(
+            f"{n:>6}  {wall:6.2f}  {cpu:5.1f}  {t1 / wall:8.2f}  {t1 / n / wall:14.2f}  "
+            f"{merge_s:7.2f}  {same:>12}"
+        )
     waiting = f"; T1 includes {items} x {args.latency:g} s of waiting" if server is not None else ""
     print(f"ideal for N shards: T1/N (as if start-up cost nothing){waiting}")
     return 0
