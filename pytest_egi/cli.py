@@ -341,7 +341,8 @@ def _show_file(run: Path, args: argparse.Namespace) -> int:
                        and p.parent.name not in ("raw",))  # fmt: skip
         raise CliError(f"--show {args.show}: no such file in {run}"
                        + (f"; its suite files: {', '.join(found)}" if found else ""))  # fmt: skip
-    sys.stdout.write(target.read_text(encoding="utf-8"))
+    sys.stdout.flush()
+    sys.stdout.buffer.write(target.read_bytes())  # byte for byte (a CSV's \r\n line ends kept)
     return 0
 
 

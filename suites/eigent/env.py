@@ -308,12 +308,51 @@ class ScriptResult:
                 "completed": self.completed, "total": self.total, "output": self.output}  # fmt: skip
 
 
+_COPIES: dict[str, Path] = {}
+
+
+def _reachable(path: Path) -> bool:
+    """Every folder on the way to ``path`` can be traversed by others, and ``path`` read."""
+    try:
+        for ancestor in [path, *path.parents]:
+            if not ancestor.stat().st_mode & 0o001:
+                return False
+        return bool(path.stat().st_mode & 0o004)
+    except OSError:
+        return False
+
+
+def reachable_folder(folder: Path) -> Path:
+    """``folder`` itself when a sandboxed command (run under a user id of its own) can read
+    it, else a read-only copy of it (made once per process, under the sandbox's base folder,
+    removed at exit). Files beside the folder (upstream's ``backend/browser_log/``) are not
+    in the copy."""
+    folder = folder.resolve()
+    if _reachable(folder) and all(_reachable(p) for p in folder.rglob("*") if p.is_file()):
+        return folder
+    if str(folder) not in _COPIES:
+        import atexit
+        import tempfile
+
+        from pytest_egi.sandbox import sandbox_base_dir
+
+        base = Path(tempfile.mkdtemp(prefix="eigent-", dir=sandbox_base_dir()))
+        target = base / folder.name
+        shutil.copytree(folder, target, symlinks=False)
+        for path in [base, *base.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        atexit.register(shutil.rmtree, base, True)
+        _COPIES[str(folder)] = target
+    return _COPIES[str(folder)]
+
+
 def run_script(ws: Workspace, entry: dict[str, str], folder: Path, timeout_s: float) -> ScriptResult:
     """Run one checker (``check``) or grader (``grade``) against the working directory, in a
     sandboxed subprocess (no network, writes only there) with a wall-clock timeout.
 
     The script is imported by path with the folder's parent first on ``sys.path`` (upstream's
-    runner runs from ``backend/``); it gets the working directory's absolute path.
+    runner runs from ``backend/``); it gets the working directory's absolute path. A folder
+    the sandbox's user cannot read is used through a copy (:func:`reachable_folder`).
 
     Raises:
         CheckerError: the script raised, hung past ``timeout_s``, was killed, or returned what
@@ -323,14 +362,20 @@ def run_script(ws: Workspace, entry: dict[str, str], folder: Path, timeout_s: fl
     from pytest_egi.sandbox import python_env
 
     kind = entry["type"]
-    spec = {"kind": kind, "function": "check" if kind == "checker" else "grade", "script": entry["path"],
-            "workdir": str(ws.root), "import_root": str(folder.parent),
+    script = Path(entry["path"])
+    readable = reachable_folder(folder)
+    if readable != folder.resolve() and script.is_relative_to(folder.resolve()):
+        script = readable / script.relative_to(folder.resolve())
+    spec = {"kind": kind, "function": "check" if kind == "checker" else "grade", "script": str(script),
+            "workdir": str(ws.root), "import_root": str(readable.parent),
             "site": [p for p in python_env()["PYTHONPATH"].split(os.pathsep) if p]}  # fmt: skip
-    argv = [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(spec)]
+    argv = [sys.executable, "-I", "-S", "-u", "-c", LAUNCHER, json.dumps(spec)]
     result = ws.box.run(argv, limits=Limits(wall_s=timeout_s, cpu_s=int(timeout_s) + 1, tail_chars=8000))
     stdout, stderr = result.stdout_tail, result.stderr_tail
-    printed, _, tail = stdout.rpartition("\n" + MARKER)
-    output = (printed if tail else stdout).strip()
+    printed, found, tail = stdout.rpartition("\n" + MARKER)
+    if not found:
+        printed, tail = stdout, ""
+    output = printed.strip()
     if stderr.strip():
         output = f"{output}\n[stderr]\n{stderr.strip()}".strip()
     where = f"{kind} {entry['script']}"
