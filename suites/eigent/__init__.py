@@ -80,9 +80,7 @@ class EigentSuite:
     options_model = EigentOptions
     opt_in = "--egi-opt eigent.dirs=PATH[,PATH...] (an Eigent benchmark folder holding dataset/)"
     conformance_options = {"dirs": str(EXAMPLES)}
-    sub_metrics = frozenset(
-        {*_KEYS, *(f"{d}.{k}" for d in DIFFICULTIES for k in _KEYS)}
-    )
+    sub_metrics = frozenset({*_KEYS, *(f"{d}.{k}" for d in DIFFICULTIES for k in _KEYS)})
     diagnostics = frozenset(k for k in sub_metrics if k not in {"checker_pass_rate", "milestone_completion"})
     diagnostic_patterns = ("tag.*.checker_pass_rate", "tag.*.milestone_completion")
     null_floor: dict[str, float] = {}
@@ -118,7 +116,9 @@ class EigentSuite:
         wanted = set(profile.categories or DIFFICULTIES)
         kept, seen = [], dict.fromkeys(DIFFICULTIES, 0)
         for t in tasks:
-            if t.category not in wanted or (profile.per_category and seen[t.category] >= profile.per_category):
+            if t.category not in wanted or (
+                profile.per_category and seen[t.category] >= profile.per_category
+            ):
                 continue
             seen[t.category] += 1
             kept.append(t)
@@ -147,7 +147,8 @@ class EigentSuite:
         failing = [f"{r['script']}: FAIL" for r in results if r["type"] == "checker" and not r["passed"]]
         failing += [f"{r['script']}: {r['completed']}/{r['total']}" for r in results
                     if r["type"] == "grader" and r["completed"] != r["total"]]  # fmt: skip
-        got: dict[str, Any] = {"checkers": f"{int(values['checkers_passed'])}/{int(values['checkers_total'])} passed",
+        ran = f"{int(values['checkers_passed'])}/{int(values['checkers_total'])} passed"
+        got: dict[str, Any] = {"checkers": ran,
                                "not_met": failing, "files": info.get("files") or []}  # fmt: skip
         if why is not None:
             got["no_answer"] = why
@@ -163,7 +164,8 @@ class EigentSuite:
         return TaskScore(
             success=bool(values["passed"]) and why is None,
             values=values,
-            expected="every checker passes: " + ", ".join(r["script"] for r in results if r["type"] == "checker"),
+            expected="every checker passes: "
+            + ", ".join(r["script"] for r in results if r["type"] == "checker"),
             got=got,
             details=details,
         )
@@ -183,7 +185,8 @@ class EigentSuite:
                 continue
             order = d.get("order") or [0, ""]
             rows.append(((order[0], order[1], int(rec.get("trial") or 1)),
-                         (str(d.get("benchmark")), str(d.get("model") or rec.get("model")), d["results"])))  # fmt: skip
+                         (str(d.get("benchmark")), str(d.get("model") or rec.get("model")),
+                          d["results"])))  # fmt: skip
         rows.sort(key=lambda r: r[0])
         return {"results.csv": results_csv(r[1] for r in rows)} if rows else {}
 

@@ -16,13 +16,20 @@ from pathlib import Path
 from typing import Any
 
 from pytest_egi.agents.loops import Trajectory, run_tool_loop
-from pytest_egi.agents.tools import Tool, ToolOutcome, Toolkit
+from pytest_egi.agents.tools import Tool, Toolkit, ToolOutcome
 from pytest_egi.models.base import ModelClient
 from pytest_egi.models.params import scaffold_params
 from pytest_egi.suite import Task
 from suites.eigent.env import Workspace, run_script, server_specs, workspace_tools
 
-__all__ = ["GENERATION_PARAMS", "SYSTEM_PROMPT", "CombinedToolkit", "build_toolkit", "run_trial", "workspace_files"]
+__all__ = [
+    "GENERATION_PARAMS",
+    "SYSTEM_PROMPT",
+    "CombinedToolkit",
+    "build_toolkit",
+    "run_trial",
+    "workspace_files",
+]
 
 GENERATION_PARAMS: dict[str, Any] = {"temperature": 0.0, "max_tokens": 4096}
 """Defaults only (``--egi-model-params`` overrides them)."""
@@ -121,11 +128,14 @@ def run_trial(task: Task, client: ModelClient, options: Any) -> Trajectory:
         messages = [{"role": "system", "content": SYSTEM_PROMPT},
                     {"role": "user", "content": d["config"]["data"]["question"]}]  # fmt: skip
         traj = run_tool_loop(client, messages, toolkit, max_turns=int(options.max_turns), params=params)
-        info: dict[str, Any] = {"mcp_servers": [s.name for s in specs], "model": getattr(client, "name", None),
+        info: dict[str, Any] = {"mcp_servers": [s.name for s in specs],
+                                "model": getattr(client, "name", None),
                                 "results": []}  # fmt: skip
         traj.info["eigent"] = info
         with keep_partial(traj):
             info["files"] = ws.files()
             for entry in d["scripts"]:
-                info["results"].append(run_script(ws, entry, folder, float(options.checker_timeout_s)).to_dict())
+                info["results"].append(
+                    run_script(ws, entry, folder, float(options.checker_timeout_s)).to_dict()
+                )
     return traj

@@ -144,7 +144,11 @@ def parse_dataset(path: Path) -> BenchmarkConfig:
         if err["type"] == "missing":
             fix = f"add {field!r}"
         elif err["type"] == "literal_error":
-            fix = f"use one of {', '.join(DIFFICULTIES)}" if field == "metadata.difficulty" else "use an allowed value"
+            fix = (
+                f"use one of {', '.join(DIFFICULTIES)}"
+                if field == "metadata.difficulty"
+                else "use an allowed value"
+            )
             msg = f"{msg} (got {err.get('input')!r})"
         else:
             fix = "give it the documented type (see suites/eigent/README.md, 'Folder format')"
@@ -156,7 +160,7 @@ def find_script(folder: Path, script: str) -> Path | None:
     from ``backend/`` with paths like ``benchmark/checker/0.py``), else to the folder itself,
     else as an absolute path; None when none exists."""
     raw = Path(script)
-    for candidate in ((raw,) if raw.is_absolute() else (folder.parent / raw, folder / raw)):
+    for candidate in (raw,) if raw.is_absolute() else (folder.parent / raw, folder / raw):
         if candidate.is_file():
             return candidate.resolve()
     return None
@@ -175,7 +179,9 @@ def script_defines(path: Path, name: str) -> bool:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
             return True
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
             return True
         if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
             return True
@@ -192,12 +198,14 @@ def _resolve_scripts(folder: Path, dataset: Path, cfg: BenchmarkConfig) -> list[
                 raise DatasetError(
                     f"{dataset}: field {field}: script {script!r} not found (looked under "
                     f"{folder.parent} and {folder}); fix: give the path as upstream does "
-                    f"('{folder.name}/{kind}/<n>.py', relative to the folder's parent)")
+                    f"('{folder.name}/{kind}/<n>.py', relative to the folder's parent)"
+                )
             if not script_defines(found, fn):
                 raise DatasetError(
                     f"{found}: field {fn}: the {kind} (named in {dataset} {field}) defines no "
                     f"function {fn}(working_directory); fix: define {fn}(working_directory) "
-                    + ("returning True/False" if kind == "checker" else "returning (completed, total)"))
+                    + ("returning True/False" if kind == "checker" else "returning (completed, total)")
+                )
             out.append({"type": kind, "script": script, "path": str(found)})
     return out
 
@@ -240,18 +248,21 @@ def load_folder(folder: Path, index: int) -> list[dict[str, Any]]:
                                "script (the task passes when every checker passes)")  # fmt: skip
         scripts = _resolve_scripts(folder, path, cfg)
         solution = folder / "solution" / f"{path.stem}.json"
-        out.append({
-            "id": _task_id(folder, cfg.data.name, index),
-            "category": cfg.metadata.difficulty,
-            # model_kwargs.api_key is never used and never stored (records hold the task data)
-            "config": cfg.model_dump(mode="json", exclude_none=True,
-                                     exclude={"model_kwargs": {"api_key"}}),
-            "scripts": scripts,
-            "folder": str(folder),
-            "dataset_file": str(path),
-            "order": [index, path.name],
-            "solution": str(solution) if solution.is_file() else None,
-        })
+        out.append(
+            {
+                "id": _task_id(folder, cfg.data.name, index),
+                "category": cfg.metadata.difficulty,
+                # model_kwargs.api_key is never used and never stored (records hold the task data)
+                "config": cfg.model_dump(
+                    mode="json", exclude_none=True, exclude={"model_kwargs": {"api_key"}}
+                ),
+                "scripts": scripts,
+                "folder": str(folder),
+                "dataset_file": str(path),
+                "order": [index, path.name],
+                "solution": str(solution) if solution.is_file() else None,
+            }
+        )
     return out
 
 

@@ -91,6 +91,13 @@ class Workspace:
             raise ToolError(f"path {rel!r} leads outside the working directory")
         return target
 
+    def scrub(self, text: str) -> str:
+        """``text`` with the working directory's absolute path made relative (``<root>/a.py``
+        -> ``a.py``, ``<root>`` -> ``.``): the folder's name is random, and the records must be
+        the same for one seed (serial or ``-n 2``)."""
+        root = str(self.root)
+        return text.replace(root + "/", "").replace(root, ".")
+
     def files(self) -> list[str]:
         """Relative paths of the working directory's files, sorted (the sandbox's own
         ``.home`` / ``.tmp`` left out)."""
@@ -127,7 +134,7 @@ def workspace_tools(ws: Workspace) -> list[Tool]:
         if not target.is_file():
             raise ToolError(f"no such file: {path!r}")
         try:
-            return _clip(target.read_text(encoding="utf-8"))
+            return _clip(ws.scrub(target.read_text(encoding="utf-8")))
         except UnicodeDecodeError:
             raise ToolError(f"{path!r} is not a UTF-8 text file") from None
 
@@ -143,7 +150,7 @@ def workspace_tools(ws: Workspace) -> list[Tool]:
         limits = Limits(wall_s=wall, cpu_s=int(wall) + 1, tail_chars=OBSERVATION_CHARS)
         result = ws.box.run(["/bin/sh", "-c", command], limits=limits)  # SandboxError: a fault
         head = f"exit code: {result.exit_code}" if result.stopped is None else f"stopped: {result.reason}"
-        return f"{head}\nstdout:\n{result.stdout_tail}\nstderr:\n{result.stderr_tail}"
+        return ws.scrub(f"{head}\nstdout:\n{result.stdout_tail}\nstderr:\n{result.stderr_tail}")
 
     text = {"type": "string"}
     return [
@@ -180,7 +187,7 @@ def parse_env_file(path: Path) -> dict[str, str]:
         if not line or line.startswith("#"):
             continue
         if line.startswith("export "):
-            line = line[len("export "):].lstrip()
+            line = line[len("export ") :].lstrip()
         key, sep, value = line.partition("=")
         if not sep or not key.strip():
             continue
@@ -195,7 +202,7 @@ def parse_env_file(path: Path) -> dict[str, str]:
 
 def _env_file_path(folder: Path, name: str) -> Path | None:
     raw = Path(name)
-    for candidate in ((raw,) if raw.is_absolute() else (folder.parent / raw, folder / raw)):
+    for candidate in (raw,) if raw.is_absolute() else (folder.parent / raw, folder / raw):
         if candidate.is_file():
             return candidate
     return None
@@ -271,7 +278,7 @@ try:
         out = {"passed": bool(value)}
     else:
         completed, total = value
-        if isinstance(completed, bool) or isinstance(total, bool) or not isinstance(completed, int) or not isinstance(total, int):
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (completed, total)):
             raise TypeError("grade() returned %r; expected (completed, total) as two integers" % (value,))
         out = {"completed": completed, "total": total}
 except BaseException as exc:
@@ -371,7 +378,7 @@ def run_script(ws: Workspace, entry: dict[str, str], folder: Path, timeout_s: fl
             "site": [p for p in python_env()["PYTHONPATH"].split(os.pathsep) if p]}  # fmt: skip
     argv = [sys.executable, "-I", "-S", "-u", "-c", LAUNCHER, json.dumps(spec)]
     result = ws.box.run(argv, limits=Limits(wall_s=timeout_s, cpu_s=int(timeout_s) + 1, tail_chars=8000))
-    stdout, stderr = result.stdout_tail, result.stderr_tail
+    stdout, stderr = ws.scrub(result.stdout_tail), ws.scrub(result.stderr_tail)
     printed, found, tail = stdout.rpartition("\n" + MARKER)
     if not found:
         printed, tail = stdout, ""

@@ -60,13 +60,16 @@ def choose_client(task: Any, client: Any, item: Any = None) -> tuple[Any, dict[s
     core = getattr(client, "core", None)
     if core is None:
         return client, {**decision, "status": "ignored", "run": client.name,
-                        "reason": "the model under test's client cannot be rebuilt for another model"}  # fmt: skip
+                        "reason": "the model under test's client cannot be rebuilt "
+                                  "for another model"}  # fmt: skip
     from pytest_egi.models.litellm_client import LiteLLMClient
 
     api_base = (kwargs or {}).get("api_url") or core.api_base
     key = (decision["run"], api_base or "")
     if key not in _CORES:
-        _CORES[key] = LiteLLMClient(decision["run"], api_base=api_base, settings=core.settings, role=core.role)
+        _CORES[key] = LiteLLMClient(
+            decision["run"], api_base=api_base, settings=core.settings, role=core.role
+        )
     switched = _CORES[key].for_trial(client.trial, client.namespace)
     if item is not None:
         from pytest_egi.state import item_state

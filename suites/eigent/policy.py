@@ -46,7 +46,8 @@ def load_solution(data: dict[str, Any]) -> dict[str, Any]:
     """
     path = data.get("solution")
     if not path:
-        raise CannotRun(f"no reference solution for this task (solution/{Path(data['dataset_file']).stem}.json "
+        stem = Path(data["dataset_file"]).stem
+        raise CannotRun(f"no reference solution for this task (solution/{stem}.json "
                         "beside dataset/ is our extension; upstream ships none)")  # fmt: skip
     folder = Path(data["folder"])
     try:

@@ -50,15 +50,20 @@ def aggregate_values(values: Iterable[dict[str, Any]]) -> dict[str, float | None
     checks = sum(float(v.get("checkers_total") or 0) for v in vals)
     miles = sum(float(v.get("milestones_total") or 0) for v in vals)
     return {
-        "checker_pass_rate": sum(float(v.get("checkers_passed") or 0) for v in vals) / checks if checks else None,
+        "checker_pass_rate": sum(float(v.get("checkers_passed") or 0) for v in vals) / checks
+        if checks
+        else None,
         "milestone_completion": sum(float(v.get("milestones_completed") or 0) for v in vals) / miles
-        if miles else None,
+        if miles
+        else None,
         "task_pass_rate": sum(float(v.get("passed") or 0) for v in vals) / len(vals) if vals else None,
         "tasks": float(len(vals)),
     }
 
 
-def summarize_records(records: list[dict[str, Any]], difficulties: tuple[str, ...]) -> dict[str, float | None]:
+def summarize_records(
+    records: list[dict[str, Any]], difficulties: tuple[str, ...]
+) -> dict[str, float | None]:
     """The suite's sub-metrics: :func:`aggregate_values` over all records (unprefixed), per
     difficulty (``<difficulty>.<key>``, difficulties with a record) and per tag
     (``tag.<tag>.<key>``, tags in sorted order; a record's tags are in its ``details``)."""

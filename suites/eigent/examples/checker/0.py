@@ -12,8 +12,9 @@ def check(working_directory):
     if not script.is_file():
         print("FAIL: primes.py not found")
         return False
-    run = subprocess.run([sys.executable, str(script)], cwd=working_directory,
-                         capture_output=True, text=True, timeout=10)
+    run = subprocess.run(
+        [sys.executable, str(script)], cwd=working_directory, capture_output=True, text=True, timeout=10
+    )
     if run.stdout.strip() != EXPECTED:
         print(f"FAIL: printed {run.stdout.strip()[:200]!r}, expected {EXPECTED!r}")
         return False

@@ -16,7 +16,11 @@ def check(working_directory):
     except ValueError as exc:
         print(f"FAIL: answer.json is not JSON: {exc}")
         return False
-    if not isinstance(answer, dict) or answer.get("product") != EXPECTED["product"] or answer.get("year") != 2019:
+    if (
+        not isinstance(answer, dict)
+        or answer.get("product") != EXPECTED["product"]
+        or answer.get("year") != 2019
+    ):
         print(f"FAIL: got {answer!r}")
         return False
     print("PASS")

@@ -9,7 +9,9 @@ DATA = Path(__file__).resolve().parent.parent / "mcp" / "inventory.json"
 
 def expected_rows():
     items = json.loads(DATA.read_text(encoding="utf-8"))
-    return sorted([i["sku"], str(2 * i["threshold"] - i["stock"])] for i in items if i["stock"] < i["threshold"])
+    return sorted(
+        [i["sku"], str(2 * i["threshold"] - i["stock"])] for i in items if i["stock"] < i["threshold"]
+    )
 
 
 def check(working_directory):

@@ -16,8 +16,9 @@ def run(script, text):
     with tempfile.TemporaryDirectory() as tmp:
         sample = Path(tmp) / "sample.txt"
         sample.write_text(text, encoding="utf-8")
-        done = subprocess.run([sys.executable, str(script), str(sample)], capture_output=True, text=True,
-                              timeout=10)
+        done = subprocess.run(
+            [sys.executable, str(script), str(sample)], capture_output=True, text=True, timeout=10
+        )
     return "\n".join(line.strip() for line in done.stdout.strip().splitlines())
 
 

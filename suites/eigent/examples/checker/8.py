@@ -11,8 +11,13 @@ def check(working_directory):
     if not (Path(working_directory) / "stats.py").is_file():
         print("FAIL: stats.py not found")
         return False
-    run = subprocess.run([sys.executable, "-c", ORIGINAL.read_text(encoding="utf-8")], cwd=working_directory,
-                         capture_output=True, text=True, timeout=20)
+    run = subprocess.run(
+        [sys.executable, "-c", ORIGINAL.read_text(encoding="utf-8")],
+        cwd=working_directory,
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
     if run.returncode != 0:
         print(f"FAIL: the checks fail: {run.stderr.strip()[-300:]}")
         return False

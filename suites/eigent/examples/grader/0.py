@@ -17,7 +17,7 @@ print(json.dumps([bool(mod.is_prime(n)) for n in range(0, 60)]))
 
 
 def _is_prime(n):
-    return n > 1 and all(n % d for d in range(2, int(n ** 0.5) + 1))
+    return n > 1 and all(n % d for d in range(2, int(n**0.5) + 1))
 
 
 def grade(working_directory):
@@ -35,10 +35,12 @@ def grade(working_directory):
         defined = False
     if defined:
         completed += 1
-        run = subprocess.run([sys.executable, "-c", PROBE, str(script)], capture_output=True, text=True,
-                             timeout=10)
+        run = subprocess.run(
+            [sys.executable, "-c", PROBE, str(script)], capture_output=True, text=True, timeout=10
+        )
         if run.returncode == 0 and run.stdout.strip() == str([_is_prime(n) for n in range(60)]).replace(
-                "True", "true").replace("False", "false"):
+            "True", "true"
+        ).replace("False", "false"):
             completed += 1
         else:
             print("MISS [3]: is_prime gives wrong answers on 0..59")

@@ -3,8 +3,12 @@
 import configparser
 from pathlib import Path
 
-KEEP = {("server", "name"): "billing", ("server", "workers"): "4",
-        ("logging", "level"): "info", ("logging", "file"): "billing.log"}
+KEEP = {
+    ("server", "name"): "billing",
+    ("server", "workers"): "4",
+    ("logging", "level"): "info",
+    ("logging", "file"): "billing.log",
+}
 
 
 def grade(working_directory):

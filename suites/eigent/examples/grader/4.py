@@ -18,8 +18,14 @@ def grade(working_directory):
     completed, total = 0, 4
     cart, checkout, test = (_text(root / p) for p in ("shop/cart.py", "shop/checkout.py", "test_shop.py"))
     checks = [
-        ("def compute_total" in cart and "calc_total" not in cart, "shop/cart.py does not define compute_total"),
-        ("compute_total" in checkout and "calc_total" not in checkout, "shop/checkout.py still uses calc_total"),
+        (
+            "def compute_total" in cart and "calc_total" not in cart,
+            "shop/cart.py does not define compute_total",
+        ),
+        (
+            "compute_total" in checkout and "calc_total" not in checkout,
+            "shop/checkout.py still uses calc_total",
+        ),
         ("compute_total" in test and "calc_total" not in test, "test_shop.py still uses calc_total"),
     ]
     for k, (ok, why) in enumerate(checks, 1):
@@ -28,7 +34,9 @@ def grade(working_directory):
         else:
             print(f"MISS [{k}]: {why}")
     left = any("calc_total" in _text(p) for p in root.rglob("*.py"))
-    run = subprocess.run([sys.executable, "test_shop.py"], cwd=root, capture_output=True, text=True, timeout=20)
+    run = subprocess.run(
+        [sys.executable, "test_shop.py"], cwd=root, capture_output=True, text=True, timeout=20
+    )
     if not left and run.returncode == 0:
         completed += 1
     else:

@@ -12,7 +12,9 @@ def grade(working_directory):
     want = {i["sku"]: str(2 * i["threshold"] - i["stock"]) for i in items if i["stock"] < i["threshold"]}
     path = Path(working_directory) / "restock.csv"
     completed, total = 0, 3
-    rows = [r for r in csv.reader(path.read_text(encoding="utf-8").splitlines()) if r] if path.is_file() else []
+    rows = (
+        [r for r in csv.reader(path.read_text(encoding="utf-8").splitlines()) if r] if path.is_file() else []
+    )
     if rows and rows[0] == ["sku", "quantity"]:
         completed += 1
     else:

@@ -4,16 +4,23 @@ owners; their due dates."""
 import csv
 from pathlib import Path
 
-OPEN = {"draft the agenda": ("Bo", "2024-03-12"), "ask for the catering quote": ("Dana", "2024-03-15"),
-        "send the invitations": ("Ana", "2024-03-15"), "collect supplier quotes": ("Chen", "2024-03-20"),
-        "confirm the speakers": ("Bo", "2024-03-22")}
+OPEN = {
+    "draft the agenda": ("Bo", "2024-03-12"),
+    "ask for the catering quote": ("Dana", "2024-03-15"),
+    "send the invitations": ("Ana", "2024-03-15"),
+    "collect supplier quotes": ("Chen", "2024-03-20"),
+    "confirm the speakers": ("Bo", "2024-03-22"),
+}
 
 
 def grade(working_directory):
     path = Path(working_directory) / "actions.csv"
     completed, total = 0, 4
-    rows = ([[c.strip() for c in r] for r in csv.reader(path.read_text(encoding="utf-8").splitlines()) if r]
-            if path.is_file() else [])
+    rows = (
+        [[c.strip() for c in r] for r in csv.reader(path.read_text(encoding="utf-8").splitlines()) if r]
+        if path.is_file()
+        else []
+    )
     if rows and rows[0] == ["item", "owner", "due"]:
         completed += 1
     else:

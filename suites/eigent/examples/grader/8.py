@@ -20,8 +20,9 @@ print(json.dumps(out))
 
 
 def grade(working_directory):
-    run = subprocess.run([sys.executable, "-c", PROBE], cwd=working_directory, capture_output=True, text=True,
-                         timeout=20)
+    run = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=working_directory, capture_output=True, text=True, timeout=20
+    )
     try:
         got = json.loads(run.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):

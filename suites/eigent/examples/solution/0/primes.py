@@ -1,7 +1,7 @@
 def is_prime(n):
     if n < 2:
         return False
-    return all(n % d for d in range(2, int(n ** 0.5) + 1))
+    return all(n % d for d in range(2, int(n**0.5) + 1))
 
 
 if __name__ == "__main__":
