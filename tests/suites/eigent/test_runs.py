@@ -324,3 +324,20 @@ def test_without_a_folder_the_suite_collects_nothing_and_is_not_missing(tmp_path
     )
     assert not [m for m in agg.result.missing if m.route.startswith("eigent/")]
     assert [m for m in agg.result.missing if m.route.startswith("locobench/")]  # the others still are
+
+
+def test_doctor_says_how_to_opt_in_instead_of_failing(tmp_path):
+    import io as _io
+
+    from pytest_egi.doctor import _check_suites, _Report
+
+    package = tmp_path / "optdoctorsuites"
+    (package / "eigent").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "eigent" / "__init__.py").write_text("from suites.eigent import SUITE  # noqa: F401\n")
+    out = _io.StringIO()
+    rep = _Report(out)
+    _check_suites(rep, package, ROOT / "routing.yaml")
+    assert rep.problems == []
+    assert ("  info  suite eigent: opt-in, no task unless asked for (--egi-opt eigent.dirs=PATH[,PATH...] "
+            "(an Eigent benchmark folder holding dataset/))") in out.getvalue()
