@@ -376,7 +376,7 @@ def run_script(ws: Workspace, entry: dict[str, str], folder: Path, timeout_s: fl
     spec = {"kind": kind, "function": "check" if kind == "checker" else "grade", "script": str(script),
             "workdir": str(ws.root), "import_root": str(readable.parent),
             "site": [p for p in python_env()["PYTHONPATH"].split(os.pathsep) if p]}  # fmt: skip
-    argv = [sys.executable, "-I", "-S", "-u", "-c", LAUNCHER, json.dumps(spec)]
+    argv = [sys.executable, "-I", "-S", "-u", "-B", "-c", LAUNCHER, json.dumps(spec)]
     result = ws.box.run(argv, limits=Limits(wall_s=timeout_s, cpu_s=int(timeout_s) + 1, tail_chars=8000))
     stdout, stderr = ws.scrub(result.stdout_tail), ws.scrub(result.stderr_tail)
     printed, found, tail = stdout.rpartition("\n" + MARKER)

@@ -339,5 +339,7 @@ def test_doctor_says_how_to_opt_in_instead_of_failing(tmp_path):
     rep = _Report(out)
     _check_suites(rep, package, ROOT / "routing.yaml")
     assert rep.problems == []
-    assert ("  info  suite eigent: opt-in, no task unless asked for (--egi-opt eigent.dirs=PATH[,PATH...] "
-            "(an Eigent benchmark folder holding dataset/))") in out.getvalue()
+    assert (
+        "  info  suite eigent: opt-in, no task unless asked for (--egi-opt eigent.dirs=PATH[,PATH...] "
+        "(an Eigent benchmark folder holding dataset/))"
+    ) in out.getvalue()

@@ -280,3 +280,34 @@ def test_a_suites_routes_are_all_optional_or_none():
         ValueError, match=r"routes\[1\]\.optional: the routes of eigent disagree on 'optional'"
     ):
         RoutingConfig.model_validate(data)
+
+
+def test_honoured_model_kwargs_run_the_named_model_with_the_same_provider_settings():
+    from pytest_egi.models.litellm_client import LiteLLMClient
+    from suites.eigent.models import choose_client
+
+    client = LiteLLMClient("openai/gpt-4o-mini", api_base="http://127.0.0.1:9/v1").for_trial(2, "ns")
+    task = _task("0", "easy", [])
+    same, decision = choose_client(task, client)
+    assert same is client and decision is None
+    asks = Task(
+        id=task.id,
+        category=task.category,
+        data={
+            **task.data,
+            "config": {
+                **task.data["config"],
+                "model_kwargs": {"model_platform": "openai", "model_type": "gpt-4o"},
+            },
+        },
+    )
+    switched, decision = choose_client(asks, client)
+    assert (switched.name, switched.trial, switched.namespace) == ("openai/gpt-4o", 2, "ns")
+    assert (
+        switched.core.api_base == "http://127.0.0.1:9/v1" and switched.core.settings is client.core.settings
+    )
+    assert decision["status"] == "honoured"
+    other = LiteLLMClient("anthropic/claude-x").for_trial(1, "")
+    kept, decision = choose_client(asks, other)
+    assert kept is other and decision["status"] == "ignored"
+    assert decision["reason"] == "the model under test 'anthropic/claude-x' is not from provider 'openai'"
