@@ -202,7 +202,7 @@ def aggregate(
     notes = {name: undefined_notes(objects.get(name)) for name in summaries}
     result = compute_egi(
         sub_metrics, routing, weights=weights, floors=floors, suite_reasons=reasons, notes=notes,
-        stopped_early=stopped_early,
+        stopped_early=stopped_early, ran=set(by_suite),
     )
     plan = None
     if bootstrap_resamples > 0 and scored_by_suite:

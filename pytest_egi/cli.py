@@ -262,6 +262,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
             raise CliError(f"{given[0]} applies with {where}; egi-bench report RUN shows the run as it "
                            f"was judged (add --rescore to judge it with {given[0]})")
     run = Path(args.run) if args.run else _latest_run(Path(args.reports))
+    if getattr(args, "show", None):
+        return _show_file(run, args)
     egi = _load_egi(run)
     settings = _settings_from_egi(run, egi)
     try:  # every record is checked against the schema; a bad line is named with its fix
@@ -319,6 +321,29 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(line)
     print(f"egi report: {written['run_dir']} (rescored from {run}, no model called)")
     return status
+
+
+def _show_file(run: Path, args: argparse.Namespace) -> int:
+    """``egi-bench report RUN --show FILE``: print FILE of the run folder as it is.
+
+    Raises:
+        CliError: with --rescore or --merge, a path leaving the run folder, or no such file
+            (names the suite files the run holds).
+    """
+    if args.rescore or args.routing or args.egi_weights or args.egi_floor:
+        raise CliError("--show prints a file of a stored run; drop --rescore, --routing, --egi-weights "
+                       "and --egi-floor")  # fmt: skip
+    target = (run / args.show).resolve()
+    if not target.is_relative_to(run.resolve()):
+        raise CliError(f"--show {args.show}: the path leaves the run folder {run}")
+    if not target.is_file():
+        found = sorted(str(p.relative_to(run)) for p in run.glob("*/*") if p.is_file()
+                       and p.parent.name not in ("raw",))  # fmt: skip
+        raise CliError(f"--show {args.show}: no such file in {run}"
+                       + (f"; its suite files: {', '.join(found)}" if found else ""))  # fmt: skip
+    sys.stdout.flush()
+    sys.stdout.buffer.write(target.read_bytes())  # byte for byte (a CSV's \r\n line ends kept)
+    return 0
 
 
 def _bucket_options(args: argparse.Namespace) -> tuple[dict[str, float], dict[str, float]]:
@@ -780,6 +805,10 @@ def _parser() -> argparse.ArgumentParser:
                              "given weights, the others are scaled to fill the rest")
     report.add_argument("--egi-floor", metavar="M5=F,...",
                         help="with --rescore or --merge: release floors (0-100) to judge with")
+    report.add_argument("--show", metavar="FILE",
+                        help="print one file of the run folder instead of the summary, as it is "
+                             "(a suite's own file such as eigent/results.csv); a path relative to "
+                             "the run folder, which it may not leave")
     report.set_defaults(func=_cmd_report)
     compare = sub.add_parser("compare", help="compare two runs bucket by bucket")
     compare.add_argument("run_a")

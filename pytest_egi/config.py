@@ -70,6 +70,11 @@ class Route(BaseModel):
     """``clip_invert`` only: the value at and above which the score is 0."""
     baseline: str | None = None
     """``gap`` only: the sub-metric subtracted from ``sub_metric``."""
+    optional: bool = False
+    """The route counts only when its suite ran in the session (an opt-in suite): when no
+    item of the suite was collected, the route is left out of the EGI without being listed
+    as missing, so runs without the suite are unchanged. All routes of one suite (a route
+    family) are optional or none is."""
 
     @model_validator(mode="after")
     def _transform_args(self) -> Route:
@@ -129,6 +134,12 @@ class RoutingConfig(BaseModel):
             if route.key in seen:
                 raise ValueError(f"{where}: duplicate route {route.key}")
             seen.add(route.key)
+            family = {r.optional for r in self.routes if r.suite == route.suite}
+            if len(family) > 1:
+                raise ValueError(
+                    f"{where}.optional: the routes of {route.suite} disagree on 'optional'; a suite's "
+                    "routes are all optional (counted only when the suite ran) or none is"
+                )
         for mode_name, mode in self.modes.items():
             for suite in mode.suites:
                 if suite not in self.suites:

@@ -231,7 +231,9 @@ def _check_suites(rep: _Report, suites_dir: Path, routing: Path,
                 rep.line("FAIL", f"suite {name}: {type(exc).__name__}: {first}")
                 continue
             took = time.perf_counter() - start
-            if not tasks:
+            if not tasks and getattr(suite, "opt_in", None):
+                rep.line("info", f"suite {name}: opt-in, no task unless asked for ({suite.opt_in})")
+            elif not tasks:
                 rep.line("FAIL", f"suite {name}: the quick profile built no tasks")
             elif name not in config.suites:
                 rep.line("warn", f"suite {name}: {len(tasks)} quick tasks, but routing lists no "

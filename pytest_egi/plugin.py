@@ -998,6 +998,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         # is over so pytest reports it cleanly (an xdist worker reports a collection error)
         error = exc if isinstance(exc, pytest.UsageError) else _data_error(suite.name, settings, exc)
         return _refuse(metafunc, error)
+    if not tasks and getattr(suite, "opt_in", None):
+        # an opt-in suite whose tasks were not asked for collects nothing (its optional
+        # routes are then left out of the EGI): the empty parametrization's placeholder item
+        # is dropped in pytest_collection_modifyitems
+        config.stash.setdefault(_OPTED_OUT_KEY, set()).add(metafunc.definition.nodeid)
+        metafunc.parametrize("egi_case", [], indirect=True)
+        return None
     if not tasks:
         return _refuse(metafunc, _data_error(suite.name, settings, ValueError(
             f"no task to run: the suite loaded none for the {settings.mode} profile")))
@@ -1036,6 +1043,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     Neither counts as deselection (the run is not a subset of its profile); the same items
     are kept in every process that collects, so xdist's workers agree."""
+    opted_out = config.stash.get(_OPTED_OUT_KEY, None)
+    if opted_out:  # an opt-in suite not asked for: no item at all (not even a skipped one)
+        items[:] = [item for item in items if item.nodeid.partition("[")[0] not in opted_out]
     settings = config.stash.get(SETTINGS_KEY, None)
     if settings is None or not settings.model or (not settings.shard and not settings.resumed):
         return
@@ -1172,7 +1182,11 @@ def _check_profile_keys(settings: RunSettings, suite: Any, profile: Any) -> None
 
 
 _USAGE_ERRORS_KEY = pytest.StashKey[list]()
+_OPTED_OUT_KEY = pytest.StashKey[set]()
+"""Node ids (without parameters) of the test functions of opt-in suites given no task."""
 _WORKER_USAGE_ERRORS_KEY = pytest.StashKey[list]()
+_OPTED_OUT_KEY = pytest.StashKey[set]()
+"""Node ids (without parameters) of the test functions of opt-in suites given no task."""
 _DESELECTED_KEY = pytest.StashKey[int]()
 
 

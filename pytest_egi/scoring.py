@@ -13,7 +13,7 @@ import array
 import math
 import random
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -196,6 +196,7 @@ def compute_egi(
     suite_reasons: Mapping[str, str] | None = None,
     notes: Mapping[str, Mapping[str, str]] | None = None,
     stopped_early: bool = False,
+    ran: Collection[str] | None = None,
 ) -> EgiResult:
     """Route native sub-metrics into buckets and combine them into EGI.
 
@@ -214,6 +215,10 @@ def compute_egi(
         stopped_early: the run stopped before all its items ran (its verdict is INTERRUPTED,
             :func:`pytest_egi.verdict.stopped_before_end`): a sub-metric with no scored task
             may not have been reached, and its reason says so first.
+        ran: the suites with at least one item in the session (scored or not). An
+            ``optional`` route of a suite not in it (or of a suite without sub-metrics, when
+            ``ran`` is None) is left out: not a contribution and not missing. Other routes are
+            unaffected.
 
     Returns:
         The EGI result. A missing sub-metric is dropped and its bucket renormalised within
@@ -226,6 +231,8 @@ def compute_egi(
     missing: list[Missing] = []
     for route in routing.routes:
         values = sub_metrics.get(route.suite)
+        if values is None and route.optional and (ran is None or route.suite not in ran):
+            continue  # an opt-in suite that did not run: its routes are not part of this EGI
         if values is None:
             reason = suite_reasons.get(route.suite, "suite not run in this session")
             missing.append(Missing(route.key, route.bucket, reason))

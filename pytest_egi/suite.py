@@ -456,6 +456,20 @@ class Suite(Protocol):
     report shows the ceiling beside the figure; the conformance tests hold ``egi/oracle`` to
     it instead of the top of the scale. The routed value is not rescaled."""
 
+    opt_in: str
+    """Optional: the suite runs only on tasks the user names (an opt-in suite), and this says
+    how, in one line (``--egi-opt eigent.dirs=PATH``). When its ``load_tasks`` returns no
+    task the core collects nothing for it (no usage error, no item), ``egi-bench doctor``
+    says how to opt in, and its routes should be ``optional: true`` in ``routing.yaml`` so a
+    run without it is unchanged."""
+    conformance_options: dict[str, str]
+    """Optional: the ``--egi-opt`` values (key -> text) the conformance kit passes to run the
+    suite (an opt-in suite's own example tasks)."""
+    diagnostic_patterns: tuple[str, ...]
+    """Optional: :mod:`fnmatch` patterns of diagnostic keys whose names depend on the data
+    (``tag.*.checker_pass_rate``): a key ``summarize`` returns that matches one counts as a
+    declared diagnostic. Never routed."""
+
     def load_tasks(self, profile: SuiteProfile, options: BaseModel) -> list[Task]:
         """Return the tasks for ``profile``, deterministically for its seed.
 
@@ -564,7 +578,9 @@ class Suite(Protocol):
 
         Returns:
             relative path (under ``<run_dir>/<suite name>/``) -> JSON-safe object, written as
-            JSON. A path leaving that folder is refused (ValueError).
+            JSON; a ``str`` for a path not ending in ``.json`` is written as that text, as it
+            is (a CSV in the original tool's format). A path leaving that folder is refused
+            (ValueError).
         """
         ...
 

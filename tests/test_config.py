@@ -35,7 +35,11 @@ def test_repository_routing_is_complete():
     assert apply_floors(config, {}) == {"M2": 70.0, "M5": 70.0}
     suites_routed = {r.suite for r in config.routes}
     # every benchmark feeds at least one bucket; every bucket gets at least two routes
-    assert suites_routed == set(config.suites) - {"eigent"}
+    assert suites_routed == set(config.suites)
+    # the opt-in suite's routes count only when it ran; every other route always counts
+    assert {(r.sub_metric, r.bucket) for r in config.routes if r.optional} == {
+        ("checker_pass_rate", "M1"), ("milestone_completion", "M3")}
+    assert {r.suite for r in config.routes if r.optional} == {"eigent"}
     for bucket in ("M1", "M2", "M3", "M4", "M5", "M6"):
         assert sum(r.bucket == bucket for r in config.routes) >= 2, bucket
     crm = {r.sub_metric: r.bucket for r in config.routes_for("crmarena")}

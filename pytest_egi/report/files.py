@@ -263,7 +263,9 @@ def _write_suite_files(
             if not target.is_relative_to(base.resolve()):
                 raise ValueError(f"suite {name}: extra file path {rel!r} leaves the run folder")
             target.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(target, dump_json(obj))
+            # text for a file in the original tool's own text format (a CSV), JSON otherwise
+            raw_text = isinstance(obj, str) and not rel.endswith(".json")
+            atomic_write_text(target, obj if raw_text else dump_json(obj))
 
 
 def write_run(

@@ -162,12 +162,27 @@ def _env(capture: Path | None = None) -> dict[str, str]:
     return env
 
 
+def conformance_options(name: str) -> dict[str, str]:
+    """The ``--egi-opt`` values a conformance run of suite ``name`` needs: its optional
+    ``Suite.conformance_options`` (an opt-in suite's own example tasks), else none."""
+    import importlib
+
+    suite = getattr(importlib.import_module(f"suites.{name}"), "SUITE", None)
+    return dict(getattr(suite, "conformance_options", None) or {})
+
+
+def conformance_args(name: str) -> list[str]:
+    """:func:`conformance_options` of suite ``name`` as ``--egi-opt`` arguments."""
+    return [a for k, v in conformance_options(name).items() for a in ("--egi-opt", f"{name}.{k}={v}")]
+
+
 def run_suite(target: Path, rootdir: Path, routing: Path, policy: str, out: Path,
               *extra: str, timeout_s: float = 600) -> Run:  # fmt: skip
     """Run ``pytest target`` in a fresh process under ``policy`` (mode quick of ``routing``).
 
     The repository comes first on ``PYTHONPATH`` (its ``pytest_egi`` and the capture plugin);
-    the run directory is the only one under ``out/reports``.
+    the run directory is the only one under ``out/reports``. A suite folder of ``rootdir``
+    gets its :func:`conformance_args` (an opt-in suite's example tasks).
 
     Raises:
         RuntimeError: pytest exited other than 0 or 1, or wrote no run directory (the
@@ -179,6 +194,8 @@ def run_suite(target: Path, rootdir: Path, routing: Path, policy: str, out: Path
            "-p", "no:cacheprovider", "-p", "tests.conformance.capture",
            "--egi-model", policy, "--egi-mode", "quick", "--egi-routing", str(routing),
            "--egi-report-dir", str(out / "reports"), "--egi-bootstrap", "0", "-q", *extra]  # fmt: skip
+    if target.parent == rootdir / "suites" and (target / "__init__.py").is_file():
+        cmd += conformance_args(target.name)
     proc = subprocess.run(cmd, cwd=rootdir, env=_env(capture), capture_output=True, text=True,
                           timeout=timeout_s)  # fmt: skip
     output = proc.stdout + proc.stderr
@@ -264,10 +281,15 @@ def check_declarations(suite: Any, routes: list[Route]) -> list[str]:
 
 
 def check_summarize_keys(suite: Any, routes: list[Route], summary: dict[str, Any]) -> list[str]:
-    """What ``summarize`` returned on a run over every category, against the declarations."""
+    """What ``summarize`` returned on a run over every category, against the declarations (a
+    key matching one of the optional ``Suite.diagnostic_patterns`` is a declared diagnostic)."""
+    from fnmatch import fnmatchcase
+
     name = suite.name
-    declared = set(getattr(suite, "sub_metrics", None) or ())
-    diagnostics = set(getattr(suite, "diagnostics", None) or ())
+    patterns = tuple(getattr(suite, "diagnostic_patterns", None) or ())
+    matched = {k for k in summary if any(fnmatchcase(k, p) for p in patterns)}
+    declared = set(getattr(suite, "sub_metrics", None) or ()) | matched
+    diagnostics = set(getattr(suite, "diagnostics", None) or ()) | matched
     routed = {k for r in routes for k in (r.sub_metric, r.baseline) if k}
     problems = []
     for key in sorted(set(summary) - declared):

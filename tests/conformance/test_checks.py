@@ -429,3 +429,16 @@ def test_check_malformed_scored_flags_errors_passes_reasonless_failures_and_unse
     ]
     assert check_malformed_scored("toy", [], {}, []) == ["toy: the run wrote no record"]
     assert check_malformed_scored("toy", records[:1], {"not_json": 1}, ["not_json"]) == []
+
+
+def test_summarize_keys_matching_a_diagnostic_pattern_are_declared_diagnostics():
+    from pytest_egi.config import Route
+
+    routes = [Route(suite="opt", sub_metric="rate", bucket="M1", transform="fraction")]
+    patterned = type("S", (), {"name": "opt", "sub_metrics": frozenset({"rate"}), "diagnostics": frozenset(),
+                               "diagnostic_patterns": ("tag.*.rate",)})()  # fmt: skip
+    summary = {"rate": 0.5, "tag.csv.rate": 1.0, "tag.web.rate": None, "tagcsv": 0.2}
+    assert check_summarize_keys(patterned, routes, summary) == [
+        "opt: summarize returned 'tagcsv', which is not in Suite.sub_metrics",
+        "opt: summarize returned 'tagcsv', which is neither routed nor in Suite.diagnostics",
+    ]

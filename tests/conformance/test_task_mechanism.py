@@ -16,7 +16,7 @@ import pytest
 
 from pytest_egi.models import make_client
 from pytest_egi.suite import CannotRun, Task, TaskIdError, load_each, load_suite
-from tests.conformance.checks import ROOT, discover_suites
+from tests.conformance.checks import ROOT, conformance_options, discover_suites
 from tests.toy_project import SUITE_INIT, make_toy_project
 
 PACKAGE = "mechsuites"  # a package of its own: the per-process suite cache never mixes variants
@@ -209,7 +209,7 @@ def test_every_task_can_be_set_up_under_each_offline_policy_or_says_why_not(name
 
     suite = load_suite(f"suites.{name}")
     routing, _ = load_routing(ROOT / "routing.yaml")
-    options = suite.options_model()
+    options = suite.options_model.model_validate(conformance_options(name))
     tasks = suite.load_tasks(routing.profile("quick", name), options)
     assert tasks and all(isinstance(t, Task) for t in tasks)
     problems = []
