@@ -225,3 +225,21 @@ def test_every_task_can_be_set_up_under_each_offline_policy_or_says_why_not(name
             except Exception as exc:  # noqa: BLE001 - collected, reported together
                 problems.append(f"{name}: {policy}: task {task.id}: {type(exc).__name__}: {exc}")
     assert not problems, "\n".join(problems[:20])
+
+
+def test_a_task_load_error_on_a_long_path_keeps_the_suites_fix_whole():
+    """The one-line reason is cut to MAX_RENDER characters around the suite's fix, never
+    through it: a long file path costs the middle of the message."""
+    from pytest_egi.recorder import MAX_RENDER, shorten
+    from pytest_egi.suite import TaskLoadError
+
+    path = "/data/" + "nested/" * 40 + "tasks.jsonl"
+    message = (f"{path}: task 'NCR-0007' could not be loaded: KeyError: 'answer'; fix: give the record "
+               "its 'answer' field (a list of ids) (this task errors alone; fix the entry or leave it out)")
+    error = TaskLoadError(message)
+    assert error.hint == ("fix: give the record its 'answer' field (a list of ids) (this task errors "
+                          "alone; fix the entry or leave it out)")
+    reason = shorten(f"TaskLoadError: {error}", hint=error.hint)
+    assert len(reason) <= MAX_RENDER and reason.endswith(error.hint)
+    assert reason.startswith("TaskLoadError: /data/nested/") and "..." in reason
+    assert TaskLoadError("no fix given here").hint is None

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pytest_egi.recorder import shorten
-from pytest_egi.suite import SuiteProfile
+from pytest_egi.suite import SuiteProfile, TaskLoadError
 from suites.crmarena import SUITE, CrmArenaOptions
 from suites.crmarena.data import generate_tasks
 from suites.crmarena.org import Org
@@ -164,5 +164,5 @@ def test_one_bad_record_among_good_ones_errors_alone_through_the_plugin(pytester
     )
     assert got == {
         **{f"{c}-{i:04d}": ("passed", None) for i, c in enumerate(SUITE.categories) if c != "PVI"},
-        "crmarena-record-4": ("error", shorten(message)),
+        "crmarena-record-4": ("error", shorten(message, hint=TaskLoadError(message).hint)),
     }

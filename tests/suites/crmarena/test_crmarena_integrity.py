@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_egi.recorder import shorten
-from pytest_egi.suite import SuiteProfile
+from pytest_egi.suite import SuiteProfile, TaskLoadError
 from suites.crmarena import CrmArenaOptions, CrmArenaSuite
 from suites.crmarena.data import generate_tasks
 from suites.crmarena.org import Org
@@ -318,7 +318,7 @@ def test_task_file_with_missing_gold_id_errors_alone(pytester, tmp_path):
     )
     # the record holds the core's one-line rendering of the item's TaskLoadError
     assert [(r["task_id"], r["error"]) for r in records if r["status"] != "passed"] == [
-        ("NCR-0000", shorten(f"TaskLoadError: {message}"))
+        ("NCR-0000", shorten(f"TaskLoadError: {message}", hint=TaskLoadError(message).hint))
     ]
 
 

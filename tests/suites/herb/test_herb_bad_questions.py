@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_egi.recorder import shorten
+from pytest_egi.suite import TaskLoadError
 from suites.herb.data import dump_world
 from suites.herb.generator import generate_world
 
@@ -58,5 +59,5 @@ def test_one_bad_question_among_good_ones_errors_alone(pytester, corpus, workers
         "--egi-opt herb.corpus=PATH. (this task errors alone; fix the entry or leave it out)"
     )
     assert [(r["task_id"], r["error"]) for r in records if r["status"] == "error"] == [
-        ("herb-person-002", shorten(message))
+        ("herb-person-002", shorten(message, hint=TaskLoadError(message).hint))
     ]

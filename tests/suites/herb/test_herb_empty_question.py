@@ -14,7 +14,7 @@ import pytest
 
 import suites.herb as herb
 from pytest_egi.recorder import shorten
-from pytest_egi.suite import SuiteProfile
+from pytest_egi.suite import SuiteProfile, TaskLoadError
 from suites.herb import SUITE, HerbOptions
 from suites.herb.data import World
 from tests.suites.herb.test_herb_data import _product, _write
@@ -69,7 +69,8 @@ def test_an_empty_question_through_the_plugin_errors_alone(pytester: pytest.Pyte
         "unanswerable_questions[0]: the question is empty (''). Fix: write the question's text (or drop "
         f"the entry), {FIX}{ALONE}"
     )  # the item's one-line report: the core's rendering of its TaskLoadError
-    assert f"suites/herb/test_herb.py::test_task[herb-unans-001]: {shorten(message)}" in result.stdout.lines
+    reason = shorten(message, hint=TaskLoadError(message).hint)
+    assert f"suites/herb/test_herb.py::test_task[herb-unans-001]: {reason}" in result.stdout.lines
 
 
 def test_an_empty_question_in_a_generated_world_errors_alone(monkeypatch, small_world: World) -> None:
