@@ -124,3 +124,17 @@ def test_junit_text_is_parsed_and_garbage_is_no_report():
     assert report.errors == 1 and report.passed == 1
     assert parse_junit_text("PASSED ok") is None
     assert parse_junit_text("<html/>") is None
+
+
+def test_read_never_follows_a_symbolic_link_out_of_the_workspace(tmp_path):
+    """A command run in the workspace can plant a link (a folder or a file) pointing outside;
+    reading through it gives nothing, as for a file that is not there."""
+    outside = tmp_path / "secret"
+    outside.mkdir()
+    (outside / "key.txt").write_text("s3cret\n", encoding="utf-8")
+    with Sandbox({"pkg/a.py": "A = 1\n"}) as box:
+        (box.root / "linked").symlink_to(outside, target_is_directory=True)
+        (box.root / "pkg" / "key.txt").symlink_to(outside / "key.txt")
+        assert box.read("linked/key.txt") is None
+        assert box.read("pkg/key.txt") is None
+        assert box.read("pkg/a.py") == "A = 1\n"

@@ -194,10 +194,15 @@ class Sandbox:
             fh.write(text)
 
     def read(self, rel: str) -> str | None:
-        """The text of a project file, or None when it does not exist (or is not UTF-8)."""
-        target = self.root.joinpath(*PurePosixPath(check_answer_path(rel)).parts)
+        """The text of a project file, or None when it does not exist, is not UTF-8, or is
+        reached through a symbolic link (the file or any folder on its path: the command run
+        in the workspace may have made one pointing outside it)."""
         try:
-            if target.is_symlink() or not target.is_file():
+            target = self._target(check_answer_path(rel))
+        except AnswerRefused:
+            return None
+        try:
+            if not target.is_file():
                 return None
             return target.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
