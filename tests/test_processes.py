@@ -12,10 +12,10 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 from pytest_egi.models.gateway import GatewayProcess
 from pytest_egi.processes import stop_process
+from tests.helpers.mcp_processes import process_gone
 
 STUBBORN = (
     "import signal, subprocess, sys, time\n"
@@ -28,20 +28,6 @@ STUBBORN = (
 """Ignores SIGTERM and its stdin, and leaves a child in its group that ignores SIGTERM too."""
 
 
-def _gone(pid: int, within: float = 10.0) -> bool:
-    """True once ``pid`` is no process (or a zombie its new parent has yet to reap)."""
-    deadline = time.monotonic() + within
-    while True:
-        try:
-            os.kill(pid, 0)
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except (ProcessLookupError, FileNotFoundError):
-            return True
-        if stat.rsplit(")", 1)[1].split()[0] == "Z":
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
 
 
 def _in_thread(target, *args, **kwargs) -> tuple[threading.Thread, list, float]:
@@ -69,7 +55,7 @@ def test_a_process_that_ignores_sigterm_is_killed_with_its_group():
         assert not thread.is_alive() and out == [True]
         assert took < 8  # 0.5 s after stdin closes, 0.5 s after SIGTERM, then SIGKILL
         assert proc.returncode == -signal.SIGKILL
-        assert _gone(child)  # SIGKILL went to the whole group
+        assert process_gone(child)  # SIGKILL went to the whole group
         assert proc.stdout.closed
     finally:
         _kill(proc.pid, child)

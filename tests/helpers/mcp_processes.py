@@ -5,6 +5,7 @@ mid-item or between items (both MCP suites' acceptance tests use it)."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -112,3 +113,20 @@ def killer_plugin(task_id: str, server: str | None = None, when: str = "mid_item
     if when not in ("mid_item", "between_items"):
         raise ValueError(f"when must be 'mid_item' or 'between_items', not {when!r}")
     return _KILLER.format(task_id=task_id, server=server, when=when)
+
+
+def process_gone(pid: int, within: float = 10.0) -> bool:
+    """True once ``pid`` is no process, or a zombie its new parent has yet to reap (polled
+    every 0.05 s for up to ``within`` seconds); False when it still runs after that."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            os.kill(pid, 0)
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except (ProcessLookupError, FileNotFoundError):
+            return True
+        if stat.rsplit(")", 1)[1].split()[0] == "Z":
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.mcp_processes import server_pids
+from tests.helpers.mcp_processes import process_gone, server_pids
 from tests.helpers.openai_server import OpenAIServer, chat_reply, error_reply, tool_reply
 from tests.helpers.suite_run import run_suite
 
@@ -40,18 +40,6 @@ def _servers(mark: str) -> list[int]:
     return server_pids(ROOT, None, [SERVER_MODULE], env_mark=mark)
 
 
-def _gone(pid: int, within: float = 10.0) -> bool:
-    """True once ``pid`` is no process (or a zombie not yet reaped by its new parent)."""
-    deadline = time.monotonic() + within
-    while True:
-        try:
-            os.kill(pid, 0)
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except (ProcessLookupError, FileNotFoundError):
-            return True
-        if stat.rsplit(")", 1)[1].split()[0] == "Z" or time.monotonic() > deadline:
-            return stat.rsplit(")", 1)[1].split()[0] == "Z"
-        time.sleep(0.05)
 
 
 def _records(pytester: pytest.Pytester, reports: str = "reports-*") -> dict[str, dict]:
@@ -242,7 +230,7 @@ def test_server_hung_mid_session_is_an_item_error_and_the_next_items_get_a_fresh
     assert [t for t, r in records.items() if r["status"] != "passed"] == ["hospital.entry_1"]
     assert records["hospital.entry_1"]["status"] == "error" and records["hospital.entry_1"]["values"] == {}
     assert egi["suites"]["benchforce"]["sub_metrics"]["hospital.accuracy_all"] == 1.0  # errors unscored
-    assert len(hung) == 1 and _gone(hung[0])  # stopped by the run, not by this test
+    assert len(hung) == 1 and process_gone(hung[0])  # stopped by the run, not by this test
     assert _servers(server_mark) == []
 
 

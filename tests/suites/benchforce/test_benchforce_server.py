@@ -9,7 +9,6 @@ import os
 import signal
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -23,6 +22,7 @@ from suites.benchforce.client import EnvironmentFault, EnvSession, ServerProcess
 from suites.benchforce.envs.base import apply_call, copy_world, state_hash
 from suites.benchforce.envs.hospital import ENV
 from suites.benchforce.protocol import ProtocolError, decode, encode
+from tests.helpers.mcp_processes import process_gone
 
 SEED = 42
 
@@ -304,20 +304,6 @@ def test_null_answer_is_what_null_says():
 # ------------------------------------------- a server in an unknown state is never reused
 
 
-def _gone(pid: int, within: float = 10.0) -> bool:
-    """True once ``pid`` is no process (or a zombie its new parent has yet to reap)."""
-    deadline = time.monotonic() + within
-    while True:
-        try:
-            os.kill(pid, 0)
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except (ProcessLookupError, FileNotFoundError):
-            return True
-        if stat.rsplit(")", 1)[1].split()[0] == "Z":
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
 
 
 def _cleanup(*pids: int | None) -> None:
@@ -358,7 +344,7 @@ def test_a_server_that_hangs_mid_session_errors_the_item_and_the_next_gets_a_fre
     try:
         with pytest.raises(EnvironmentFault, match="did not answer 'tool.call' within 1 s"):
             run_trial(tasks[0], agent, options)
-        assert _gone(agent.hung)  # stopped at once: not left hanging until the session ends
+        assert process_gone(agent.hung)  # stopped at once: not left hanging until the session ends
         assert not server.alive()
         traj = run_trial(tasks[0], _oracle(tasks[0]), options).to_dict()
         assert SUITE.score(tasks[0], traj, None).success
@@ -377,7 +363,7 @@ def test_a_server_that_stopped_answering_between_items_is_replaced(tasks):
         traj = run_trial(tasks[0], _oracle(tasks[0]), BenchforceOptions(server_timeout_s=1.0)).to_dict()
         assert SUITE.score(tasks[0], traj, None).success
         assert (traj["info"]["benchforce"]["server_starts"], server.starts) == (starts + 1, starts + 1)
-        assert _gone(hung)
+        assert process_gone(hung)
     finally:
         _cleanup(hung)
 
@@ -391,7 +377,7 @@ def test_a_server_that_cannot_end_a_failed_session_is_not_reused(tasks):
     try:
         with pytest.raises(ProviderError, match="upstream 503"):
             run_trial(tasks[0], agent, BenchforceOptions(server_timeout_s=1.0))
-        assert _gone(agent.hung) and not server.alive()
+        assert process_gone(agent.hung) and not server.alive()
         assert SUITE.score(tasks[0], run_trial(tasks[0], _oracle(tasks[0])).to_dict(), None).success
     finally:
         _cleanup(agent.hung)
@@ -429,7 +415,7 @@ def test_stop_is_bounded_for_a_server_that_ignores_sigterm_and_kills_its_group(t
         stopper.join(30)
         assert not stopper.is_alive(), "ServerProcess.stop still waiting after 30 s"
         assert time.monotonic() - began < 12  # 2 s after stdin closes, 2 s after SIGTERM, then SIGKILL
-        assert _gone(pid) and _gone(child)
+        assert process_gone(pid) and process_gone(child)
         assert proc.pid is None and not proc.alive()
     finally:
         _cleanup(pid, child)
@@ -445,6 +431,6 @@ def test_stop_is_bounded_for_a_hung_server(tasks):
         stopper.start()
         stopper.join(30)
         assert not stopper.is_alive(), "ServerProcess.stop still waiting after 30 s"
-        assert _gone(pid)
+        assert process_gone(pid)
     finally:
         _cleanup(pid)
