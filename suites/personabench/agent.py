@@ -90,12 +90,22 @@ def run_trial(task: Task, client: ModelClient, options: Any = None, judge: Any =
     traj = Trajectory(messages=[])
     traj.info["personabench"] = {"retriever": retriever, "bm25_fallback": fallback, "top_k": opts.top_k}
     with keep_partial(traj):
-        ids = retrieve(d["world"], d["community"], d["person"], d["noise"], d["question"], retriever,
-                       d["gold_segments"], opts.top_k)  # fmt: skip
+        ids = retrieve(
+            d["world"],
+            d["community"],
+            d["person"],
+            d["noise"],
+            d["question"],
+            retriever,
+            d["gold_segments"],
+            opts.top_k,
+        )
         chunks, all_ids = person_chunks(d["world"], d["community"], d["person"], d["noise"])
         at = {sid: i for i, sid in enumerate(all_ids)}
         traj.info["personabench"]["retrieved_segment_ids"] = ids
-        traj.messages.append({"role": "user", "content": build_prompt([chunks[at[i]] for i in ids], d["question"])})
+        traj.messages.append(
+            {"role": "user", "content": build_prompt([chunks[at[i]] for i in ids], d["question"])}
+        )
         params = scaffold_params(GENERATION_PARAMS, client, REASONING_MAX_TOKENS)
         reply = call_model(client, traj, None, params)
         if reply is not None:

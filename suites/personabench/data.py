@@ -27,7 +27,10 @@ __all__ = ["DOC_KINDS", "chunk_text", "community", "community_ids", "person_chun
 
 DOC_KINDS = ("conversation_data", "user_ai_interaction_data", "purchase_history_data")
 """Upstream's three document kinds, in ``create_vector_base`` order."""
-_SESSION_KEY = {"user_ai_interaction_data": "user_ai_interaction", "purchase_history_data": "purchase_history"}
+_SESSION_KEY = {
+    "user_ai_interaction_data": "user_ai_interaction",
+    "purchase_history_data": "purchase_history",
+}
 
 
 def world_spec(seed: int, options: Any) -> dict[str, Any]:
@@ -49,14 +52,24 @@ def _synthetic_root(data_dir: Path) -> Path:
     Raises:
         ValueError: no ``community_<i>`` folder found (names the path and the fix).
     """
-    for root in (data_dir / "synthetic_data", data_dir / "eval_data" / "eval_data_v1" / "synthetic_data", data_dir):
-        if root.is_dir() and any(p.is_dir() and re.fullmatch(r"community_\d+", p.name) for p in root.iterdir()):
+    for root in (
+        data_dir / "synthetic_data",
+        data_dir / "eval_data" / "eval_data_v1" / "synthetic_data",
+        data_dir,
+    ):
+        if root.is_dir() and any(
+            p.is_dir() and re.fullmatch(r"community_\d+", p.name) for p in root.iterdir()
+        ):
             return root
     if re.fullmatch(r"community_\d+", data_dir.name) and data_dir.is_dir():
         return data_dir.parent
-    raise _fail(data_dir, "synthetic_data/community_<i>", "no community folder found",
-                "point personabench.data_dir at the release folder eval_data/eval_data_v1 (the one "
-                "holding synthetic_data/community_0, ...)")  # fmt: skip
+    raise _fail(
+        data_dir,
+        "synthetic_data/community_<i>",
+        "no community folder found",
+        "point personabench.data_dir at the release folder eval_data/eval_data_v1 (the one "
+        "holding synthetic_data/community_0, ...)",
+    )
 
 
 def community_ids(spec: dict[str, Any]) -> list[int]:
@@ -64,8 +77,11 @@ def community_ids(spec: dict[str, Any]) -> list[int]:
     if "data_dir" not in spec:
         return list(range(spec["communities"]))
     root = _synthetic_root(Path(spec["data_dir"]))
-    ids = sorted(int(p.name.split("_")[1]) for p in root.iterdir()
-                 if p.is_dir() and re.fullmatch(r"community_\d+", p.name))  # fmt: skip
+    ids = sorted(
+        int(p.name.split("_")[1])
+        for p in root.iterdir()
+        if p.is_dir() and re.fullmatch(r"community_\d+", p.name)
+    )
     if Path(spec["data_dir"]).name.startswith("community_"):
         ids = [int(Path(spec["data_dir"]).name.split("_")[1])]
     return ids
@@ -77,20 +93,32 @@ def _read(path: Path, kind: type) -> Any:
     except json.JSONDecodeError as exc:
         raise _fail(path, "(file)", f"not valid JSON ({exc})", "restore the file from the release") from None
     if not isinstance(value, kind):
-        raise _fail(path, "(top level)", f"expected a JSON {kind.__name__}, got {type(value).__name__}",
-                    "restore the file from the release")  # fmt: skip
+        raise _fail(
+            path,
+            "(top level)",
+            f"expected a JSON {kind.__name__}, got {type(value).__name__}",
+            "restore the file from the release",
+        )
     return value
 
 
 def _check_sessions(path: Path, where: str, sessions: Any, body: str) -> None:
     if not isinstance(sessions, list):
-        raise _fail(path, where, f"expected a list of sessions, got {type(sessions).__name__}",
-                    "restore the file from the release")  # fmt: skip
+        raise _fail(
+            path,
+            where,
+            f"expected a list of sessions, got {type(sessions).__name__}",
+            "restore the file from the release",
+        )
     for i, sess in enumerate(sessions):
         for key in ("segment_id", "time", body):
             if not isinstance(sess, dict) or key not in sess:
-                raise _fail(path, f"{where}[{i}].{key}", "missing", "every session needs segment_id, time and "
-                            f"{body} (upstream's session format)")  # fmt: skip
+                raise _fail(
+                    path,
+                    f"{where}[{i}].{key}",
+                    "missing",
+                    f"every session needs segment_id, time and {body} (upstream's session format)",
+                )
 
 
 def _load_private(folder: Path) -> dict[str, dict[str, Any]]:
@@ -112,9 +140,15 @@ def _load_private(folder: Path) -> dict[str, dict[str, Any]]:
             if kind == "conversation_data":
                 for j, target in enumerate(entry["Data"]):
                     if not isinstance(target, dict) or "Conversations" not in target:
-                        raise _fail(file, f"[{i}].Data[{j}].Conversations", "missing",
-                                    "each conversation entry is {Target_name, Conversations}")  # fmt: skip
-                    _check_sessions(file, f"[{i}].Data[{j}].Conversations", target["Conversations"], "conversation")
+                        raise _fail(
+                            file,
+                            f"[{i}].Data[{j}].Conversations",
+                            "missing",
+                            "each conversation entry is {Target_name, Conversations}",
+                        )
+                    _check_sessions(
+                        file, f"[{i}].Data[{j}].Conversations", target["Conversations"], "conversation"
+                    )
             else:
                 _check_sessions(file, f"[{i}].Data", entry["Data"], _SESSION_KEY[kind])
             people.setdefault(entry["Name"], {})[kind] = {"Name": entry["Name"], "Data": entry["Data"]}
@@ -133,13 +167,21 @@ def _community(spec_json: str, c: int) -> dict[str, Any]:
     eval_info = _read(info_path, list)
     for i, person in enumerate(eval_info):
         qa = person.get("Eval_Info", {}).get("qa") if isinstance(person, dict) else None
-        if not isinstance(person, dict) or not isinstance(person.get("Name"), str) or not isinstance(qa, list):
+        if (
+            not isinstance(person, dict)
+            or not isinstance(person.get("Name"), str)
+            or not isinstance(qa, list)
+        ):
             raise _fail(info_path, f"[{i}]", "expected {Name, Eval_Info: {qa: [...]}}", "restore the file")
         for j, q in enumerate(qa):
             for key in ("q_id", "question", "answer", "type", "difficulty"):
                 if not isinstance(q, dict) or key not in q:
-                    raise _fail(info_path, f"[{i}].Eval_Info.qa[{j}].{key}", "missing",
-                                "each QA is {q_id, question, answer, type, difficulty, outdated_value}")  # fmt: skip
+                    raise _fail(
+                        info_path,
+                        f"[{i}].Eval_Info.qa[{j}].{key}",
+                        "missing",
+                        "each QA is {q_id, question, answer, type, difficulty, outdated_value}",
+                    )
     out: dict[str, Any] = {"eval_info_all": eval_info, "noise": {}, "probes": {}, "missing": {}}
     for level in NOISE_LEVELS:
         gt_path = folder / "eval_info" / f"qa_gt_context_all_noise_{level}.json"
@@ -152,8 +194,12 @@ def _community(spec_json: str, c: int) -> dict[str, Any]:
         for i, entry in enumerate(gt):
             seg = entry.get("segment_id") if isinstance(entry, dict) else None
             if not isinstance(seg, dict) or not all(isinstance(v, list) and v for v in seg.values()):
-                raise _fail(gt_path, f"[{i}].segment_id", "expected {answer item: [segment ids]} with a non-empty "
-                            "list per item", "restore the file from the release")  # fmt: skip
+                raise _fail(
+                    gt_path,
+                    f"[{i}].segment_id",
+                    "expected {answer item: [segment ids]} with a non-empty list per item",
+                    "restore the file from the release",
+                )
         out["noise"][level] = {"private": _load_private(private), "qa_gt_context_all": gt}
     return out
 
@@ -183,7 +229,9 @@ def chunk_text(session: dict[str, Any]) -> str:
 
 
 @lru_cache(maxsize=64)
-def _person_chunks(spec_json: str, c: int, name: str, level: float) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _person_chunks(
+    spec_json: str, c: int, name: str, level: float
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     docs = community(json.loads(spec_json), c)["noise"][level]["private"][name]
     chunks: list[str] = []
     ids: list[str] = []
@@ -196,6 +244,8 @@ def _person_chunks(spec_json: str, c: int, name: str, level: float) -> tuple[tup
     return tuple(chunks), tuple(ids)
 
 
-def person_chunks(spec: dict[str, Any], c: int, name: str, level: float) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def person_chunks(
+    spec: dict[str, Any], c: int, name: str, level: float
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(chunk texts, their segment ids) of one person's index at one noise level."""
     return _person_chunks(json.dumps(spec, sort_keys=True), c, name, level)

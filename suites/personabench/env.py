@@ -81,8 +81,16 @@ def _bm25_index(spec_json: str, c: int, name: str, level: float) -> Any:
     return index
 
 
-def retrieve(spec: dict[str, Any], c: int, name: str, level: float, question: str, retriever: str,
-             gold: dict[str, list[str]], k: int = 5) -> list[str]:  # fmt: skip
+def retrieve(
+    spec: dict[str, Any],
+    c: int,
+    name: str,
+    level: float,
+    question: str,
+    retriever: str,
+    gold: dict[str, list[str]],
+    k: int = 5,
+) -> list[str]:
     """The ``k`` segment ids retrieved for ``question`` from the person's index, best first.
 
     Raises:

@@ -83,7 +83,9 @@ def _names(rng: random.Random, n: int, used: set[str]) -> list[str]:
     return out
 
 
-def _graph(rng: random.Random, names: list[str], genders: list[str]) -> tuple[dict, dict[int, dict[int, str]]]:
+def _graph(
+    rng: random.Random, names: list[str], genders: list[str]
+) -> tuple[dict, dict[int, dict[int, str]]]:
     """Upstream's ``social_graph.json`` and neighbour -> label tables (label = what the target
     is to the source)."""
     n = len(names)
@@ -109,9 +111,15 @@ def _graph(rng: random.Random, names: list[str], genders: list[str]) -> tuple[di
             ab = ba = kind
         labels[a][b], labels[b][a] = ab, ba
         desc = f"{names[a]} and {names[b]} know each other as {ab if ab == ba else 'siblings'}."
-        edges.append({"source": a + 1, "target": b + 1, "properties": {"relationship": ab, "description": desc}})
-        edges.append({"source": b + 1, "target": a + 1, "properties": {"relationship": ba, "description": desc}})
-    nodes = [{"node": i + 1, "properties": {"name": names[i], "persona": rng.choice(V.PERSONA)}} for i in range(n)]
+        edges.append(
+            {"source": a + 1, "target": b + 1, "properties": {"relationship": ab, "description": desc}}
+        )
+        edges.append(
+            {"source": b + 1, "target": a + 1, "properties": {"relationship": ba, "description": desc}}
+        )
+    nodes = [
+        {"node": i + 1, "properties": {"name": names[i], "persona": rng.choice(V.PERSONA)}} for i in range(n)
+    ]
     return {"nodes": nodes, "edges": edges}, labels
 
 
@@ -182,10 +190,14 @@ def _basic_statements(attr: str, value: Any) -> list[tuple[str, str]]:
     """(answer item key, sentence) pairs that state a basic attribute."""
     if attr == "appearance":
         eye, hair = value[0]["Eye color"], value[1]["Hair color"]
-        return [(str(tuple(value[0].items())), T.fill(T.BASIC["eye_color"], eye)),
-                (str(tuple(value[1].items())), T.fill(T.BASIC["hair_color"], hair))]  # fmt: skip
+        return [
+            (str(tuple(value[0].items())), T.fill(T.BASIC["eye_color"], eye)),
+            (str(tuple(value[1].items())), T.fill(T.BASIC["hair_color"], hair)),
+        ]
     if attr == "pets":
-        return [(str(tuple(p.items())), T.fill(T.BASIC["pet"], f"{k} {v}")) for p in value for k, v in p.items()]
+        return [
+            (str(tuple(p.items())), T.fill(T.BASIC["pet"], f"{k} {v}")) for p in value for k, v in p.items()
+        ]
     if attr == "vehicles":
         return [(v, T.fill(T.BASIC["vehicle"], v)) for v in value]
     if attr == "nationality":
@@ -196,8 +208,16 @@ def _basic_statements(attr: str, value: Any) -> list[tuple[str, str]]:
 class _Person:
     """Questions and statements of one person with documents."""
 
-    def __init__(self, c: int, p: int, name: str, profile: dict[str, Any], contacts: dict[str, str],
-                 profiles: dict[str, dict[str, Any]], rng: random.Random) -> None:  # fmt: skip
+    def __init__(
+        self,
+        c: int,
+        p: int,
+        name: str,
+        profile: dict[str, Any],
+        contacts: dict[str, str],
+        profiles: dict[str, dict[str, Any]],
+        rng: random.Random,
+    ) -> None:
         self.c, self.p, self.name = c, p, name
         self.qa: list[dict[str, Any]] = []
         self.probes: list[dict[str, Any]] = []
@@ -217,8 +237,14 @@ class _Person:
             old = prof["outdated"].get(cat)
             difficulty = "easy" if cat in V.EASY_PREFERENCES else "hard"
             answer: Any = items[0] if cat in V.SINGLE_PREFERENCES else list(items)
-            qi = self._ask(rng.choice(V.PREFERENCES[cat][0]), answer, "Preference", difficulty,
-                           [old] if old else None, {"attr": cat})  # fmt: skip
+            qi = self._ask(
+                rng.choice(V.PREFERENCES[cat][0]),
+                answer,
+                "Preference",
+                difficulty,
+                [old] if old else None,
+                {"attr": cat},
+            )
             changed = rng.choice(items) if old else None
             for item in items:
                 text = T.fill(T.PREFERENCE[cat], item)
@@ -226,45 +252,92 @@ class _Person:
                     self.statements.append(Statement(T.fill(T.PREFERENCE[cat], old), early=True))
                     self._state(text + T.CHANGE.replace("{old}", old), qi, item, change=True)
                 elif cat in V.PURCHASABLE and rng.random() < 0.3:
-                    product = {"title": T.fill(T.PURCHASE_TITLE, item),
-                               "description": f"Everything a newcomer needs to get started with {item}.",
-                               "brand": rng.choice(("Northwind", "Keel and Co", "Fieldcraft")),
-                               "categories": ["Sports and Outdoors" if cat == "sport" else "Hobbies", cat.title()]}  # noqa: E501
+                    product = {
+                        "title": T.fill(T.PURCHASE_TITLE, item),
+                        "description": f"Everything a newcomer needs to get started with {item}.",
+                        "brand": rng.choice(("Northwind", "Keel and Co", "Fieldcraft")),
+                        "categories": ["Sports and Outdoors" if cat == "sport" else "Hobbies", cat.title()],
+                    }  # noqa: E501
                     st = Statement("", keys=[(qi, item)], purchase=product)
                     self.statements.append(st)
                 else:
                     self._state(text, qi, item)
         self.traits = prof["traits"]
         for other, label in contacts.items():
-            qi = self._ask(rng.choice((f"What is {other}'s relationship to me?", f"Who is {other} in relation to me?")),
-                           label, "Social", "easy", None, {"attr": "relationship", "about": other})  # fmt: skip
+            qi = self._ask(
+                rng.choice((f"What is {other}'s relationship to me?", f"Who is {other} in relation to me?")),
+                label,
+                "Social",
+                "easy",
+                None,
+                {"attr": "relationship", "about": other},
+            )
             self._state(T.fill(T.RELATION, label), qi, other, contact=other)
             if label in V.RELATIONS_FAMILY + ("sister", "brother"):
-                qj = self._ask(f"Who in my family is my {label}?", other, "Social", "easy", None,
-                               {"attr": "who_is", "rel": label})  # fmt: skip
+                qj = self._ask(
+                    f"Who in my family is my {label}?",
+                    other,
+                    "Social",
+                    "easy",
+                    None,
+                    {"attr": "who_is", "rel": label},
+                )
                 self._alias(qj, other, "relationship", about=other)
         for other in list(contacts)[:2]:
             oprof = profiles[other]
-            qi = self._ask(rng.choice((f"What does {other} do for work?", f"What is {other}'s job?")),
-                           oprof["occupation"], "Social", "hard", None, {"attr": "occupation", "about": other})  # noqa: E501
-            self._state(T.fill(T.OTHER["occupation"], oprof["occupation"]), qi, oprof["occupation"],
-                        speaker="other", contact=other)  # fmt: skip
-            qi = self._ask(rng.choice((f"What foods does {other} enjoy?", f"Which dishes does {other} love?")),
-                           list(oprof["foods"]), "Social", "hard", None, {"attr": "food", "about": other})
+            qi = self._ask(
+                rng.choice((f"What does {other} do for work?", f"What is {other}'s job?")),
+                oprof["occupation"],
+                "Social",
+                "hard",
+                None,
+                {"attr": "occupation", "about": other},
+            )  # noqa: E501
+            self._state(
+                T.fill(T.OTHER["occupation"], oprof["occupation"]),
+                qi,
+                oprof["occupation"],
+                speaker="other",
+                contact=other,
+            )
+            qi = self._ask(
+                rng.choice((f"What foods does {other} enjoy?", f"Which dishes does {other} love?")),
+                list(oprof["foods"]),
+                "Social",
+                "hard",
+                None,
+                {"attr": "food", "about": other},
+            )
             for food in oprof["foods"]:
                 self._state(T.fill(T.OTHER["food"], food), qi, food, speaker="other", contact=other)
         self._subjective(rng)
 
-    def _ask(self, question: str, answer: Any, qtype: str, difficulty: str, outdated: Any,
-             probe: dict[str, Any]) -> int:  # fmt: skip
+    def _ask(
+        self, question: str, answer: Any, qtype: str, difficulty: str, outdated: Any, probe: dict[str, Any]
+    ) -> int:
         qi = len(self.qa)
-        self.qa.append({"q_id": q_id(self.c, self.p, qi), "question": question, "answer": answer,
-                        "type": qtype, "difficulty": difficulty, "outdated_value": outdated})  # fmt: skip
+        self.qa.append(
+            {
+                "q_id": q_id(self.c, self.p, qi),
+                "question": question,
+                "answer": answer,
+                "type": qtype,
+                "difficulty": difficulty,
+                "outdated_value": outdated,
+            }
+        )
         self.probes.append(probe)
         return qi
 
-    def _state(self, text: str, qi: int, key: str, speaker: str = "self", contact: str | None = None,
-               change: bool = False) -> None:  # fmt: skip
+    def _state(
+        self,
+        text: str,
+        qi: int,
+        key: str,
+        speaker: str = "self",
+        contact: str | None = None,
+        change: bool = False,
+    ) -> None:
         self.statements.append(Statement(text, speaker, [(qi, key)], contact, change=change))
         if self._rng.random() < 0.1:  # a second, alternative statement of the same item
             self.statements.append(Statement(text, speaker, [(qi, key)], contact, change=change))
@@ -283,15 +356,19 @@ class _Person:
         letters = "ABCDEFGHIJ"
         for pair, trait in zip(V.PERSONALITY, self.traits, strict=True):
             a, b = (pair[0], pair[1]) if rng.random() < 0.5 else (pair[1], pair[0])
-            question = (f"which term can better describe my personality? please choose between A: {a} or B: {b}. "
-                        "Answer with the option's letter from the given choices directly.")
+            question = (
+                f"which term can better describe my personality? please choose between A: {a} or B: {b}. "
+                "Answer with the option's letter from the given choices directly."
+            )
             self._ask(question, "A" if a == trait else "B", "Subjective", "easy", None, {"attr": "trait"})
         options = [t for pair in V.PERSONALITY for t in pair]
         rng.shuffle(options)
         listed = ", ".join(f"{letters[i]}: {t}" for i, t in enumerate(options))
         answer = sorted(letters[i] for i, t in enumerate(options) if t in self.traits)
-        question = (f"which term can better describe my personality? Please choose 5 options from {listed}. "
-                    "Answer with the option's letters from the given choices directly.")
+        question = (
+            f"which term can better describe my personality? Please choose 5 options from {listed}. "
+            "Answer with the option's letters from the given choices directly."
+        )
         self._ask(question, answer, "Subjective", "hard", None, {"attr": "traits"})
 
 
@@ -345,8 +422,9 @@ def _basket(rng: random.Random, said: list[Statement]) -> list[dict[str, Any]]:
     return items
 
 
-def _documents(c: int, p: int, person: _Person, contacts: list[str], level: float,
-               rng: random.Random) -> tuple[dict[str, Any], dict[int, dict[str, list[str]]]]:  # fmt: skip
+def _documents(
+    c: int, p: int, person: _Person, contacts: list[str], level: float, rng: random.Random
+) -> tuple[dict[str, Any], dict[int, dict[str, list[str]]]]:
     """One person's three document files at ``level`` and the gold map (question -> item ->
     segment ids)."""
     stmts = list(person.statements)
@@ -354,7 +432,7 @@ def _documents(c: int, p: int, person: _Person, contacts: list[str], level: floa
     sessions: list[dict[str, Any]] = []  # {kind, contact, said}
     buyable = [s for s in stmts if s.purchase]
     for i in range(0, len(buyable), 2):
-        sessions.append({"kind": "purchase", "contact": None, "said": buyable[i:i + 2]})
+        sessions.append({"kind": "purchase", "contact": None, "said": buyable[i : i + 2]})
     pending = [s for s in stmts if not s.purchase]
     while pending:
         first = pending.pop(0)
@@ -380,9 +458,14 @@ def _documents(c: int, p: int, person: _Person, contacts: list[str], level: floa
     if not all(any(s.keys for s in sess["said"]) for sess in sessions):  # an outdated sentence alone
         for sess in sessions:
             if not any(s.keys for s in sess["said"]):
-                donor = next(x for x in sessions if len([s for s in x["said"] if s.keys]) > 1
-                             and x["kind"] == sess["kind"] and x["contact"] == sess["contact"]
-                             and not any(s.change for s in x["said"]))  # fmt: skip
+                donor = next(
+                    x
+                    for x in sessions
+                    if len([s for s in x["said"] if s.keys]) > 1
+                    and x["kind"] == sess["kind"]
+                    and x["contact"] == sess["contact"]
+                    and not any(s.change for s in x["said"])
+                )
                 moved = next(s for s in donor["said"] if s.keys)
                 donor["said"].remove(moved)
                 sess["said"].append(moved)
@@ -390,8 +473,9 @@ def _documents(c: int, p: int, person: _Person, contacts: list[str], level: floa
     for _ in range(noise):
         roll = rng.random()
         kind = "purchase" if roll < 0.08 else "user_ai" if roll < 0.3 else "conversation"
-        sessions.append({"kind": kind, "contact": rng.choice(contacts) if kind == "conversation" else None,
-                         "said": []})  # fmt: skip
+        sessions.append(
+            {"kind": kind, "contact": rng.choice(contacts) if kind == "conversation" else None, "said": []}
+        )
     rng.shuffle(sessions)
 
     def when(sess: dict[str, Any]) -> int:
@@ -418,21 +502,42 @@ def _documents(c: int, p: int, person: _Person, contacts: list[str], level: floa
         if sess["kind"] == "conversation":
             counters["conversation"] += 1
             other = sess["contact"]
-            conv.setdefault(other, []).append({
-                "session": f"conversation---session---{counters['conversation']}", "time": time,
-                "target_name": other, "conversation": _conversation(rng, person.name, other, sess["said"]),
-                "segment_id": sid})  # fmt: skip
+            conv.setdefault(other, []).append(
+                {
+                    "session": f"conversation---session---{counters['conversation']}",
+                    "time": time,
+                    "target_name": other,
+                    "conversation": _conversation(rng, person.name, other, sess["said"]),
+                    "segment_id": sid,
+                }
+            )
         elif sess["kind"] == "user_ai":
             counters["user_ai_interaction"] += 1
-            chats.append({"session": f"user_ai_interaction---session---{counters['user_ai_interaction']}",
-                          "time": time, "user_ai_interaction": _chat(rng, sess["said"]), "segment_id": sid})
+            chats.append(
+                {
+                    "session": f"user_ai_interaction---session---{counters['user_ai_interaction']}",
+                    "time": time,
+                    "user_ai_interaction": _chat(rng, sess["said"]),
+                    "segment_id": sid,
+                }
+            )
         else:
             counters["purchase_history"] += 1
-            baskets.append({"session": f"purchase_history---session---{counters['purchase_history']}",
-                            "time": time, "purchase_history": _basket(rng, sess["said"]), "segment_id": sid})
+            baskets.append(
+                {
+                    "session": f"purchase_history---session---{counters['purchase_history']}",
+                    "time": time,
+                    "purchase_history": _basket(rng, sess["said"]),
+                    "segment_id": sid,
+                }
+            )
     docs = {
-        "conversation_data": {"Name": person.name, "Data": [
-            {"Target_name": other, "Conversations": conv[other]} for other in contacts if other in conv]},
+        "conversation_data": {
+            "Name": person.name,
+            "Data": [
+                {"Target_name": other, "Conversations": conv[other]} for other in contacts if other in conv
+            ],
+        },
         "user_ai_interaction_data": {"Name": person.name, "Data": chats},
         "purchase_history_data": {"Name": person.name, "Data": baskets},
     }
@@ -442,8 +547,9 @@ def _documents(c: int, p: int, person: _Person, contacts: list[str], level: floa
     return docs, gold
 
 
-def generate_community(seed: int, c: int, people: int = PEOPLE,
-                       levels: tuple[float, ...] = NOISE_LEVELS) -> dict[str, Any]:  # fmt: skip
+def generate_community(
+    seed: int, c: int, people: int = PEOPLE, levels: tuple[float, ...] = NOISE_LEVELS
+) -> dict[str, Any]:
     """One community in the release layout, as objects.
 
     Returns:
@@ -458,8 +564,9 @@ def generate_community(seed: int, c: int, people: int = PEOPLE,
     names = _names(rng, PEOPLE, set())
     genders = [rng.choice(("female", "male")) for _ in names]
     graph, labels = _graph(rng, names, genders)
-    profiles = {name: _profile(random.Random(f"personabench|{seed}|{c}|profile|{i}"))
-                for i, name in enumerate(names)}  # fmt: skip
+    profiles = {
+        name: _profile(random.Random(f"personabench|{seed}|{c}|profile|{i}")) for i, name in enumerate(names)
+    }
     persons: list[_Person] = []
     for i, name in enumerate(names):
         contacts = {names[j]: labels[i][j] for j in sorted(labels[i])}
@@ -482,7 +589,13 @@ def generate_community(seed: int, c: int, people: int = PEOPLE,
             for qi, qa in enumerate(pp.qa):
                 if qa["type"] == "Subjective":
                     continue
-                gt.append({"q_id": qa["q_id"], "question": qa["question"], "answer": qa["answer"],
-                           "segment_id": {k: gold[qi][k] for k in sorted(gold[qi])}})  # fmt: skip
+                gt.append(
+                    {
+                        "q_id": qa["q_id"],
+                        "question": qa["question"],
+                        "answer": qa["answer"],
+                        "segment_id": {k: gold[qi][k] for k in sorted(gold[qi])},
+                    }
+                )
         out["noise"][level] = {"private": private, "qa_gt_context_all": gt}
     return out

