@@ -161,13 +161,18 @@ class PersonaBenchSuite:
         available = community_ids(spec)
         chosen = comms if comms is not None else available
         absent = [c for c in chosen if c not in available]
-        if absent:
+        by_cat: dict[str, list[Task]] = defaultdict(list)
+        if absent and "data_dir" not in spec:
             raise ValueError(
                 f"communities {absent} are not in the world (it has {available}). Fix: set "
                 "modes.<mode>.suites.personabench.communities to existing indices, or generate more "
                 "with --egi-opt personabench.communities=N"
             )
-        by_cat: dict[str, list[Task]] = defaultdict(list)
+        for c in absent:  # a release folder without this community: one skipped item says so
+            cat = f"noise_{levels[0]}.{CATS[0]}"
+            reason = f"community_{c} is not in the data folder {spec['data_dir']} (it holds {available})"
+            by_cat[cat].append(Task(id=f"community_{c:03d}", category=cat, data={}, cannot_run=reason))
+        chosen = [c for c in chosen if c in available]
         for c in chosen:
             comm = community(spec, c)
             for person in comm["eval_info_all"][: people or None]:
@@ -322,7 +327,7 @@ class PersonaBenchSuite:
             cat = rec.get("category")
             if cat not in CATEGORIES:
                 continue
-            level, name = cat.split(".", 1)[0], cat.split(".", 1)[1]
+            level, name = cat.rsplit(".", 1)
             values = rec.get("values") or {}
             fallback += int(values.get("bm25_fallback") or 0)
             for key in ("precision", "recall", "f1", "retrieval_recall", "ndcg"):

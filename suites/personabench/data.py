@@ -249,3 +249,31 @@ def person_chunks(
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(chunk texts, their segment ids) of one person's index at one noise level."""
     return _person_chunks(json.dumps(spec, sort_keys=True), c, name, level)
+
+
+def dump_world(spec: dict[str, Any], root: Path) -> Path:
+    """Write a generated world in the release layout under ``root``
+    (``synthetic_data/community_<i>/...``, as ``personabench.data_dir`` reads it).
+
+    Returns:
+        ``root`` (pass it as ``data_dir``).
+    """
+    for c in community_ids(spec):
+        comm = community(spec, c)
+        folder = root / "synthetic_data" / f"community_{c}"
+        (folder / "eval_info").mkdir(parents=True, exist_ok=True)
+        (folder / "graph_json").mkdir(parents=True, exist_ok=True)
+        (folder / "graph_json" / "social_graph.json").write_text(json.dumps(comm["social_graph"], indent=4))
+        (folder / "eval_info" / "eval_info_all.json").write_text(json.dumps(comm["eval_info_all"], indent=4))
+        for level, lv in comm["noise"].items():
+            gt = folder / "eval_info" / f"qa_gt_context_all_noise_{level}.json"
+            gt.write_text(json.dumps(lv["qa_gt_context_all"], indent=4))
+            private = folder / "private_data" / f"noise_{level}"
+            private.mkdir(parents=True, exist_ok=True)
+            for kind in DOC_KINDS:
+                everyone = [docs[kind] for docs in lv["private"].values()]
+                (private / f"{kind}_all.json").write_text(json.dumps(everyone, indent=4))
+                for name, docs in lv["private"].items():
+                    (private / name).mkdir(exist_ok=True)
+                    (private / name / f"{kind}.json").write_text(json.dumps(docs[kind], indent=4))
+    return root
