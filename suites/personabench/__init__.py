@@ -26,7 +26,6 @@ or loaded from the release with ``--egi-opt personabench.data_dir=PATH``.
 
 from __future__ import annotations
 
-import random
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Literal
@@ -142,8 +141,9 @@ class PersonaBenchSuite:
         One task per (noise level, question); id ``n<x>-<q_id>`` (``n0.7-001002013``),
         category ``noise_<x>.<category>``. The first ``people`` people of each community
         (``eval_info_all`` order; upstream ``--num_people``), every scored question (Subjective
-        left out, as upstream). ``categories`` / ``per_category`` / ``limit`` then cut, each
-        category in a seeded order (``personabench-select|<seed>|<category>``).
+        left out, as upstream). ``categories`` / ``per_category`` / ``limit`` then cut, in id
+        order (community, person, question): a cut keeps the first people, so a small run builds
+        few retrieval indexes (a dense index embeds every session of a person at a level).
 
         Raises:
             ValueError: bad profile keys, an unknown category, or bad data (names the file, the
@@ -187,8 +187,7 @@ class PersonaBenchSuite:
         out: list[Task] = []
         for cat in CATEGORIES:
             tasks = sorted(by_cat.get(cat, []), key=lambda t: t.id)
-            if profile.per_category:
-                random.Random(f"personabench-select|{profile.seed}|{cat}").shuffle(tasks)
+            if profile.per_category:  # the first ones: few people, so few indexes to build
                 tasks = tasks[: profile.per_category]
             out.extend(tasks)
         if profile.limit is not None:
