@@ -92,7 +92,10 @@ def _profile_keys(profile: SuiteProfile) -> tuple[int | None, list[int] | None, 
             f"profile key 'communities' must be a list of community indices, got {comms!r}. Fix: "
             "e.g. communities: [0, 1]"
         )
-    levels = extra.get("noise_levels", list(NOISE_LEVELS))
+    named = sorted(
+        {float(c[len("noise_") :].rsplit(".", 1)[0]) for c in profile.categories or () if c in CATEGORIES}
+    )
+    levels = extra.get("noise_levels", named or list(NOISE_LEVELS))  # default: the categories' levels
     if not isinstance(levels, list) or not levels or any(float(x) not in NOISE_LEVELS for x in levels):
         raise ValueError(
             f"profile key 'noise_levels' must be a non-empty list of {list(NOISE_LEVELS)}, got "
@@ -114,7 +117,7 @@ class PersonaBenchSuite:
     options_model = PersonaBenchOptions
     profile_keys = frozenset(PROFILE_KEYS)
     sub_metric_notes = {
-        f"noise_{x}.{c}.f1": "mean word-set F1 (0-1, 3 decimals as upstream)"
+        f"noise_{x}.{c}.f1": "word-set F1, 0-1"
         for x in NOISE_LEVELS
         for c in CATS
     }

@@ -137,7 +137,8 @@ def _profile(rng: random.Random) -> dict[str, Any]:
         prefs[cat] = rng.sample(V.PREFERENCES[cat][1], rng.randint(2, 4))
     outdated: dict[str, str] = {}
     for cat in rng.sample([c for c in V.HARD_PREFERENCES if c not in V.SINGLE_PREFERENCES], 3):
-        outdated[cat] = rng.choice([v for v in V.PREFERENCES[cat][1] if v not in prefs[cat]])
+        now = {w for item in prefs[cat] for w in item.lower().split()}  # no word shared with a current item
+        outdated[cat] = rng.choice([v for v in V.PREFERENCES[cat][1] if not set(v.lower().split()) & now])
     jobs = rng.sample(V.JOBS, 2)
     return {
         "school": school,
