@@ -55,10 +55,25 @@ with tempfile.TemporaryDirectory() as d:
 def run(retriever: str, workers: int) -> dict:
     """One quick oracle run in a fresh child (so its ``ru_maxrss`` is this run's)."""
     with tempfile.TemporaryDirectory() as out:
-        cmd = [sys.executable, "-m", "pytest", str(ROOT / "suites" / "personabench"), "-q",
-               "-p", "no:cacheprovider", "--egi-model", "egi/oracle", "--egi-mode", "quick",
-               "--egi-report-dir", out, "--egi-bootstrap", "0",
-               "--egi-opt", f"personabench.retriever={retriever}"]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(ROOT / "suites" / "personabench"),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--egi-model",
+            "egi/oracle",
+            "--egi-mode",
+            "quick",
+            "--egi-report-dir",
+            out,
+            "--egi-bootstrap",
+            "0",
+            "--egi-opt",
+            f"personabench.retriever={retriever}",
+        ]
         cmd += ["-n", str(workers)] if workers > 1 else []
         proc = subprocess.run([sys.executable, "-c", _CHILD, *cmd], cwd=ROOT, capture_output=True, text=True)
         result = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -79,8 +94,10 @@ def embeddings(st_python: str | None) -> None:
     mine = load_minilm().encode(texts)
     print(f"numpy MiniLM: {len(texts)} texts in {time.perf_counter() - begin:.2f} s (weights loaded once)")
     cos = mine[:3] @ mine[:3].T
-    print("similarities (documented by sentence-transformers: 0.6660 0.1046 0.1411):",
-          f"{cos[0, 1]:.4f} {cos[0, 2]:.4f} {cos[1, 2]:.4f}")  # fmt: skip
+    print(
+        "similarities (documented by sentence-transformers: 0.6660 0.1046 0.1411):",
+        f"{cos[0, 1]:.4f} {cos[0, 2]:.4f} {cos[1, 2]:.4f}",
+    )
     if st_python:
         proc = subprocess.run(
             [st_python, "-c", ST_SCRIPT, str(_weights_zip())],
@@ -106,8 +123,10 @@ def main() -> None:
     for retriever in args.retrievers.split(","):
         r = run(retriever, args.workers)
         status = "ok" if r["rc"] in (0, 1) else f"pytest exit {r['rc']}: {r['tail']}"
-        print(f"quick, -n {args.workers}, retriever {retriever}: {r['wall']:.1f} s wall, "
-              f"peak RSS {r['peak_mib']:.0f} MiB ({status})")  # fmt: skip
+        print(
+            f"quick, -n {args.workers}, retriever {retriever}: {r['wall']:.1f} s wall, "
+            f"peak RSS {r['peak_mib']:.0f} MiB ({status})"
+        )
         subs = r.get("subs") or {}
         for level in ("0.0", "0.7"):
             f1 = subs.get(f"noise_{level}.Overall.f1")

@@ -27,8 +27,9 @@ for "Which city do I currently live in?" (bench/bench_personabench.py recomputes
 
 
 def _tasks(category="noise_0.0.Basic_information_easy", n=3):
-    profile = SuiteProfile(seed=42, people=1, communities=[0], noise_levels=[0.0], categories=[category],
-                           per_category=n)  # fmt: skip
+    profile = SuiteProfile(
+        seed=42, people=1, communities=[0], noise_levels=[0.0], categories=[category], per_category=n
+    )
     return SUITE.load_tasks(profile, None)
 
 
@@ -40,8 +41,11 @@ class _Echo:
     def generate(self, messages, tools=None, **params):
         from pytest_egi.models.base import ModelResponse, Usage, assistant_message
 
-        return ModelResponse(message=assistant_message(messages[-1]["content"][:200]), usage=Usage(calls=1),
-                             finish_reason="stop")  # fmt: skip
+        return ModelResponse(
+            message=assistant_message(messages[-1]["content"][:200]),
+            usage=Usage(calls=1),
+            finish_reason="stop",
+        )
 
 
 def test_bm25_path_retrieves_five_sessions_and_is_scored():

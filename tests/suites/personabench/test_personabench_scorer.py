@@ -6,21 +6,32 @@ import math
 
 import pytest
 
+from pytest_egi.suite import Task
 from suites.personabench import SUITE
 from suites.personabench.env import gt_context_ids
 from suites.personabench.scorer import category_of, prf, retrieval_scores, word_set, words
-from pytest_egi.suite import Task
 
 
 def _task(answer, qtype="Basic information", difficulty="easy", outdated=None, gold=None) -> Task:
-    data = {"q_id": "000000001", "question": "q", "answer": answer, "type": qtype, "difficulty": difficulty,
-            "outdated_value": outdated, "gold_segments": gold or {"x": ["000000000000"]}}  # fmt: skip
+    data = {
+        "q_id": "000000001",
+        "question": "q",
+        "answer": answer,
+        "type": qtype,
+        "difficulty": difficulty,
+        "outdated_value": outdated,
+        "gold_segments": gold or {"x": ["000000000000"]},
+    }
     return Task(id="n0.0-000000001", category=f"noise_0.0.{category_of(qtype, difficulty)}", data=data)
 
 
 def _score(task: Task, answer, retriever="gt-context", retrieved=None):
-    traj = {"final_answer": answer, "termination": "text_answer", "finish_reason": "stop",
-            "info": {"personabench": {"retriever": retriever, "retrieved_segment_ids": retrieved or []}}}  # fmt: skip
+    traj = {
+        "final_answer": answer,
+        "termination": "text_answer",
+        "finish_reason": "stop",
+        "info": {"personabench": {"retriever": retriever, "retrieved_segment_ids": retrieved or []}},
+    }
     return SUITE.score(task, traj, None)
 
 
@@ -115,8 +126,10 @@ def test_no_answer_scores_zero_and_is_not_an_answer():
 
 
 def test_summarize_rounds_means_to_three_decimals_as_upstream():
-    records = [{"category": "noise_0.7.Preference_hard", "values": {"f1": f, "precision": f, "recall": f}}
-               for f in (1.0, 0.0, 0.0)]  # fmt: skip
+    records = [
+        {"category": "noise_0.7.Preference_hard", "values": {"f1": f, "precision": f, "recall": f}}
+        for f in (1.0, 0.0, 0.0)
+    ]
     out = SUITE.summarize(records)
     assert out["noise_0.7.Preference_hard.f1"] == 0.333
     assert out["noise_0.7.Preference_hard.n"] == 3.0

@@ -22,9 +22,17 @@ def _tasks(levels=(0.0,)):
 
 
 def _score(task, answer: str):
-    traj = {"final_answer": answer, "termination": "text_answer", "finish_reason": "stop",
-            "info": {"personabench": {"retriever": "all-MiniLM-L6-v2",
-                                      "retrieved_segment_ids": ["000000000089", "000000000001"]}}}  # fmt: skip
+    traj = {
+        "final_answer": answer,
+        "termination": "text_answer",
+        "finish_reason": "stop",
+        "info": {
+            "personabench": {
+                "retriever": "all-MiniLM-L6-v2",
+                "retrieved_segment_ids": ["000000000089", "000000000001"],
+            }
+        },
+    }
     return SUITE.score(task, traj, None)
 
 
@@ -32,8 +40,16 @@ def test_release_questions_load_with_their_gold_maps():
     tasks = _tasks()
     assert len(tasks) == 116  # 133 QAs of the three people with documents, less 17 Subjective
     cats = {t.category for t in tasks.values()}
-    assert cats == {f"noise_0.0.{c}" for c in ("Basic_information_easy", "Preference_easy", "Preference_hard",
-                                               "Social_easy", "Social_hard")}  # fmt: skip
+    assert cats == {
+        f"noise_0.0.{c}"
+        for c in (
+            "Basic_information_easy",
+            "Preference_easy",
+            "Preference_hard",
+            "Social_easy",
+            "Social_hard",
+        )
+    }
     drinks = tasks["n0.0-000000021"]
     assert drinks.data["outdated_value"] == ["matcha"] and len(drinks.data["gold_segments"]) == 5
 
@@ -65,8 +81,9 @@ def test_release_runs_end_to_end_under_the_oracle(pytester):
     so their items are skipped with the reason; every other item is scored (the reference reader
     has no probe for GPT-written documents, so it is not a ceiling there: it says it found
     nothing)."""
-    result, egi = run_suite(pytester, "personabench", "egi/oracle", "--egi-opt",
-                            f"personabench.data_dir={UPSTREAM}", "-rs")  # fmt: skip
+    result, egi = run_suite(
+        pytester, "personabench", "egi/oracle", "--egi-opt", f"personabench.data_dir={UPSTREAM}", "-rs"
+    )
     result.assert_outcomes(failed=116, skipped=117)
     out = result.stdout.str()
     assert "cannot run: community_1 is not in the data folder" in out
@@ -80,8 +97,17 @@ def test_release_runs_end_to_end_under_the_oracle(pytester):
 
 
 def test_release_runs_with_bm25_and_scores_retrieval(pytester):
-    result, egi = run_suite(pytester, "personabench", "egi/null", "--egi-opt", f"personabench.data_dir={UPSTREAM}",
-                            "--egi-opt", "personabench.retriever=bm25", "-k", "Preference_hard")  # fmt: skip
+    result, egi = run_suite(
+        pytester,
+        "personabench",
+        "egi/null",
+        "--egi-opt",
+        f"personabench.data_dir={UPSTREAM}",
+        "--egi-opt",
+        "personabench.retriever=bm25",
+        "-k",
+        "Preference_hard",
+    )
     result.assert_outcomes(failed=26, skipped=26)  # noise 0.7 is not in the copied files
     subs = egi["suites"]["personabench"]["sub_metrics"]
     assert 0.0 < subs["noise_0.0.Preference_hard.retrieval_recall"] <= 1.0

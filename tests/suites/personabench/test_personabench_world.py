@@ -43,8 +43,12 @@ def test_ids_follow_upstreams_schemes(communities):
 @pytest.mark.parametrize("level", NOISE_LEVELS)
 def test_noise_level_is_the_share_of_sessions_with_no_answer(communities, level):
     for comm in communities.values():
-        gold = {s for g in comm["noise"][level]["qa_gt_context_all"] for alts in g["segment_id"].values()
-                for s in alts}  # fmt: skip
+        gold = {
+            s
+            for g in comm["noise"][level]["qa_gt_context_all"]
+            for alts in g["segment_id"].values()
+            for s in alts
+        }
         for person in comm["eval_info_all"]:
             sessions = _sessions(comm, person["Name"], level)
             empty = sum(1 for sid in sessions if sid not in gold)
