@@ -116,11 +116,7 @@ class PersonaBenchSuite:
     categories = CATEGORIES
     options_model = PersonaBenchOptions
     profile_keys = frozenset(PROFILE_KEYS)
-    sub_metric_notes = {
-        f"noise_{x}.{c}.f1": "word-set F1, 0-1"
-        for x in NOISE_LEVELS
-        for c in CATS
-    }
+    sub_metric_notes = {f"noise_{x}.{c}.f1": "word-set F1, 0-1" for x in NOISE_LEVELS for c in CATS}
     diagnostics = frozenset(
         [
             f"noise_{x}.{c}.{m}"
@@ -250,6 +246,38 @@ class PersonaBenchSuite:
             "world": spec,
         }
         return Task(id=tid, category=category, data=data)
+
+    def prepare(self, tasks: list[Task], options: Any) -> None:
+        """With ``personabench.retriever=all-MiniLM-L6-v2``, embed every (person, level) index
+        the tasks need before the first item (shared across xdist workers; the second worker
+        walks the list from the other end, so the two build different indexes). Otherwise the
+        indexes are built when a trial first needs one (the retriever of an unset option
+        depends on the model, which ``prepare`` does not know)."""
+        import json
+        import os
+
+        from suites.personabench.env import MINILM, _dense_index
+        from suites.personabench.minilm import minilm_available
+
+        if _options(options).retriever != MINILM or not minilm_available():
+            return
+        keys = sorted(
+            {
+                (
+                    json.dumps(t.data["world"], sort_keys=True),
+                    t.data["community"],
+                    t.data["person"],
+                    t.data["noise"],
+                )
+                for t in tasks
+                if t.data
+            }
+        )
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+        if worker[2:].isdigit() and int(worker[2:]) % 2:
+            keys.reverse()
+        for key in keys:
+            _dense_index(*key)
 
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> PersonaPolicy:
         """The reference reader for ``task`` (oracle at p = 0); see ``policy.py``."""
