@@ -58,7 +58,8 @@ def baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
     done = _run(reports, "--egi-run-id", "single", "-n", "2")
     assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]
     run_dir = reports / "single"
-    assert len((run_dir / "records.jsonl").read_text().splitlines()) == 424
+    # 424 items of the first six suites + LoCoBench 30 + PersonaBench 440
+    assert len((run_dir / "records.jsonl").read_text().splitlines()) == 894
     return run_dir
 
 
@@ -92,7 +93,7 @@ def test_three_shards_merged_equal_one_run(baseline: Path, tmp_path: Path, capsy
         shard = reports / "nightly" / f"shard-{k}-of-3"
         sizes.append(len((shard / "journal.jsonl").read_text().splitlines()))
         assert _egi(shard)["egi"]["subset"] == [f'--egi-shard "{k}/3"']
-    assert sorted(sizes) == [141, 141, 142]  # 424 items dealt in turn
+    assert sorted(sizes) == [298, 298, 298]  # 894 items dealt in turn
     # a missing shard is named, with the command that makes it
     (reports / "nightly" / "shard-2-of-3").rename(tmp_path / "away")
     assert egi_bench(["report", "--merge", str(reports / "nightly")]) == 2
@@ -106,7 +107,7 @@ def test_three_shards_merged_equal_one_run(baseline: Path, tmp_path: Path, capsy
     assert "merged from 3 shards" in capsys.readouterr().out
     _assert_same_run(reports / "nightly", baseline)
     merged = json.loads((reports / "nightly" / "run.json").read_text())
-    assert (merged["status"], len(merged["merged_from"]), len(merged["plan"])) == ("complete", 3, 424)
+    assert (merged["status"], len(merged["merged_from"]), len(merged["plan"])) == ("complete", 3, 894)
     # a shard run with another model is refused, naming the option
     other = tmp_path / "other"
     done = _run(other, "--egi-run-id", "nightly", "--egi-shard", "2/3", model="egi/null")
@@ -135,12 +136,12 @@ def test_a_run_killed_with_sigkill_and_resumed_equals_one_run(baseline: Path, tm
         proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
     finished = len(journal.read_bytes().splitlines())
-    assert 100 <= finished < 424
+    assert 100 <= finished < 894
     assert json.loads((run_dir / "run.json").read_text())["status"] == "running"
     done = _run(reports, "--egi-resume", str(run_dir), "-n", "2")
     assert done.returncode == _egi(baseline)["session"]["exit_status"], done.stdout[-3000:]
     _assert_same_run(run_dir, baseline)
     session = _egi(run_dir)["session"]
     counts = (session["resumed_items"], session["items_ran"], session["items_collected"])
-    assert counts == (finished, 424, 424)
+    assert counts == (finished, 894, 894)
     assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"

@@ -121,7 +121,7 @@ def test_a_bad_task_file_errors_alone_and_the_others_run(pytester, tmp_path):
     # the core's TaskLoadError since issue 22 (it was the suite's TaskFileError); the record holds
     # its one-line rendering (cut to 300 characters, the trailing hint kept)
     from pytest_egi.recorder import shorten
-    from pytest_egi.suite import SuiteProfile
+    from pytest_egi.suite import SuiteProfile, TaskLoadError
     from suites.mcp_universe import SUITE, McpUniverseOptions
 
     loaded = {t.id: t for t in SUITE.load_tasks(SuiteProfile(), McpUniverseOptions(task_dir=tmp_path))}
@@ -133,7 +133,8 @@ def test_a_bad_task_file_errors_alone_and_the_others_run(pytester, tmp_path):
               "2014-01-02)"),
     ):
         assert loaded[task_id].load_error.startswith(want), loaded[task_id].load_error
-        assert records[task_id]["error"] == shorten(f"TaskLoadError: {loaded[task_id].load_error}")
+        assert records[task_id]["error"] == shorten(f"TaskLoadError: {loaded[task_id].load_error}",
+                                                   hint=TaskLoadError(loaded[task_id].load_error).hint)
     assert records["t"]["error_kind"] == "task_load"
     assert ("data warning (mcp_universe): location_navigation: 1 of 1 task(s) could "
             "not be loaded and error alone (first: task_0001)") in out  # fmt: skip

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_egi.recorder import shorten
+from pytest_egi.suite import TaskLoadError
 from suites.mcpeval.tasks import generate_tasks
 from tests.helpers.mcp_processes import killer_plugin, server_pids
 from tests.helpers.suite_run import run_suite
@@ -134,7 +135,8 @@ def test_a_malformed_task_among_good_ones_errors_alone(pytester, tmp_path, lines
     run_dir = next((pytester.path / "reports-egi_oracle-2").iterdir())
     records = [json.loads(line) for line in (run_dir / "records.jsonl").read_text().splitlines()]
     assert [r["error"] for r in records if r["status"] == "error"] == [
-        shorten(f"TaskLoadError: {path}: {message} {ALONE}")
+        shorten(f"TaskLoadError: {path}: {message} {ALONE}",
+                hint=TaskLoadError(f"{path}: {message} {ALONE}").hint)
     ]
     assert egi["suites"]["mcpeval"]["sub_metrics"]["sports.flexible_avg"] == 1.0
 

@@ -207,6 +207,7 @@ def test_one_malformed_row_among_good_ones_errors_alone(pytester, tmp_path, work
     import pyarrow.parquet as pq
 
     from pytest_egi.recorder import shorten
+    from pytest_egi.suite import TaskLoadError
     from suites.userbench.upstream import FIX
     from tests.suites.userbench.test_userbench_scenarios import ROW0, ROW1, _scenarios
 
@@ -235,6 +236,6 @@ def test_one_malformed_row_among_good_ones_errors_alone(pytester, tmp_path, work
     )
     assert {k: (r["status"], r["error"]) for k, r in records.items()} == {
         ROW0.replace("|", "."): ("passed", None),
-        "travel22.row1": ("error", shorten(message)),
+        "travel22.row1": ("error", shorten(message, hint=TaskLoadError(message).hint)),
         ROW1.replace("|", "."): ("passed", None),
     }
