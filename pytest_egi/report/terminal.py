@@ -95,6 +95,20 @@ def _render(table: Table) -> list[str]:
     return console.file.getvalue().rstrip("\n").splitlines()  # type: ignore[attr-defined]
 
 
+def routes_counted(res: Any) -> dict[str, int]:
+    """Per bucket (M1..M6), the routes the ``routed`` column counts: those that contributed
+    and those missing. An optional route of a suite that did not run (an opt-in suite left
+    out) is in neither, so a run without that suite reads ``8/8``, not ``8/10``.
+
+    Args:
+        res: the run's :class:`~pytest_egi.scoring.EgiResult`.
+    """
+    counted = {b: len(res.buckets[b].contributors) for b in BUCKETS}
+    for miss in res.missing:
+        counted[miss.bucket] += 1
+    return counted
+
+
 def summary_lines(
     settings: Any,
     agg: Aggregate,
@@ -117,9 +131,7 @@ def summary_lines(
     buckets = Table(box=None, pad_edge=False, show_edge=False)
     for col in ("bucket", "name", "weight", "score", "95% CI", "floor", "routed"):
         buckets.add_column(col, justify="right" if col in ("weight", "score", "floor") else "left")
-    routes_per_bucket: dict[str, int] = defaultdict(int)
-    for route in settings.routing.routes:
-        routes_per_bucket[route.bucket] += 1
+    routes_per_bucket = routes_counted(res)
     for b in BUCKETS:
         br = res.buckets[b]
         buckets.add_row(

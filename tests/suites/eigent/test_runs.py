@@ -324,6 +324,13 @@ def test_without_a_folder_the_suite_collects_nothing_and_is_not_missing(tmp_path
     )
     assert not [m for m in agg.result.missing if m.route.startswith("eigent/")]
     assert [m for m in agg.result.missing if m.route.startswith("locobench/")]  # the others still are
+    # the terminal's "routed" column counts neither (every route but eigent's two)
+    from pytest_egi.report.terminal import routes_counted
+
+    counted = routes_counted(agg.result)
+    optional = {b: sum(1 for r in routing.routes if r.bucket == b and r.optional) for b in counted}
+    assert optional["M1"] == 1 and optional["M3"] == 1
+    assert counted == {b: sum(1 for r in routing.routes if r.bucket == b) - optional[b] for b in counted}
 
 
 def test_doctor_says_how_to_opt_in_instead_of_failing(tmp_path):
