@@ -27,10 +27,17 @@ SAME_FIELDS = ("buckets", "suites", "counts", "missing", "error_rate", "gate")
 """egi.json fields that depend only on the records (not on timing, paths or the run id)."""
 
 
+SKIPPED = ("--ignore=suites/locobench", "--ignore=suites/personabench")
+"""Left out of these four whole-profile runs to keep CI time: LoCoBench's sandboxed test runs
+take most of a quick run's item time, and both suites' resume and serial = -n 2 are proven by
+the conformance kit; the six suites here cover stdio MCP servers, a WebSocket server, a user
+simulator and a judge."""
+
+
 def _pytest_args(reports: Path, *extra: str, model: str = MODEL) -> list[str]:
     return [sys.executable, "-m", "pytest", "suites", "-p", "no:cacheprovider", "-q",
             "--egi-model", model, "--egi-mode", "quick", "--egi-report-dir", str(reports),
-            "--egi-bootstrap", "200", *extra]  # fmt: skip
+            "--egi-bootstrap", "200", *SKIPPED, *extra]  # fmt: skip
 
 
 def _run(reports: Path, *extra: str, model: str = MODEL) -> subprocess.CompletedProcess[str]:
@@ -58,8 +65,7 @@ def baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
     done = _run(reports, "--egi-run-id", "single", "-n", "2")
     assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]
     run_dir = reports / "single"
-    # 424 items of the first six suites + LoCoBench 30 + PersonaBench 440
-    assert len((run_dir / "records.jsonl").read_text().splitlines()) == 894
+    assert len((run_dir / "records.jsonl").read_text().splitlines()) == 424
     return run_dir
 
 
@@ -80,7 +86,9 @@ def test_the_readme_lists_exactly_the_files_of_a_run_folder(baseline: Path) -> N
     files = sorted(str(p.relative_to(baseline)) for p in baseline.rglob("*") if p.is_file())
     unlisted = [f for f in files if sum(bool(rx.fullmatch(f)) for rx in patterns.values()) != 1]
     assert unlisted == []
-    assert [t for t, rx in patterns.items() if not any(rx.fullmatch(f) for f in files)] == []
+    # every listed file is made by the main job, but the opt-in Eigent suite's CSV
+    unmade = [t for t, rx in patterns.items() if not any(rx.fullmatch(f) for f in files)]
+    assert unmade == ["eigent/results.csv"]
     assert sorted({f.split("/")[0] for f in files if "/" in f}) == ["mcp_universe", "mcpeval", "raw"]
 
 
@@ -93,7 +101,7 @@ def test_three_shards_merged_equal_one_run(baseline: Path, tmp_path: Path, capsy
         shard = reports / "nightly" / f"shard-{k}-of-3"
         sizes.append(len((shard / "journal.jsonl").read_text().splitlines()))
         assert _egi(shard)["egi"]["subset"] == [f'--egi-shard "{k}/3"']
-    assert sorted(sizes) == [298, 298, 298]  # 894 items dealt in turn
+    assert sorted(sizes) == [141, 141, 142]  # 424 items dealt in turn
     # a missing shard is named, with the command that makes it
     (reports / "nightly" / "shard-2-of-3").rename(tmp_path / "away")
     assert egi_bench(["report", "--merge", str(reports / "nightly")]) == 2
@@ -107,7 +115,7 @@ def test_three_shards_merged_equal_one_run(baseline: Path, tmp_path: Path, capsy
     assert "merged from 3 shards" in capsys.readouterr().out
     _assert_same_run(reports / "nightly", baseline)
     merged = json.loads((reports / "nightly" / "run.json").read_text())
-    assert (merged["status"], len(merged["merged_from"]), len(merged["plan"])) == ("complete", 3, 894)
+    assert (merged["status"], len(merged["merged_from"]), len(merged["plan"])) == ("complete", 3, 424)
     # a shard run with another model is refused, naming the option
     other = tmp_path / "other"
     done = _run(other, "--egi-run-id", "nightly", "--egi-shard", "2/3", model="egi/null")
@@ -136,12 +144,12 @@ def test_a_run_killed_with_sigkill_and_resumed_equals_one_run(baseline: Path, tm
         proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
     finished = len(journal.read_bytes().splitlines())
-    assert 100 <= finished < 894
+    assert 100 <= finished < 424
     assert json.loads((run_dir / "run.json").read_text())["status"] == "running"
     done = _run(reports, "--egi-resume", str(run_dir), "-n", "2")
     assert done.returncode == _egi(baseline)["session"]["exit_status"], done.stdout[-3000:]
     _assert_same_run(run_dir, baseline)
     session = _egi(run_dir)["session"]
     counts = (session["resumed_items"], session["items_ran"], session["items_collected"])
-    assert counts == (finished, 894, 894)
+    assert counts == (finished, 424, 424)
     assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
