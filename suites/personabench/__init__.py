@@ -256,11 +256,11 @@ class PersonaBenchSuite:
         import json
         import os
 
-        from suites.personabench.env import MINILM, _dense_index
-        from suites.personabench.minilm import minilm_available
+        from suites.personabench.weights import minilm_available
 
-        if _options(options).retriever != MINILM or not minilm_available():
+        if _options(options).retriever != "all-MiniLM-L6-v2" or not minilm_available():
             return
+        from suites.personabench.env import _dense_index
         keys = sorted(
             {
                 (
@@ -333,7 +333,7 @@ class PersonaBenchSuite:
     def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
         """The BM25 fallback, when a model under test would retrieve with BM25 because the
         ``minilm`` extra is missing (figures not comparable with upstream's MiniLM rows)."""
-        from suites.personabench.minilm import INSTALL_HINT, minilm_available
+        from suites.personabench.weights import INSTALL_HINT, minilm_available
 
         opts = _options(options)
         if opts.retriever in (None, "all-MiniLM-L6-v2") and not minilm_available() and tasks:

