@@ -236,12 +236,13 @@ def test_results_csv_of_the_examples_has_upstreams_columns_and_value_formats(tmp
     assert shown.returncode == 0 and shown.stdout == raw
 
 
-def _inventory_servers() -> list[int]:
+def _processes_with(marker: str) -> list[int]:
+    """The live processes whose environment holds ``marker``."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                if TOKEN.encode() in Path(f"/proc/{entry}/environ").read_bytes():
+                if marker.encode() in Path(f"/proc/{entry}/environ").read_bytes():
                     found.append(int(entry))
             except OSError:
                 continue
@@ -249,7 +250,14 @@ def _inventory_servers() -> list[int]:
 
 
 def test_the_example_with_a_local_stdio_mcp_server_runs_and_keeps_its_credentials_out(tmp_path):
-    run = _run(tmp_path, "egi/oracle", "--egi-opt", f"eigent.dirs={EXAMPLES}", "-k", "examples.5")
+    # a copy of the examples whose env_file also carries a marker of this test alone, so a run of
+    # the same example on another xdist worker at the same time is not taken for a leftover server
+    examples = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, examples)
+    marker = f"EGI_TEST_RUN=eigent-mcp-{os.getpid()}-{tmp_path.name}"
+    env_file = examples / "mcp" / "inventory.env"
+    env_file.write_text(env_file.read_text() + marker + "\n")
+    run = _run(tmp_path, "egi/oracle", "--egi-opt", f"eigent.dirs={examples}", "-k", "examples.5")
     (rec,) = load_records(run.run_dir)
     assert (rec["task_id"], rec["status"], rec["values"]["milestones_completed"]) == (
         "examples.5",
@@ -263,7 +271,8 @@ def test_the_example_with_a_local_stdio_mcp_server_runs_and_keeps_its_credential
     for path in run.run_dir.rglob("*"):
         if path.is_file():
             assert TOKEN not in path.read_text(encoding="utf-8", errors="replace"), path
-    assert _inventory_servers() == []  # stopped at session end
+            assert marker not in path.read_text(encoding="utf-8", errors="replace"), path
+    assert _processes_with(marker) == []  # stopped at session end
 
 
 def test_a_dataset_asking_for_a_server_we_cannot_start_is_skipped_with_the_reason(tmp_path):
