@@ -18,8 +18,8 @@ the same run):
   with ``--egi-model egi/oracle``, against ``--collect-only`` of one bare test (wall and CPU,
   median of ``--repeat``), three ways: without the task cache (``--egi-no-cache``), with a
   cold one (a fresh ``--egi-cache`` folder: the tasks are loaded and stored) and a warm one
-  (the same folder again: the tasks are read back, ``pytest_egi/taskcache.py``);
-- ``pytest_egi.aggregate.aggregate`` over 100,000 synthetic records of the throwaway suite
+  (the same folder again: the tasks are read back, ``pytest_egi/cache/taskcache.py``);
+- ``pytest_egi.scoring.aggregate.aggregate`` over 100,000 synthetic records of the throwaway suite
   (bootstrap off), in this process;
 - the bootstrap's share of a 5,000-item run: the time ``aggregate`` spends in its 1,000
   bootstrap resamples of that run's 5,000 records (least of ``--repeat`` tries), over the
@@ -335,13 +335,13 @@ def synthetic_records(n: int) -> list[dict]:
 
 
 def aggregate_s(folder: Path, n: int, resamples: int, columns: bool = True) -> float:
-    """Seconds ``pytest_egi.aggregate.aggregate`` takes over ``n`` synthetic records; with
+    """Seconds ``pytest_egi.scoring.aggregate.aggregate`` takes over ``n`` synthetic records; with
     ``columns`` False, as if the throwaway suite had no ``summary_columns`` hook."""
     sys.path[:0] = [str(ROOT), str(folder)]
     from costsuites.noop import NoopSuite
 
-    from pytest_egi.aggregate import aggregate
-    from pytest_egi.config import apply_floors, apply_weights, load_routing
+    from pytest_egi.scoring.aggregate import aggregate
+    from pytest_egi.scoring.config import apply_floors, apply_weights, load_routing
 
     routing, _ = load_routing(folder / "routing.yaml")
     weights, floors = apply_weights(routing, {}), apply_floors(routing, {})

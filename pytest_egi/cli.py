@@ -19,8 +19,12 @@ from typing import Any
 
 import pytest
 
-from pytest_egi.aggregate import aggregate_run
-from pytest_egi.config import (
+from pytest_egi.records import RunDir, load_records
+from pytest_egi.report.files import write_run
+from pytest_egi.report.terminal import summary_lines
+from pytest_egi.run.state import RunSettings
+from pytest_egi.scoring.aggregate import aggregate_run
+from pytest_egi.scoring.config import (
     RoutingConfig,
     apply_floors,
     apply_weights,
@@ -28,18 +32,14 @@ from pytest_egi.config import (
     load_routing,
     parse_bucket_values,
 )
-from pytest_egi.records import RunDir, load_records
-from pytest_egi.report.files import write_run
-from pytest_egi.report.terminal import summary_lines
-from pytest_egi.state import RunSettings
-from pytest_egi.suite import Task, load_suite
-from pytest_egi.verdict import (
+from pytest_egi.scoring.verdict import (
     Verdict,
     describe_selection,
     judge_gate,
     stored_run_stopped,
     verdict_from_egi,
 )
+from pytest_egi.suite import Task, load_suite
 
 __all__ = ["main"]
 
@@ -65,7 +65,7 @@ def _latest_run(reports: Path) -> Path:
 def _run_time(run: Path) -> tuple[float, float, str]:
     """(when the run was last updated or started, seconds since the epoch; its egi.json's
     mtime; its name): the sort key of :func:`_latest_run`."""
-    from pytest_egi.runlog import MANIFEST_FILE
+    from pytest_egi.run.runlog import MANIFEST_FILE
 
     mtime = (run / "egi.json").stat().st_mtime
     try:
@@ -181,7 +181,7 @@ def rescore_reasons(settings: RunSettings, agg: Any, verdict: Verdict) -> list[s
 
 def _check_routing_against_suites(settings: RunSettings, records: list[dict[str, Any]]) -> None:
     """Refuse a route naming a sub-metric a suite of the run never produces, as pytest does
-    (``pytest_egi.config.check_routes_produced``): it would silently change the score.
+    (``pytest_egi.scoring.config.check_routes_produced``): it would silently change the score.
 
     Raises:
         CliError: ``invalid routing file <path>: routes[<i>] (<suite>/<name>): ...``.
@@ -210,7 +210,7 @@ def rescore_records(
     Raises:
         CliError: a raw trajectory file is missing or unreadable (names the file).
     """
-    from pytest_egi.recorder import trajectory_fields
+    from pytest_egi.run.recorder import trajectory_fields
 
     out = []
     options_cache: dict[str, Any] = {}
@@ -420,7 +420,7 @@ def _shard_dirs(paths: list[Path]) -> list[Path]:
     Raises:
         CliError: a path is neither (names it and says what to pass).
     """
-    from pytest_egi.runlog import MANIFEST_FILE
+    from pytest_egi.run.runlog import MANIFEST_FILE
 
     found: list[Path] = []
     for path in paths:
@@ -456,7 +456,7 @@ def merge_shards(
             selection or suite version (every message names the shard and the fix). A shard
             dealt no item is complete with an empty plan and no record.
     """
-    from pytest_egi.runlog import (
+    from pytest_egi.run.runlog import (
         RunLogError,
         manifest_differences,
         read_manifest,
@@ -565,8 +565,8 @@ def _link_or_copy(src: Path, dst: Path) -> None:
 
 
 def _cmd_merge(args: argparse.Namespace) -> int:
-    from pytest_egi.checks import merge_data_warnings
-    from pytest_egi.runlog import now_text, read_manifest, write_manifest
+    from pytest_egi.collect.checks import merge_data_warnings
+    from pytest_egi.run.runlog import now_text, read_manifest, write_manifest
 
     out, sourced, shard_dirs, egis = merge_shards(
         [Path(p) for p in args.merge], Path(args.out) if args.out else None
@@ -589,7 +589,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
                        rootdir=Path(egi["config"].get("rootdir") or os.getcwd()))
     _importable_suites(egi, records)
     agg = aggregate_run(records, settings)
-    from pytest_egi.verdict import judge_run
+    from pytest_egi.scoring.verdict import judge_run
 
     verdict = judge_run(
         error_rate=agg.error_rate, max_error_rate=settings.max_error_rate, items_ran=len(records),

@@ -197,7 +197,7 @@ def params_text(params: dict[str, Any]) -> str:
 
 def _check_suites(rep: _Report, suites_dir: Path, routing: Path,
                   found: dict[str, Any] | None = None) -> None:
-    from pytest_egi.config import load_routing
+    from pytest_egi.scoring.config import load_routing
     from pytest_egi.suite import load_suite
 
     try:

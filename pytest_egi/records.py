@@ -480,7 +480,7 @@ def write_collected(directory: Path, items: dict[str, dict[str, Any]], deselecte
     """Record which EGI items a worker collected, for the controller (which collects nothing).
 
     Args:
-        directory: the session's shared directory (``pytest_egi.shared``).
+        directory: the session's shared directory (``pytest_egi.cache.shared``).
         items: node id -> ``{"record": base record, "raw": trajectory path relative to the
             run directory}``; the controller turns the base record into an error record
             when the worker running that item crashes.

@@ -89,7 +89,7 @@ class TaskLoadError(Exception):
     Attributes:
         hint: the message from its last ``fix:`` (any case) to the end, when it has one: the
             one-line failure reason is cut around it, never through it
-            (:func:`pytest_egi.recorder.shorten`), so a long file path costs the middle of
+            (:func:`pytest_egi.run.recorder.shorten`), so a long file path costs the middle of
             the message, not the suite's fix.
     """
 
@@ -139,7 +139,7 @@ class Task(BaseModel):
     """
 
     # validators built on the first Task made in the process: a warm collection makes none
-    # (pytest_egi.taskcache.LoadedTasks), and unpickling one needs none
+    # (pytest_egi.cache.taskcache.LoadedTasks), and unpickling one needs none
     model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: str = Field(pattern=TASK_ID_PATTERN)
@@ -531,7 +531,7 @@ class Suite(Protocol):
 
         Called where the tasks are loaded (every process that collects them); the result is
         shown as a data warning in the terminal summary, egi.json (``data_warnings``) and
-        report.html. Implement it with :func:`pytest_egi.checks.constant_answer_warnings`,
+        report.html. Implement it with :func:`pytest_egi.collect.checks.constant_answer_warnings`,
         giving each task's gold answers and the suite's own per-task score; exempt (and
         document) a category whose gold is constant by design.
 
@@ -557,7 +557,7 @@ class Suite(Protocol):
         Called in each process that runs items (the serial session, or each xdist worker),
         outside every item's pytest-timeout budget, so a slow build never times an item out
         and never leaves a module half imported. Cache what it builds (per process, or with
-        :func:`pytest_egi.shared.build_once` across workers); the items then find it ready.
+        :func:`pytest_egi.cache.shared.build_once` across workers); the items then find it ready.
         ``tasks`` holds only runnable tasks (no ``cannot_run``, no ``load_error``).
 
         Raises:

@@ -9,8 +9,8 @@ from collections import defaultdict
 
 import pytest
 
-from pytest_egi.config import BUCKETS, RoutingConfig
-from pytest_egi.scoring import _RandrangeStream, bootstrap_egi, compute_egi
+from pytest_egi.scoring.config import BUCKETS, RoutingConfig
+from pytest_egi.scoring.egi import _RandrangeStream, bootstrap_egi, compute_egi
 from pytest_egi.suite import SummaryColumns
 
 WEIGHTS = {"M1": 0.28, "M2": 0.22, "M3": 0.16, "M4": 0.14, "M5": 0.14, "M6": 0.06}
@@ -334,8 +334,8 @@ def test_per_resample_figures_are_compute_egis(seed):
     float for float, on the repository's routing with random, missing, None and NaN values."""
     from pathlib import Path
 
-    from pytest_egi.config import apply_floors, apply_weights, load_routing
-    from pytest_egi.scoring import _egi_figures, _routes_by_bucket
+    from pytest_egi.scoring.config import apply_floors, apply_weights, load_routing
+    from pytest_egi.scoring.egi import _egi_figures, _routes_by_bucket
 
     routing, _ = load_routing(Path(__file__).resolve().parents[1] / "routing.yaml")
     rng = random.Random(seed)

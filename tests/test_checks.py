@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_egi.checks import constant_answer_warnings, merge_data_warnings
+from pytest_egi.collect.checks import constant_answer_warnings, merge_data_warnings
 from pytest_egi.suite import SuiteProfile, Task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,7 +88,7 @@ def test_shipped_quick_profiles_have_no_degenerate_category():
     herb_tasks = HERB.load_tasks(SuiteProfile(seed=42, answerable=40, unanswerable=40), HerbOptions())
     assert HERB.constant_answer_check(herb_tasks, HerbOptions()) == {}
     # without the exemption the abstention would be flagged on every run
-    from pytest_egi.checks import constant_answer_warnings as check
+    from pytest_egi.collect.checks import constant_answer_warnings as check
 
     unans = [t for t in herb_tasks if t.category == "unanswerable"]
     abstain = {"answer": "I don't know.", "answerable": False}

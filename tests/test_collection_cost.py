@@ -1,5 +1,5 @@
 """What a warm collection does not do (README "Performance"): it builds no Task object (the
-tasks stay one pickle until an item needs them, ``pytest_egi.taskcache.LoadedTasks``), runs
+tasks stay one pickle until an item needs them, ``pytest_egi.cache.taskcache.LoadedTasks``), runs
 no suite data check (their results are cached beside the tasks), parses no routing file
 (its parsed YAML is cached too), and imports none of the heavy modules a run may need.
 Each cache is rebuilt when what it depends on changes."""
@@ -18,10 +18,10 @@ import pytest
 # pytester's in-process runs drop the modules first imported in them, but the plugin keeps its
 # suite objects: their Task class must stay the importable one for pickling
 import pytest_egi.suite  # noqa: F401
-from pytest_egi import config as egi_config
-from pytest_egi.state import SETTINGS_KEY, Case
+from pytest_egi.cache.taskcache import LoadedTasks
+from pytest_egi.run.state import SETTINGS_KEY, Case
+from pytest_egi.scoring import config as egi_config
 from pytest_egi.suite import Task
-from pytest_egi.taskcache import LoadedTasks
 from tests.toy_project import ROUTING, SUITE_INIT, make_toy_project
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_egi.config import (
+from pytest_egi.scoring.config import (
     apply_floors,
     apply_weights,
     load_routing,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_egi.runlog import JOURNAL_FILE, Journal, read_journal
+from pytest_egi.run.runlog import JOURNAL_FILE, Journal, read_journal
 
 # Loaded with ``-p memprobe`` in the session under test. After every item (once the
 # controller journaled it), it notes what the controller holds: records pending (reported,
@@ -24,7 +24,7 @@ import os
 
 import pytest
 
-from pytest_egi.state import ITEM_KEY, SESSION_KEY
+from pytest_egi.run.state import ITEM_KEY, SESSION_KEY
 
 _config = None
 _seen = {"pending_max": 0, "early_kept": [], "finished": 0, "trajectories_received": 0}
@@ -252,8 +252,8 @@ import sys
 
 import pytest
 
-import pytest_egi.aggregate as aggregate_module
-import pytest_egi.session as session_module
+import pytest_egi.scoring.aggregate as aggregate_module
+import pytest_egi.report.session as session_module
 
 _seen = {}
 _read = session_module.EgiSession._records

@@ -13,9 +13,10 @@ ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("pydantic", "litellm", "jinja2", "rich", "yaml", "sqlite3", "filelock", "numpy", "httpx",
          "mcp", "mcp_types", "anyio")
 """Third-party (and sqlite3) modules an unrelated pytest run must not pay for."""
-EGI_HEAVY = ("pytest_egi.config", "pytest_egi.suite", "pytest_egi.recorder", "pytest_egi.session",
-             "pytest_egi.aggregate", "pytest_egi.report", "pytest_egi.models.settings",
-             "pytest_egi.models.cache", "pytest_egi.models.litellm_client", "pytest_egi.judges",
+EGI_HEAVY = ("pytest_egi.scoring.config", "pytest_egi.suite", "pytest_egi.run.recorder",
+             "pytest_egi.report.session", "pytest_egi.scoring.aggregate", "pytest_egi.report",
+             "pytest_egi.models.settings", "pytest_egi.models.cache", "pytest_egi.models.litellm_client",
+             "pytest_egi.judges",
              "pytest_egi.mcp")  # fmt: skip
 """The plugin's own modules that belong to a configured run only."""
 

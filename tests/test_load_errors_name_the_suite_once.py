@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_egi.plugin import _data_error
+from pytest_egi.run.settings import data_error as _data_error
 from pytest_egi.suite import SuiteProfile
 
 REPO = Path(__file__).resolve().parents[1]

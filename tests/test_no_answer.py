@@ -17,7 +17,6 @@ from pytest_egi.agents.loops import (
     run_tool_loop,
 )
 from pytest_egi.agents.tools import Tool, Toolkit
-from pytest_egi.aggregate import no_answer_figures
 from pytest_egi.models.base import (
     ContextWindowExceeded,
     ModelResponse,
@@ -25,7 +24,8 @@ from pytest_egi.models.base import (
     assistant_message,
     tool_call,
 )
-from pytest_egi.recorder import trajectory_fields
+from pytest_egi.run.recorder import trajectory_fields
+from pytest_egi.scoring.aggregate import no_answer_figures
 
 OVERFLOW = "This model's maximum context length is 8192 tokens; your messages resulted in 9120 tokens"
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_egi.session import CRASH_TEXT
+from pytest_egi.report.session import CRASH_TEXT
 from tests.helpers.execnet_servers import group_alive, socket_servers
 from tests.helpers.openai_server import OpenAIServer
 from tests.models.test_e2e_provider import MODEL, toy_agent

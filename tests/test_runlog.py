@@ -1,4 +1,4 @@
-"""pytest_egi.runlog on its own: shard parsing and selection, the journal, the manifest check."""
+"""pytest_egi.run.runlog on its own: shard parsing and selection, the journal, the manifest check."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from collections import Counter
 
 import pytest
 
-from pytest_egi.runlog import (
+from pytest_egi.options import parse_shard
+from pytest_egi.run.runlog import (
     JOURNAL_FILE,
     Journal,
     RunLogError,
     complete_records,
     manifest_differences,
-    parse_shard,
     read_journal,
     read_manifest,
     run_records,

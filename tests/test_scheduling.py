@@ -1,4 +1,4 @@
-"""Suite-affine xdist scheduling (``pytest_egi.scheduling``): each suite's items go to as few
+"""Suite-affine xdist scheduling (``pytest_egi.collect.scheduling``): each suite's items go to as few
 workers as the load allows, so a worker builds only the worlds of its own suites."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_egi.scheduling import (
+from pytest_egi.collect.scheduling import (
     DURATIONS_FILE,
     SuiteAffineScheduling,
     read_durations,

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from pytest_egi.config import Route, RoutingConfig
-from pytest_egi.scoring import compute_egi, pass_hat_k, transform
+from pytest_egi.scoring.config import Route, RoutingConfig
+from pytest_egi.scoring.egi import compute_egi, pass_hat_k, transform
 
 WEIGHTS = {"M1": 0.28, "M2": 0.22, "M3": 0.16, "M4": 0.14, "M5": 0.14, "M6": 0.06}
 
@@ -122,7 +122,7 @@ def test_a_run_stopped_early_names_not_reached_first_for_a_sub_metric_with_no_sc
 
 
 def _verdict(**facts):
-    from pytest_egi.verdict import judge_run
+    from pytest_egi.scoring.verdict import judge_run
 
     base = {"error_rate": 0.0, "max_error_rate": 0.05, "items_ran": 424, "items_collected": 424,
             "stop_reason": None}
@@ -146,9 +146,9 @@ def _verdict(**facts):
      "interrupted after 1 of 424 items; continue it with --egi-resume reports/R"),
 ])
 def test_the_gate_is_not_judged_on_a_shard_or_a_flagged_run(facts, shard, reason):
-    from pytest_egi.aggregate import Aggregate
     from pytest_egi.report.terminal import gate_line
-    from pytest_egi.verdict import gate_not_judged_reason, judge_gate
+    from pytest_egi.scoring.aggregate import Aggregate
+    from pytest_egi.scoring.verdict import gate_not_judged_reason, judge_gate
 
     verdict = _verdict(**facts)
     assert gate_not_judged_reason(verdict, shard=shard, run_dir="reports/R") == reason
@@ -189,7 +189,7 @@ def test_pass_hat_k_hand_computed():
 
 
 def test_undefined_notes_come_from_null_floor_none_entries():
-    from pytest_egi.aggregate import undefined_notes
+    from pytest_egi.scoring.aggregate import undefined_notes
 
     suite = type(
         "S",
@@ -225,8 +225,8 @@ def test_egi_is_set_only_when_all_six_buckets_are_measured():
 
 
 def test_the_headline_labels_the_partial_figure_and_its_interval():
-    from pytest_egi.aggregate import Aggregate
     from pytest_egi.report.terminal import egi_headline
+    from pytest_egi.scoring.aggregate import Aggregate
 
     routes = [{"suite": "a", "sub_metric": b, "bucket": b, "transform": "percent"} for b in WEIGHTS]
     result = compute_egi({"a": {"M1": 80.0, "M4": 60.0}}, _routing(routes), weights=WEIGHTS, floors={})

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
-from pytest_egi.session import CRASH_TEXT
+from pytest_egi.report.session import CRASH_TEXT
 
 REPO = Path(__file__).resolve().parents[1]
 NODE = "toysuites/toy/test_toy.py::test_task"

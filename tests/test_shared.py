@@ -1,4 +1,4 @@
-"""pytest_egi.shared: one build per session, shared across processes through a directory."""
+"""pytest_egi.cache.shared: one build per session, shared across processes through a directory."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from pytest_egi import shared
-from pytest_egi.shared import build_once, canonical_key
+from pytest_egi.cache import shared
+from pytest_egi.cache.shared import build_once, canonical_key
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,7 +56,7 @@ def _pickles(directory: Path) -> list[Path]:
 WORKER = textwrap.dedent(
     """
     import os, sys, time
-    from pytest_egi import shared
+    from pytest_egi.cache import shared
 
     directory, count_file = sys.argv[1], sys.argv[2]
     shared.configure(directory)

@@ -1,4 +1,4 @@
-"""The cross-run task cache (pytest_egi/taskcache.py): a warm collection does not call the
+"""The cross-run task cache (pytest_egi/cache/taskcache.py): a warm collection does not call the
 suite's ``load_tasks``; a change to anything in the key rebuilds; a corrupt entry is rebuilt
 silently; ``--egi-no-cache`` neither reads nor writes it."""
 
@@ -13,7 +13,7 @@ import pytest
 # pytester's in-process runs drop the modules first imported in them, but the plugin keeps its
 # suite objects: their Task class must stay the importable one for pickling
 import pytest_egi.suite  # noqa: F401
-from pytest_egi import taskcache
+from pytest_egi.cache import taskcache
 from tests.toy_project import SUITE_INIT, make_toy_project
 
 # The toy suite (tests/toy_project.py) with a path option, in its own package so the plugin's
@@ -234,8 +234,8 @@ def test_source_paths_of_a_shipped_suite():
 
 
 def test_released_tasks_keep_their_ids_and_refuse_to_be_read():
+    from pytest_egi.cache.taskcache import LoadedTasks
     from pytest_egi.suite import Task
-    from pytest_egi.taskcache import LoadedTasks
 
     tasks = LoadedTasks([Task(id=f"t{i}", category="c", data={"i": i}) for i in range(3)])
     again = pickle.loads(pickle.dumps(tasks))  # as a worker or the task cache holds them
@@ -249,8 +249,8 @@ def test_released_tasks_keep_their_ids_and_refuse_to_be_read():
 
 
 def test_tasks_that_share_nothing_are_held_as_one_pickle_each():
+    from pytest_egi.cache.taskcache import LoadedTasks, _tasks_share_objects
     from pytest_egi.suite import Task
-    from pytest_egi.taskcache import LoadedTasks, _tasks_share_objects
 
     made = [Task(id=f"t{i}", category="c", data={"i": i, "tags": ["x"]}) for i in range(4)]
     assert not _tasks_share_objects(made)
@@ -270,8 +270,8 @@ def test_tasks_that_share_nothing_are_held_as_one_pickle_each():
 
 
 def test_tasks_that_share_an_object_are_held_as_one_pickle_of_the_list():
+    from pytest_egi.cache.taskcache import LoadedTasks, _tasks_share_objects
     from pytest_egi.suite import Task
-    from pytest_egi.taskcache import LoadedTasks, _tasks_share_objects
 
     world = {"orders": [1, 2]}
     made = [Task(id=f"t{i}", category="c", data={"i": i, "world": world}) for i in range(3)]
@@ -283,8 +283,8 @@ def test_tasks_that_share_an_object_are_held_as_one_pickle_of_the_list():
 
 
 def test_tasks_that_cannot_be_pickled_stay_the_objects_load_tasks_returned():
+    from pytest_egi.cache.taskcache import LoadedTasks
     from pytest_egi.suite import Task
-    from pytest_egi.taskcache import LoadedTasks
 
     made = [Task(id=f"t{i}", category="c", data={"check": (lambda i=i: i)}) for i in range(2)]
     tasks = LoadedTasks(made)

@@ -64,7 +64,7 @@ class ToySuite:
 
     def load_tasks(self, profile, options):
         if os.environ.get("TOY_LOAD_LOG"):  # one line per call: pid and shared build directory
-            from pytest_egi.shared import shared_dir
+            from pytest_egi.cache.shared import shared_dir
             with open(os.environ["TOY_LOAD_LOG"], "a") as fh:
                 fh.write(f"{os.getpid()} {shared_dir()}\\n")
         tasks = []

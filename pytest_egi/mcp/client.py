@@ -17,7 +17,7 @@ Lifetime (DESIGN §9.4, "real parts"):
   the SDK's shutdown sequence: close the server's stdin, wait 2 s, SIGTERM the process
   group, SIGKILL after 2 s more. A server whose parent dies sees EOF on stdin and exits.
 - Stopping never blocks for long, whatever state a server or the event loop is in. A start
-  cut short by a ``KeyboardInterrupt`` (a second Ctrl-C or SIGTERM, ``pytest_egi.interrupt``)
+  cut short by a ``KeyboardInterrupt`` (a second Ctrl-C or SIGTERM, ``pytest_egi.run.interrupt``)
   leaves a half-started server that :func:`close_all` stops like a running one; a stop that
   has not finished within :data:`_STOP_S` is cancelled, and its process group killed; the
   event loop's remaining tasks are cancelled, and a loop that does not end within

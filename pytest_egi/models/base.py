@@ -96,7 +96,7 @@ class ProviderError(Exception):
         hint: the part of the message that says how to fix it (``(to stop sending
             temperature, pass --egi-model-params temperature=null)``), or None; a failure
             line shortened for the record keeps it whole
-            (:func:`pytest_egi.recorder.shorten`).
+            (:func:`pytest_egi.run.recorder.shorten`).
     """
 
     def __init__(self, message: str = "", kind: str | None = None, hint: str | None = None) -> None:

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_egi.aggregate import Aggregate
 from pytest_egi.doctor import installed_version
 from pytest_egi.models.usage import summarize_usage
 from pytest_egi.records import (
@@ -24,7 +23,8 @@ from pytest_egi.records import (
     write_json,
 )
 from pytest_egi.report.terminal import egi_headline
-from pytest_egi.verdict import Verdict, judge_run
+from pytest_egi.scoring.aggregate import Aggregate
+from pytest_egi.scoring.verdict import Verdict, judge_run
 
 __all__ = [
     "RecordLines", "RecordsDigest", "build_egi_json", "write_record_files", "write_report_files", "write_run"
@@ -61,7 +61,7 @@ def build_egi_json(
 ) -> dict[str, Any]:
     """The content of egi.json (DESIGN §7) from the records' ``digest`` and ``agg``;
     ``session_info`` = exit status, its reasons and the item counts; ``verdict``
-    (:mod:`pytest_egi.verdict`) labels the EGI. Without one, the run is judged on its error
+    (:mod:`pytest_egi.scoring.verdict`) labels the EGI. Without one, the run is judged on its error
     rate and selection alone."""
     items = digest.items
     res = agg.result

@@ -6,10 +6,10 @@ import io
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from pytest_egi.aggregate import Aggregate
-from pytest_egi.config import BUCKETS, describe_weights
 from pytest_egi.models.usage import format_usage_lines, summarize_usage
-from pytest_egi.verdict import Verdict
+from pytest_egi.scoring.aggregate import Aggregate
+from pytest_egi.scoring.config import BUCKETS, describe_weights
+from pytest_egi.scoring.verdict import Verdict
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -34,7 +34,7 @@ def egi_headline(agg: Aggregate, verdict: Verdict | None = None) -> str:
     ``partial_value``; ``egi.value`` is null); ``EGI (subset: -k "alpha") 93.0  — over the
     selected items only``; ``EGI INTERRUPTED: 2 of 6 items ran (stopping after 1 failures) —
     the figure over the items that ran (93.0) is not a score``; ``EGI INVALID: errored items
-    60.0% above --egi-max-error-rate 5.0% — ...``. See :mod:`pytest_egi.verdict`.
+    60.0% above --egi-max-error-rate 5.0% — ...``. See :mod:`pytest_egi.scoring.verdict`.
     """
     res = agg.result
     figure_value = res.figure
@@ -65,7 +65,7 @@ def egi_headline(agg: Aggregate, verdict: Verdict | None = None) -> str:
 def gate_line(agg: Aggregate) -> str:
     """One line, the gate's outcome and why: ``release gate: READY (...)``, ``release gate: NOT
     READY — M5 61.0 below floor 70; M2 not measured (floor 70)``, or ``release gate: NOT JUDGED
-    — <reason>`` (:class:`pytest_egi.scoring.GateResult`, ``not_judged_reason``)."""
+    — <reason>`` (:class:`pytest_egi.scoring.egi.GateResult`, ``not_judged_reason``)."""
     gate = agg.result.gate
     if not gate.judged:
         return f"release gate: NOT JUDGED — {gate.not_judged_reason}"
@@ -101,7 +101,7 @@ def routes_counted(res: Any) -> dict[str, int]:
     out) is in neither, so a run without that suite reads ``8/8``, not ``8/10``.
 
     Args:
-        res: the run's :class:`~pytest_egi.scoring.EgiResult`.
+        res: the run's :class:`~pytest_egi.scoring.egi.EgiResult`.
     """
     counted = {b: len(res.buckets[b].contributors) for b in BUCKETS}
     for miss in res.missing:
@@ -118,7 +118,7 @@ def summary_lines(
     usage: dict[str, Any] | None = None,
 ) -> list[str]:
     """The whole terminal summary as lines of plain text; the first line is the EGI
-    headline, labelled by ``verdict`` (:mod:`pytest_egi.verdict`). The usage lines come from
+    headline, labelled by ``verdict`` (:mod:`pytest_egi.scoring.verdict`). The usage lines come from
     ``usage`` (:func:`~pytest_egi.models.usage.summarize_usage` of the run's records) when
     given, else from ``records``."""
     from rich.table import Table

@@ -320,10 +320,10 @@ class CrmArenaSuite:
 
     def constant_answer_check(self, tasks: list[Task], options: CrmArenaOptions) -> dict[str, str]:
         """Categories where one constant answer scores reward 1 on every task (see
-        :func:`pytest_egi.checks.constant_answer_warnings`): each task's gold, as the prompt asks
+        :func:`pytest_egi.collect.checks.constant_answer_warnings`): each task's gold, as the prompt asks
         for it (comma-separated ids, ``None``; the reference text for KQA), tried on every task
         of its category with `score`'s rule (``scorer.score_answer``)."""
-        from pytest_egi.checks import constant_answer_warnings
+        from pytest_egi.collect.checks import constant_answer_warnings
         from suites.crmarena.agent import format_answer
         from suites.crmarena.scorer import score_answer
 

@@ -72,7 +72,7 @@ def choose_client(task: Any, client: Any, item: Any = None) -> tuple[Any, dict[s
         )
     switched = _CORES[key].for_trial(client.trial, client.namespace)
     if item is not None:
-        from pytest_egi.state import item_state
+        from pytest_egi.run.state import item_state
 
         item_state(item).client = switched
     return switched, decision

@@ -295,10 +295,10 @@ class HerbSuite:
         Each task's gold is submitted as the reference agent would (entities as a structured
         ``submit``, the reference text for content) to every task of its category and scored
         with `score` (F1 = 1, or content 100); see
-        :func:`pytest_egi.checks.constant_answer_warnings`. ``unanswerable`` is exempt
+        :func:`pytest_egi.collect.checks.constant_answer_warnings`. ``unanswerable`` is exempt
         (`constant_by_design`).
         """
-        from pytest_egi.checks import constant_answer_warnings
+        from pytest_egi.collect.checks import constant_answer_warnings
 
         def answers(task: Task) -> list[Any]:
             gold = task.data.get("ground_truth")

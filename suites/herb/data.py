@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
-from pytest_egi.shared import build_once
+from pytest_egi.cache.shared import build_once
 
 __all__ = [
     "ANSWER_TYPES",
@@ -511,7 +511,7 @@ def get_world(spec: dict[str, Any]) -> World:
     """The world for ``spec`` (see :func:`world_spec`), built once per process and cached.
 
     Under pytest-xdist one worker per session builds it and the others unpickle it
-    (:func:`pytest_egi.shared.build_once`, keyed by ``spec`` and the suite version).
+    (:func:`pytest_egi.cache.shared.build_once`, keyed by ``spec`` and the suite version).
 
     Raises:
         ValueError: a bad corpus (see :func:`load_corpus`).

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_egi.agents.tools import Tool, ToolError, Toolkit
-from pytest_egi.shared import build_once
+from pytest_egi.cache.shared import build_once
 from suites._common.bm25 import import_bm25s
 from suites.herb.data import World, get_world, release_worlds, suite_version
 
@@ -516,7 +516,7 @@ def get_env(spec: dict[str, Any], options: Any) -> HerbEnv:
     """The environment for world ``spec`` under ``options``, built once per process.
 
     Under pytest-xdist one worker per session builds it (index and look-up tables) and the
-    others unpickle it (:func:`pytest_egi.shared.build_once`), unless ``dense_encoder`` names
+    others unpickle it (:func:`pytest_egi.cache.shared.build_once`), unless ``dense_encoder`` names
     a plug-in: then each process builds its own.
     """
     return _cached_env(json.dumps(spec, sort_keys=True), options.retriever,

@@ -13,7 +13,7 @@ raw question as the query, the top ``k`` = 5 chunks. Retrievers:
   more gold items than ``k`` is an error, as upstream.
 
 Indexes are built once per process (and shared across xdist workers with
-:func:`pytest_egi.shared.build_once`).
+:func:`pytest_egi.cache.shared.build_once`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import json
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from pytest_egi.shared import build_once
+from pytest_egi.cache.shared import build_once
 from suites.personabench.data import person_chunks
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ Also reported (diagnostics):
   to see option ids and ask to learn preferences; a blind guess of every best id in the first
   turns would score more, which no agent can plan for.
 - ``pass_hat_k`` and ``pass_hat_k_k``: a true pass^k (tau-bench: mean over tasks of
-  C(c, k) / C(n, k), :func:`pytest_egi.scoring.pass_hat_k`) of the item's success rule (every
+  C(c, k) / C(n, k), :func:`pytest_egi.scoring.egi.pass_hat_k`) of the item's success rule (every
   aspect's best option recommended) over the trials of each task (``--egi-trials``), and the
   k used: the profile's ``pass_k`` when above 1, else the trials each task ran (routing.yaml's
   ``pass_k: 1``, upstream README's setting, leaves k to ``--egi-trials``); None when no task
@@ -154,11 +154,11 @@ def pass_hat_k_by_task(records: list[dict[str, Any]], k: int | None = None) -> t
             one task ran (``--egi-trials``).
 
     Returns:
-        ``(pass^k, k)``: :func:`pytest_egi.scoring.pass_hat_k` (mean over tasks of
+        ``(pass^k, k)``: :func:`pytest_egi.scoring.egi.pass_hat_k` (mean over tasks of
         C(c, k) / C(n, k)) of the success of each task's trials; tasks with fewer than k
         scored trials are left out, None when none has k.
     """
-    from pytest_egi.scoring import pass_hat_k
+    from pytest_egi.scoring.egi import pass_hat_k
 
     outcomes: dict[str, list[bool]] = {}
     for rec in records:

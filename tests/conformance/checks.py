@@ -71,8 +71,8 @@ from typing import Any
 
 import yaml
 
-from pytest_egi.config import Route, RoutingConfig
-from pytest_egi.scoring import transform
+from pytest_egi.scoring.config import Route, RoutingConfig
+from pytest_egi.scoring.egi import transform
 
 ROOT = Path(__file__).resolve().parents[2]
 """The repository (its ``suites/`` folder and ``routing.yaml``)."""
@@ -316,7 +316,7 @@ def resample_tasks(records: list[dict[str, Any]], rng: Any,
     """One bootstrap-like resample of ``records``: as many tasks as there are, drawn with
     replacement (within each category when ``stratified``, else over all tasks, so a category
     can be left out), all trials of a task together, each repeat of a task under a task id of
-    its own (``<id>#<k>``), as :func:`pytest_egi.scoring.bootstrap_egi` presents them.
+    its own (``<id>#<k>``), as :func:`pytest_egi.scoring.egi.bootstrap_egi` presents them.
 
     Returns:
         The drawn records, and the index in ``records`` of each.

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_egi.config import RoutingConfig, load_routing
 from pytest_egi.records import load_records
+from pytest_egi.scoring.config import RoutingConfig, load_routing
 from tests.conformance.capture import Unpicklable
 from tests.conformance.checks import (
     DIST_POLICY,
@@ -432,7 +432,7 @@ def test_check_malformed_scored_flags_errors_passes_reasonless_failures_and_unse
 
 
 def test_summarize_keys_matching_a_diagnostic_pattern_are_declared_diagnostics():
-    from pytest_egi.config import Route
+    from pytest_egi.scoring.config import Route
 
     routes = [Route(suite="opt", sub_metric="rate", bucket="M1", transform="fraction")]
     patterned = type("S", (), {"name": "opt", "sub_metrics": frozenset({"rate"}), "diagnostics": frozenset(),

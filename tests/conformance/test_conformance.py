@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from pytest_egi.config import apply_floors, apply_weights, load_routing
 from pytest_egi.records import load_records
-from pytest_egi.scoring import bootstrap_egi
+from pytest_egi.scoring.config import apply_floors, apply_weights, load_routing
+from pytest_egi.scoring.egi import bootstrap_egi
 from pytest_egi.suite import load_suite
 from tests.conformance.checks import (
     DIST_POLICY,

@@ -205,7 +205,7 @@ def test_every_task_can_be_set_up_under_each_offline_policy_or_says_why_not(name
     """What the core calls per task before an item runs (the offline policy's construction,
     which calls the suite's ``reference_policy``) either works or raises ``CannotRun``; any
     other exception would error that item, and says nothing the user can act on."""
-    from pytest_egi.config import load_routing
+    from pytest_egi.scoring.config import load_routing
 
     suite = load_suite(f"suites.{name}")
     routing, _ = load_routing(ROOT / "routing.yaml")
@@ -230,7 +230,7 @@ def test_every_task_can_be_set_up_under_each_offline_policy_or_says_why_not(name
 def test_a_task_load_error_on_a_long_path_keeps_the_suites_fix_whole():
     """The one-line reason is cut to MAX_RENDER characters around the suite's fix, never
     through it: a long file path costs the middle of the message."""
-    from pytest_egi.recorder import MAX_RENDER, shorten
+    from pytest_egi.run.recorder import MAX_RENDER, shorten
     from pytest_egi.suite import TaskLoadError
 
     path = "/data/" + "nested/" * 40 + "tasks.jsonl"

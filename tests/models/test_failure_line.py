@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from pytest_egi.recorder import MAX_RENDER, shorten
+from pytest_egi.run.recorder import MAX_RENDER, shorten
 from tests.helpers.openai_server import OpenAIServer, Reply, chat_reply, error_reply
 
 MODEL = "openai/test-model"

@@ -19,7 +19,7 @@ import pytest
 from pytest_egi.models import make_client
 from pytest_egi.models.replies import clean_arguments, clean_reply, escape_obj, escape_text
 from pytest_egi.records import atomic_write_text
-from pytest_egi.runlog import Journal
+from pytest_egi.run.runlog import Journal
 from tests.helpers.openai_server import OpenAIServer, Reply, chat_reply, tool_reply
 from tests.helpers.suite_run import ROOT
 
@@ -212,7 +212,7 @@ _HERB_TASKS: list = []
 
 def _herb_tasks() -> list:
     if not _HERB_TASKS:
-        from pytest_egi.config import load_routing
+        from pytest_egi.scoring.config import load_routing
         from suites.herb import SUITE
 
         routing, _ = load_routing(ROOT / "routing.yaml")

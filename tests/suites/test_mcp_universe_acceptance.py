@@ -120,7 +120,7 @@ def test_a_bad_task_file_errors_alone_and_the_others_run(pytester, tmp_path):
     assert records["task_0001"]["status"] == records["t"]["status"] == "error"
     # the core's TaskLoadError since issue 22 (it was the suite's TaskFileError); the record holds
     # its one-line rendering (cut to 300 characters, the trailing hint kept)
-    from pytest_egi.recorder import shorten
+    from pytest_egi.run.recorder import shorten
     from pytest_egi.suite import SuiteProfile, TaskLoadError
     from suites.mcp_universe import SUITE, McpUniverseOptions
 

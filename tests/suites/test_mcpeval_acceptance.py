@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_egi.recorder import shorten
+from pytest_egi.run.recorder import shorten
 from pytest_egi.suite import TaskLoadError
 from suites.mcpeval.tasks import generate_tasks
 from tests.helpers.mcp_processes import killer_plugin, server_pids

@@ -206,7 +206,7 @@ def test_one_malformed_row_among_good_ones_errors_alone(pytester, tmp_path, work
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from pytest_egi.recorder import shorten
+    from pytest_egi.run.recorder import shorten
     from pytest_egi.suite import TaskLoadError
     from suites.userbench.upstream import FIX
     from tests.suites.userbench.test_userbench_scenarios import ROW0, ROW1, _scenarios

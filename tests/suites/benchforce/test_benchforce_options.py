@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_egi.config import validate_suite_options
+from pytest_egi.scoring.config import validate_suite_options
 from pytest_egi.suite import SuiteProfile
 from suites.benchforce import SUITE, BenchforceOptions
 

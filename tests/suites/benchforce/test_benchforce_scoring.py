@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_egi.config import load_routing
-from pytest_egi.scoring import transform
+from pytest_egi.scoring.config import load_routing
+from pytest_egi.scoring.egi import transform
 from pytest_egi.suite import SuiteProfile
 from suites.benchforce import SUITE
 from suites.benchforce.envs.base import apply_call, copy_world

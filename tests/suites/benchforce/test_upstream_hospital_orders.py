@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_egi.models.offline import Noise, PolicyClient
-from pytest_egi.recorder import shorten
+from pytest_egi.run.recorder import shorten
 from pytest_egi.suite import SuiteProfile
 from suites.benchforce import SUITE, BenchforceOptions
 from suites.benchforce.agent import run_trial

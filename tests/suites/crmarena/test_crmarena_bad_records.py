@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_egi.recorder import shorten
+from pytest_egi.run.recorder import shorten
 from pytest_egi.suite import SuiteProfile, TaskLoadError
 from suites.crmarena import SUITE, CrmArenaOptions
 from suites.crmarena.data import generate_tasks

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_egi.recorder import shorten
+from pytest_egi.run.recorder import shorten
 from pytest_egi.suite import SuiteProfile, TaskLoadError
 from suites.crmarena import CrmArenaOptions, CrmArenaSuite
 from suites.crmarena.data import generate_tasks

@@ -310,8 +310,8 @@ def test_without_a_folder_the_suite_collects_nothing_and_is_not_missing(tmp_path
     proc = _pytest(tmp_path, "--egi-model", "egi/oracle", "--collect-only", "-q")
     assert proc.returncode == 5, proc.stdout + proc.stderr  # pytest's "no tests collected"
     assert "error" not in proc.stdout.lower()
-    from pytest_egi.aggregate import aggregate
-    from pytest_egi.config import apply_floors, apply_weights, load_routing
+    from pytest_egi.scoring.aggregate import aggregate
+    from pytest_egi.scoring.config import apply_floors, apply_weights, load_routing
 
     routing, _ = load_routing(ROOT / "routing.yaml")
     records = [

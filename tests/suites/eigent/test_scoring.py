@@ -7,8 +7,8 @@ import io
 
 import pytest
 
-from pytest_egi.config import Route, RoutingConfig
-from pytest_egi.scoring import compute_egi
+from pytest_egi.scoring.config import Route, RoutingConfig
+from pytest_egi.scoring.egi import compute_egi
 from pytest_egi.suite import Task
 from suites.eigent import SUITE
 from suites.eigent.models import model_kwargs_decision

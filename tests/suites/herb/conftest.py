@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_egi.config import load_routing
+from pytest_egi.scoring.config import load_routing
 from pytest_egi.suite import SuiteProfile, Task, TaskScore
 from suites.herb import SUITE, HerbOptions
 from suites.herb.data import World

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_egi.recorder import shorten
+from pytest_egi.run.recorder import shorten
 from pytest_egi.suite import TaskLoadError
 from suites.herb.data import dump_world
 from suites.herb.generator import generate_world

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import suites.herb as herb
-from pytest_egi.recorder import shorten
+from pytest_egi.run.recorder import shorten
 from pytest_egi.suite import SuiteProfile, TaskLoadError
 from suites.herb import SUITE, HerbOptions
 from suites.herb.data import World

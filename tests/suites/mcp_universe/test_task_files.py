@@ -344,7 +344,7 @@ def light_generation(monkeypatch):
 def test_the_quick_profile_keeps_a_seeded_sample_of_the_generated_tasks(light_generation):
     """limit 20 of the 40 generated financial_analysis tasks: the same 20 for seed 42 on every
     load, in task order, not the first 20 (the old selection); another seed draws others."""
-    from pytest_egi.config import load_routing
+    from pytest_egi.scoring.config import load_routing
 
     profile = load_routing(upstream.ROOT / "routing.yaml")[0].profile("quick", "mcp_universe")
     assert (profile.seed, profile.categories, profile.limit) == (42, ["financial_analysis"], 20)
@@ -380,7 +380,7 @@ def test_seeded_sample_keeps_order_and_is_deterministic():
 def test_a_task_folder_honours_the_quick_limit_with_a_seeded_sample():
     """Upstream's 27 financial_analysis files under the quick profile: 20 of them (the old
     loader ran the whole folder), the same 20 for seed 42."""
-    from pytest_egi.config import load_routing
+    from pytest_egi.scoring.config import load_routing
 
     profile = load_routing(upstream.ROOT / "routing.yaml")[0].profile("quick", "mcp_universe")
     options = McpUniverseOptions(task_dir=upstream.TASK_ROOT / "financial_analysis")

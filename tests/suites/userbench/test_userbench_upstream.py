@@ -15,9 +15,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pytest_egi.config import validate_suite_options
 from pytest_egi.models.offline import Noise
 from pytest_egi.options import parse_suite_option
+from pytest_egi.scoring.config import validate_suite_options
 from pytest_egi.suite import SuiteProfile
 from suites.userbench import SUITE, UserbenchOptions
 from suites.userbench.data import ENVIRONMENTS

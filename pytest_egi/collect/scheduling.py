@@ -131,7 +131,7 @@ def write_groups(directory: Path, nodeids: Sequence[str], suites: Sequence[str |
     """Write each collected item's suite (None: not an EGI item) for the controller.
 
     Args:
-        directory: the session's shared directory (``pytest_egi.shared.shared_dir``).
+        directory: the session's shared directory (``pytest_egi.cache.shared.shared_dir``).
         nodeids: the collected items' node ids, in collection order (what xdist sends).
         suites: the suite of each item, aligned with ``nodeids``.
 
@@ -212,7 +212,7 @@ class SuiteAffineScheduling(WorkStealingScheduling):
     def _read_groups(self, collection: Sequence[str]) -> list[Any]:
         if self._groups_of is not None:
             return list(self._groups_of(collection))
-        from pytest_egi.plugin import SETTINGS_KEY
+        from pytest_egi.run.state import SETTINGS_KEY
 
         settings = self.config.stash.get(SETTINGS_KEY, None)
         return read_groups(getattr(settings, "shared_dir", None), collection)
@@ -389,8 +389,8 @@ class SchedulerHooks:
 
     @staticmethod
     def _durations_key(config: pytest.Config) -> tuple[Path | None, str | None]:
-        from pytest_egi.plugin import SETTINGS_KEY
-        from pytest_egi.taskcache import task_cache_dir
+        from pytest_egi.cache.taskcache import task_cache_dir
+        from pytest_egi.run.state import SETTINGS_KEY
 
         settings = config.stash.get(SETTINGS_KEY, None)
         model = getattr(settings, "model", None)
@@ -422,8 +422,8 @@ class SchedulerHooks:
             self._write_imports(item.config)
 
     def _write_imports(self, config: pytest.Config) -> None:
+        from pytest_egi.cache.shared import shared_dir
         from pytest_egi.records import atomic_write_text
-        from pytest_egi.shared import shared_dir
 
         directory = shared_dir()
         if directory is None:
@@ -440,7 +440,7 @@ class SchedulerHooks:
         placement (:func:`write_durations`)."""
         if self._scheduler is None:
             return
-        from pytest_egi.plugin import SETTINGS_KEY
+        from pytest_egi.run.state import SETTINGS_KEY
 
         folder, model = self._durations_key(session.config)
         totals = {g: t for g, t in self._scheduler.totals().items() if isinstance(g, str) and t[1]}
@@ -460,7 +460,7 @@ class SchedulerHooks:
 
     @pytest.hookimpl(tryfirst=True)  # before xdist tells the controller collection is over
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from pytest_egi.shared import shared_dir
+        from pytest_egi.cache.shared import shared_dir
 
         directory = shared_dir()
         if hasattr(session.config, "workerinput") and directory is not None:

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:  # annotations only: importing this module must stay light (no pydantic)
-    from pytest_egi.config import RoutingConfig
+    from pytest_egi.cache.taskcache import LoadedTasks
+    from pytest_egi.scoring.config import RoutingConfig
     from pytest_egi.suite import Suite, Task
-    from pytest_egi.taskcache import LoadedTasks
 
 __all__ = [
     "ITEM_KEY", "SESSION_KEY", "SETTINGS_KEY", "Case", "ItemState", "RunSettings", "case_of", "item_state",
@@ -115,12 +115,12 @@ class RunSettings:
     """For ``egi-bench report --rescore``: the run directory the records came from."""
     weights_given: dict[str, float] = field(default_factory=dict)
     """What ``--egi-weights`` named (bucket -> weight), before the other buckets were scaled to
-    fill the rest (:func:`pytest_egi.config.apply_weights`); empty when not given."""
+    fill the rest (:func:`pytest_egi.scoring.config.apply_weights`); empty when not given."""
     data_warnings: list[dict[str, str]] = field(default_factory=list)
     """Warnings about the suites' data (``Suite.constant_answer_check``), as
-    ``{"suite", "category", "warning"}``, once per suite and category (``pytest_egi.checks``)."""
+    ``{"suite", "category", "warning"}``, once per suite and category (``pytest_egi.collect.checks``)."""
     shared_dir: Path | None = None
-    """On an xdist controller: the session's shared directory (see ``pytest_egi.shared``),
+    """On an xdist controller: the session's shared directory (see ``pytest_egi.cache.shared``),
     created for the first worker and removed at unconfigure."""
     shard: tuple[int, int] | None = None
     """``--egi-shard K/N`` as ``(K, N)``: this session runs shard K of N of the selected items
@@ -151,7 +151,7 @@ class RunSettings:
         """``<report_dir>/<run_id>``, or ``<report_dir>/<run_id>/shard-K-of-N`` for a shard."""
         if self.shard is None:
             return self.report_dir / self.run_id
-        from pytest_egi.runlog import shard_dir_name
+        from pytest_egi.run.runlog import shard_dir_name
 
         return self.report_dir / self.run_id / shard_dir_name(*self.shard)
 
@@ -171,7 +171,7 @@ class ItemState:
 
     Attributes:
         client: the model client of the item (to list an offline policy's mistakes).
-        recorder: the item's :class:`pytest_egi.recorder.EgiRecorder` (an errored item's
+        recorder: the item's :class:`pytest_egi.run.recorder.EgiRecorder` (an errored item's
             judge and simulator usage).
         record: the record written by ``egi.record`` (or by the error path).
         raw: ``(path relative to the run directory, JSON text)`` of the item's trajectory

@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from pytest_egi.config import BUCKETS, Route, RoutingConfig
+from pytest_egi.scoring.config import BUCKETS, Route, RoutingConfig
 
 __all__ = [
     "BucketResult",
@@ -213,7 +213,7 @@ def compute_egi(
             (Benchforce's ``accuracy_finished`` when no session finished), the note is the
             missing reason; otherwise the reason says no task was scored for it.
         stopped_early: the run stopped before all its items ran (its verdict is INTERRUPTED,
-            :func:`pytest_egi.verdict.stopped_before_end`): a sub-metric with no scored task
+            :func:`pytest_egi.scoring.verdict.stopped_before_end`): a sub-metric with no scored task
             may not have been reached, and its reason says so first.
         ran: the suites with at least one item in the session (scored or not). An
             ``optional`` route of a suite not in it (or of a suite without sub-metrics, when

@@ -21,7 +21,7 @@ someone else installed, or an inherited ignore, is left alone) for the session:
 
 Under pytest-xdist a terminal's Ctrl-C reaches the controller and every local worker (one
 process group); each handles it the same way. A SIGTERM sent to the controller alone reaches
-the workers as the controller's stop request (``pytest_egi.shared.request_stop``).
+the workers as the controller's stop request (``pytest_egi.cache.shared.request_stop``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["REASONS", "TwoStepInterrupt", "interrupt_reason"]
+import pytest
+
+__all__ = ["INTERRUPT_KEY", "REASONS", "TwoStepInterrupt", "install_for", "interrupt_reason", "uninstall_for",
+           "wrap_up_for"]
 
 REASONS = {signal.SIGINT: "interrupted by Ctrl-C", signal.SIGTERM: "interrupted by SIGTERM"}
 """The stop reason recorded for the first of each signal (``egi.json``'s
@@ -105,3 +108,30 @@ class TwoStepInterrupt:
         _requested = REASONS[signal.Signals(signum)]
         if self.on_first is not None:
             self.on_first(_requested)
+
+
+INTERRUPT_KEY = pytest.StashKey[TwoStepInterrupt]()
+"""config.stash: the session's two-step Ctrl-C / SIGTERM handling (a run with a model)."""
+
+
+def install_for(config: pytest.Config, on_first: Callable[[str], Any] | None) -> None:
+    """Install the two-step handling for this session; ``on_first`` is the controller
+    session's ``interrupt`` (None in a process without one, e.g. an xdist worker)."""
+    interrupt = TwoStepInterrupt(on_first)
+    interrupt.install()
+    config.stash[INTERRUPT_KEY] = interrupt
+
+
+def wrap_up_for(config: pytest.Config) -> None:
+    """The items are over: a further Ctrl-C no longer interrupts (:meth:`TwoStepInterrupt.wrap_up`)."""
+    interrupt = config.stash.get(INTERRUPT_KEY, None)
+    if interrupt is not None:
+        interrupt.wrap_up()
+
+
+def uninstall_for(config: pytest.Config) -> None:
+    """Give the signals back to the handlers they had before the session."""
+    interrupt = config.stash.get(INTERRUPT_KEY, None)
+    if interrupt is not None:
+        del config.stash[INTERRUPT_KEY]
+        interrupt.uninstall()

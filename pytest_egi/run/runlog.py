@@ -43,7 +43,6 @@ __all__ = [
     "RunLogError",
     "complete_records",
     "manifest_differences",
-    "parse_shard",
     "read_journal",
     "read_manifest",
     "run_in_use",
@@ -85,22 +84,6 @@ run again on resume)."""
 class RunLogError(ValueError):
     """A run directory that cannot be resumed or merged; the message names the file, the
     field and the fix."""
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """``"2/3"`` -> ``(2, 3)``: shard K of N, 1 <= K <= N.
-
-    Raises:
-        ValueError: not ``K/N`` with whole numbers in range (the message says so).
-    """
-    parts = str(text).strip().split("/")
-    try:
-        k, n = (int(p) for p in parts)
-    except ValueError:
-        raise ValueError(f"expected K/N (e.g. 2/3), got {text!r}") from None
-    if n < 1 or not 1 <= k <= n:
-        raise ValueError(f"expected K/N with 1 <= K <= N (e.g. 2/3), got {text!r}")
-    return k, n
 
 
 def shard_dir_name(k: int, n: int) -> str:
@@ -449,7 +432,7 @@ def complete_records(run_dir: Path, records: list[dict[str, Any]]) -> list[dict[
 
 
 def manifest_for(settings: Any) -> dict[str, Any]:
-    """The manifest fields of a session's settings (:class:`pytest_egi.state.RunSettings`):
+    """The manifest fields of a session's settings (:class:`pytest_egi.run.state.RunSettings`):
     :data:`COMPARED_KEYS`, plus the run id, shard, API base and start time (not compared)."""
     return {
         "run_id": settings.run_id,

@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 
-from pytest_egi.aggregate import Aggregate, aggregate_run
-from pytest_egi.interrupt import REASONS
+from pytest_egi.cache.shared import request_stop
 from pytest_egi.records import atomic_write_text, read_collected, record_sort_key
 from pytest_egi.report.files import RecordsDigest, write_record_files, write_report_files
 from pytest_egi.report.terminal import summary_lines
-from pytest_egi.runlog import Journal, read_manifest
-from pytest_egi.shared import request_stop
-from pytest_egi.state import RunSettings, case_of, loaded_tasks_of
-from pytest_egi.verdict import Verdict, judge_gate, judge_run, session_selection, stopped_before_end
+from pytest_egi.run.interrupt import REASONS
+from pytest_egi.run.runlog import Journal, read_manifest
+from pytest_egi.run.state import RunSettings, case_of, loaded_tasks_of
+from pytest_egi.scoring.aggregate import Aggregate, aggregate_run
+from pytest_egi.scoring.verdict import Verdict, judge_gate, judge_run, session_selection, stopped_before_end
 
 __all__ = ["CRASH_TEXT", "EARLY_STOP_ERRORS", "EgiSession"]
 
@@ -189,7 +189,7 @@ class EgiSession:
             self.session.shouldstop = reason
 
     def interrupt(self, reason: str = REASONS[signal.SIGINT]) -> None:
-        """The first Ctrl-C or SIGTERM (``pytest_egi.interrupt``; ``reason`` is its stop reason,
+        """The first Ctrl-C or SIGTERM (``pytest_egi.run.interrupt``; ``reason`` is its stop reason,
         ``interrupted by Ctrl-C`` or ``interrupted by SIGTERM``): finish the items in flight,
         start no other, then end the session as interrupted (exit status 2, ``run.json``
         ``interrupted`` with the reason). Runs in a signal handler."""
@@ -227,10 +227,10 @@ class EgiSession:
             self.session.shouldstop = reason
 
     def _write_manifest(self, status: str, stop_reason: str | None = None) -> None:
-        """Write ``run.json`` (``pytest_egi.runlog``) with the run's status and plan, and
+        """Write ``run.json`` (``pytest_egi.run.runlog``) with the run's status and plan, and
         with ``interrupted`` the reason the session stopped before its end (``stop_reason``:
         ``interrupted by Ctrl-C``, ``interrupted by SIGTERM``, ``-x``'s, an early stop's)."""
-        from pytest_egi.runlog import now_text, write_manifest
+        from pytest_egi.run.runlog import now_text, write_manifest
 
         self._manifest_base()
         assert self.manifest is not None
@@ -252,7 +252,7 @@ class EgiSession:
     def _manifest_base(self) -> None:
         """Make :attr:`manifest` (once): this session's options, and on ``--egi-resume`` the
         run's start, its earlier resumes, its plan and where a merged run was merged from."""
-        from pytest_egi.runlog import manifest_for, now_text
+        from pytest_egi.run.runlog import manifest_for, now_text
 
         if self.manifest is None:
             self.manifest = {**manifest_for(self.settings), "started": now_text()}
@@ -310,7 +310,7 @@ class EgiSession:
         else:
             fix = "fix that"
         line = f"egi: the run stopped: cannot write {failure['path']} ({failure['error']}); "
-        from pytest_egi.runlog import MANIFEST_FILE
+        from pytest_egi.run.runlog import MANIFEST_FILE
 
         if self._manifest_status is None and not (run_dir / MANIFEST_FILE).is_file():
             # no run.json: nothing of the run was recorded, there is nothing to continue
@@ -374,7 +374,7 @@ class EgiSession:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Count the EGI items collected (a serial run; under xdist the workers collect and
         report them through the shared directory, ``pytest_egi.records.write_collected``)."""
-        from pytest_egi.plugin import deselected_count
+        from pytest_egi.collect.parametrize import deselected_count
 
         egi_items = [item.nodeid for item in session.items if case_of(item) is not None]
         self.items_collected = len(egi_items)
@@ -543,7 +543,7 @@ class EgiSession:
         sorted: the resumed run's complete records (``--egi-resume``), then this session's
         journal lines (a later one for the same item wins), then the records of items that
         reported but never ended (an interrupted item: not in the journal)."""
-        from pytest_egi.runlog import read_journal, run_records
+        from pytest_egi.run.runlog import read_journal, run_records
 
         by_key: dict[tuple[str, str, int], dict[str, Any]] = {}
         if self.resumed:
@@ -578,7 +578,7 @@ class EgiSession:
     def _exit_status(self, exitstatus: int) -> int:
         """The session's exit status; appends why it fails to ``exit_reasons``. A breached floor
         fails it only when the gate is judged (not on a shard, nor on a run whose verdict is
-        flagged: :func:`pytest_egi.verdict.gate_not_judged_reason`)."""
+        flagged: :func:`pytest_egi.scoring.verdict.gate_not_judged_reason`)."""
         agg, verdict = self.aggregate, self.verdict
         assert agg is not None and verdict is not None
         gate = agg.result.gate

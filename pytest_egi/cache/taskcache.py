@@ -3,7 +3,7 @@
 Suites compute reference answers and worlds when they load their tasks, which makes a
 collection cost seconds. :class:`CacheEntries` keeps the loaded tasks as a pickle file, so a
 repeated collection with the same code, data and options unpickles them instead.
-:func:`pytest_egi.shared.build_once` stays in front of it (one process per session builds or
+:func:`pytest_egi.cache.shared.build_once` stays in front of it (one process per session builds or
 reads the cache, the other xdist workers get the result from the session's shared folder).
 :class:`CacheEntries` holds the entries that share one key: a suite's tasks, and what the
 plugin derives from them (the suite's data checks), computed only on a miss.
@@ -17,7 +17,7 @@ Task object at all.
 Where: ``<cache root>/tasks/tasks-<suite>-<sha256 of the key>.pkl`` (and beside it
 ``checks-<suite>-*.pkl``, the suite's ``constant_answer_check`` / ``data_warnings`` results,
 and ``routing-*.pkl``, the parsed YAML of a routing file keyed by its sha256, read by
-:func:`pytest_egi.config.load_routing`), where the cache root is
+:func:`pytest_egi.scoring.config.load_routing`), where the cache root is
 ``<rootdir>/.egi_cache`` by default (the response cache lives beside it in
 ``.egi_cache/responses``) or the folder given by ``--egi-cache DIR`` (relative to the
 invocation folder; the response cache is then ``DIR/responses.sqlite3``, the task cache
@@ -27,7 +27,7 @@ are removed when a new one is written); deleting the folder is always safe.
 
 What the key holds (:func:`cache_key`), and why a stale entry cannot be used silently:
 
-- the caller's key, as :func:`pytest_egi.shared.canonical_key` text: suite name, version and
+- the caller's key, as :func:`pytest_egi.cache.shared.canonical_key` text: suite name, version and
   package, the profile (seed, categories, counts, suite-specific keys) and the validated
   suite options, so another profile, seed or option is another entry;
 - the interpreter (``sys.version``, the bytecode tag, ``sys.prefix``), the versions of
@@ -250,9 +250,9 @@ def cache_key(name: str, key: object, paths: Iterable[str | os.PathLike[str]]) -
 
     Raises:
         TypeError: ``key`` cannot be canonicalised (see
-            :func:`pytest_egi.shared.canonical_key`).
+            :func:`pytest_egi.cache.shared.canonical_key`).
     """
-    from pytest_egi.shared import canonical_key
+    from pytest_egi.cache.shared import canonical_key
 
     full = {
         "format": TASK_CACHE_FORMAT,
@@ -286,7 +286,7 @@ class CacheEntries:
         directory: the task cache folder (:func:`task_cache_dir`); None: :meth:`get` calls
             ``build()`` and neither reads nor writes anything.
         key: everything the caller knows the values depend on (suite, version, package,
-            profile, options); see :func:`pytest_egi.shared.canonical_key`.
+            profile, options); see :func:`pytest_egi.cache.shared.canonical_key`.
         paths: files and folders the values can depend on, fingerprinted by stat
             (:func:`source_paths`); a callable returning them is called at most once, when
             the cache is first read.
@@ -330,7 +330,7 @@ class CacheEntries:
         directory = self.directory
         if directory is None:
             return build()
-        from pytest_egi.shared import _load, _store
+        from pytest_egi.cache.shared import _load, _store
 
         text = self.text(name)
         stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name)

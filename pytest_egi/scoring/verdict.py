@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from pytest_egi.scoring import GateResult
+    from pytest_egi.scoring.egi import GateResult
 
 __all__ = [
     "FLAGS",

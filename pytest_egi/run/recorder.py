@@ -13,7 +13,7 @@ from pytest_egi.judges import RULES_JUDGE
 from pytest_egi.models.replies import escape_obj, has_lone_surrogate
 from pytest_egi.models.secrets import holds_secret_json, redact_obj
 from pytest_egi.records import RECORD_SCHEMA, RunDir, dump_json_line
-from pytest_egi.state import Case, RunSettings, case_of, item_state
+from pytest_egi.run.state import Case, RunSettings, case_of, item_state
 from pytest_egi.suite import TaskScore
 
 __all__ = ["EgiRecorder", "base_record", "hint_span", "json_safe", "keep_raw", "render",

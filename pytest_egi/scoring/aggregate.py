@@ -10,9 +10,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_egi.config import RoutingConfig
 from pytest_egi.records import record_sort_key
-from pytest_egi.scoring import BootstrapPlan, EgiResult, compute_egi, pass_hat_k, prepare_bootstrap
+from pytest_egi.scoring.config import RoutingConfig
+from pytest_egi.scoring.egi import BootstrapPlan, EgiResult, compute_egi, pass_hat_k, prepare_bootstrap
 from pytest_egi.suite import Suite, load_suite
 
 __all__ = ["Aggregate", "SuiteSummary", "aggregate", "aggregate_run", "no_answer_figures"]
@@ -84,7 +84,7 @@ class Aggregate:
         suites: per-suite summaries, by suite name.
         ci: 95% bootstrap intervals for EGI and buckets (empty when disabled); ``ci["EGI"]``
             is the interval of ``result.figure``: of the partial value when the run is
-            partial (:func:`pytest_egi.scoring.bootstrap_egi`).
+            partial (:func:`pytest_egi.scoring.egi.bootstrap_egi`).
         error_rate: errored items / non-skipped items (0 when none ran).
         counts: items per status over the whole run.
         pending_bootstrap: ``(plan, resamples, seed)`` of intervals not drawn yet
@@ -143,7 +143,7 @@ def aggregate(
         bootstrap_resamples: resamples for CIs; 0 disables them.
         seed: seed of the bootstrap.
         notices: where the bootstrap reports a suite's wrong ``summary_columns`` (it then uses
-            ``summarize``); None raises instead (see :func:`~pytest_egi.scoring.bootstrap_egi`).
+            ``summarize``); None raises instead (see :func:`~pytest_egi.scoring.egi.bootstrap_egi`).
         stopped_early: the run stopped before all its items ran (INTERRUPTED): the reason of
             a routed sub-metric or suite with nothing scored names "not reached" first.
         defer_bootstrap: prepare the bootstrap (in plain Python) but draw no resample:
@@ -238,7 +238,7 @@ def aggregate_run(
     defer_bootstrap: bool = False,
 ) -> Aggregate:
     """:func:`aggregate` with a run's routing, weights, floors, bootstrap resamples and seed
-    (a :class:`pytest_egi.state.RunSettings`): the session's, a rescore's and a merge's. A
+    (a :class:`pytest_egi.run.state.RunSettings`): the session's, a rescore's and a merge's. A
     suite's wrong ``summary_columns`` becomes one of ``settings.data_warnings`` (its intervals
     then come from ``summarize``), so the run's report is still written. ``stopped_early``,
     ``defer_bootstrap``: as :func:`aggregate`'s."""

@@ -199,7 +199,7 @@ def load_routing(path: Path, cache_dir: Path | None = None) -> tuple[RoutingConf
 
     Args:
         path: the file.
-        cache_dir: the task cache folder (:func:`pytest_egi.taskcache.task_cache_dir`), where
+        cache_dir: the task cache folder (:func:`pytest_egi.cache.taskcache.task_cache_dir`), where
             the parsed YAML is kept, keyed by the file's sha256 and the installed packages
             (PyYAML's version among them), so a warm run neither imports PyYAML nor parses the
             file again (the result is validated every time); None parses it every time.
@@ -222,7 +222,7 @@ def load_routing(path: Path, cache_dir: Path | None = None) -> tuple[RoutingConf
     if cache_dir is None:
         data = _parse_yaml(path, raw)
     else:
-        from pytest_egi.taskcache import CacheEntries
+        from pytest_egi.cache.taskcache import CacheEntries
 
         data = CacheEntries(cache_dir, {"sha256": digest}, ()).get("routing", lambda: _parse_yaml(path, raw))
     if not isinstance(data, dict):

@@ -1,0 +1,86 @@
+"""The fixtures a suite's test function asks for: ``egi_case`` (parametrized by
+:mod:`pytest_egi.collect.parametrize`), ``egi_task``, ``egi_model`` and ``egi`` (the
+recorder); and the warning that closes a run without a model, whose items ``egi_model``
+skipped.
+:mod:`pytest_egi.plugin` imports them, so pytest finds them on the plugin."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_egi.run.items import client_for, item_problem
+from pytest_egi.run.state import SETTINGS_KEY, Case, item_state
+
+if TYPE_CHECKING:
+    from pytest_egi.run.recorder import EgiRecorder
+
+__all__ = ["NO_MODEL_REASON", "egi", "egi_case", "egi_model", "egi_task", "no_model_warning"]
+
+NO_MODEL_REASON = "no model under test: pass --egi-model (e.g. --egi-model egi/oracle)"
+
+
+
+@pytest.fixture
+def egi_case(request: pytest.FixtureRequest) -> Case:
+    """The item's case (task, trial, suite); parametrized by ``pytest_generate_tests``.
+
+    Errors or skips the item, with the reason, when its task could not be loaded or the
+    suite cannot run it (:func:`~pytest_egi.run.items.item_problem`)."""
+    case: Case = request.param
+    if request.config.stash[SETTINGS_KEY].model:
+        item_problem(request.node, case)
+    return case
+
+
+@pytest.fixture
+def egi_task(egi_case: Case) -> Any:
+    """The :class:`~pytest_egi.suite.Task` of this item."""
+    return egi_case.task
+
+
+@pytest.fixture
+def egi_model(egi_case: Case, request: pytest.FixtureRequest) -> Any:
+    """The model client for this trial (an offline policy or the shared LiteLLM client).
+
+    Skips the item when no model is configured.
+    """
+    settings = request.config.stash[SETTINGS_KEY]
+    if not settings.model:
+        pytest.skip(NO_MODEL_REASON)
+    client = client_for(request.config, settings, settings.model, egi_case)
+    item_state(request.node).client = client
+    return client
+
+
+@pytest.fixture
+def egi(egi_case: Case, request: pytest.FixtureRequest) -> EgiRecorder:
+    """The recorder: ``egi.record(score, trajectory)``; also ``egi.options``, ``egi.judge``."""
+    from pytest_egi.run.recorder import EgiRecorder
+
+    settings = request.config.stash[SETTINGS_KEY]
+    judge = simulator = None
+    if settings.judge_model:
+        from pytest_egi.judges import LLMJudge
+
+        judge = LLMJudge(client_for(request.config, settings, settings.judge_model, egi_case, "judge"))
+    if settings.simulator_model:
+        simulator = client_for(request.config, settings, settings.simulator_model, egi_case, "simulator")
+    recorder = EgiRecorder(request.node, settings, judge, simulator)
+    item_state(request.node).recorder = recorder  # an errored item's judge/simulator usage
+    return recorder
+
+
+def no_model_warning(terminalreporter: Any) -> None:
+    """Without a model, say loudly that the benchmark items were skipped (not a green run)."""
+    skipped = [
+        r for r in terminalreporter.stats.get("skipped", [])
+        if isinstance(r.longrepr, tuple) and NO_MODEL_REASON in str(r.longrepr[2])
+    ]
+    if skipped:
+        terminalreporter.write_line(
+            f"egi: {len(skipped)} benchmark items skipped, {NO_MODEL_REASON}; no EGI was computed",
+            yellow=True,
+            bold=True,
+        )

@@ -1,0 +1,451 @@
+"""One item from the process's start-up to its record: the one-time start-up before the first
+item (model clients warmed, suites' ``prepare``), what happens around each item's protocol
+(its task unpickled, a stop honoured), the model clients of a trial, and the record attached
+to each report (``pytest_runtest_makereport``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_egi.cache.shared import shared_dir, stop_requested
+from pytest_egi.run.settings import data_error
+from pytest_egi.run.state import ITEM_KEY, SETTINGS_KEY, Case, RunSettings, case_of, item_state
+
+__all__ = ["REMOTE_COLLECTED_KEY", "after_item", "before_item", "client_for", "complete_report", "drop_raw",
+           "error_status", "item_problem", "start_up", "stop_before_start", "suite_name"]
+
+REMOTE_COLLECTED_KEY = pytest.StashKey[dict]()
+"""config.stash on an xdist worker on another host: the node ids of the EGI items it collected
+and its deselected count, sent with its first setup report (``complete_report``)."""
+
+
+# --- one-time start-up, outside every item's (pytest-timeout) budget -------------------------
+
+
+def start_up(session: pytest.Session) -> None:
+    """Everything slow that happens once per process, done before the first item runs.
+
+    In each process that runs items (the serial session, or each xdist worker after it
+    collected): every LiteLLM client of the run (model under test, judge, simulator) imports
+    LiteLLM here, or waits until the model gateway has, and checks its generation
+    parameters; then each suite with collected items that defines the optional hook
+    ``prepare(tasks, options)`` builds its world for those tasks: here in a serial session,
+    and on an xdist worker just before the first of that suite's items the worker is given
+    (:func:`before_item`; a worker collects every item but runs only some, so it
+    builds no world and starts no server for a suite it never runs). Inside an item, a
+    pytest-timeout budget would count this work, and a timeout firing during an import would
+    leave the module half imported for every later item.
+
+    Raises:
+        pytest.UsageError: a suite's ``prepare`` refused its data (ValueError, OSError).
+    """
+    config = session.config
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if settings is None or not settings.model or not session.items:
+        return
+    if config.option.collectonly:
+        return  # nothing will run: no world to build, no server to start
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        return  # an xdist controller runs no item
+    cases = [c for c in (case_of(item) for item in session.items) if c is not None]
+    if not cases:
+        return
+    from pytest_egi.models import parse_offline_model
+
+    provider = settings.provider
+    for role, model in (("model", settings.model),
+                        ("judge", getattr(provider, "judge_model", None)),
+                        ("simulator", getattr(provider, "simulator_model", None))):
+        if model and parse_offline_model(model) is None:
+            client = client_for(config, settings, model, None, role)
+            core = getattr(client, "core", None)
+            if core is not None:
+                core.warm()
+                core.check_params({})
+    by_suite: dict[str, list[Case]] = {}
+    for case in cases:
+        by_suite.setdefault(case.suite.name, []).append(case)
+    pending = {name: group for name, group in by_suite.items()
+               if getattr(group[0].suite, "prepare", None) is not None}
+    if hasattr(config, "workerinput"):
+        config.stash[_UNPREPARED_KEY] = pending
+        return
+    for name in pending:
+        _prepare_suite(config, settings, pending[name])
+
+
+_UNPREPARED_KEY = pytest.StashKey[dict]()
+"""config.stash on an xdist worker: suite name -> its collected cases, for the suites whose
+``prepare`` has not run yet in this process (:func:`before_item`)."""
+
+
+def _prepare_suite(config: pytest.Config, settings: RunSettings, group: list[Case]) -> None:
+    """Run a suite's ``prepare`` with the runnable tasks of ``group`` (its collected cases;
+    ``Task.runnable``).
+
+    ``CannotRun`` skips every item of the suite and any other exception errors each of them
+    (:func:`item_problem`), with the reason: a failed ``prepare`` is reported on the items it
+    concerns, never as a crash of the session.
+
+    Raises:
+        pytest.UsageError: ``prepare`` refused its data (ValueError, OSError).
+    """
+    from pytest_egi.suite import CannotRun
+
+    suite = group[0].suite
+    tasks = []
+    for case in group:
+        try:
+            task = case.task
+        except Exception:  # noqa: BLE001 - that item reports it (before_item)
+            continue
+        if task.runnable:
+            tasks.append(task)
+    tasks = list({t.id: t for t in tasks}.values())
+    if not tasks:
+        return
+    try:
+        suite.prepare(tasks, group[0].options)
+    except (ValueError, OSError) as exc:
+        raise data_error(suite.name, settings, exc) from None
+    except CannotRun as exc:
+        config.stash.setdefault(_SUITE_PROBLEMS_KEY, {})[suite.name] = exc
+    except Exception as exc:  # noqa: BLE001 - reported on every item of the suite
+        from pytest_egi.suite import TaskLoadError
+
+        config.stash.setdefault(_SUITE_PROBLEMS_KEY, {})[suite.name] = TaskLoadError(
+            f"{suite.name}: prepare failed, so none of its tasks can run: {type(exc).__name__}: {exc}")
+
+
+_SUITE_PROBLEMS_KEY = pytest.StashKey[dict]()
+"""config.stash: suite name -> the exception its ``prepare`` raised (``CannotRun``, or a
+``TaskLoadError`` saying what failed), reported on each of its items."""
+
+
+_TASK_PROBLEM_KEY = pytest.StashKey[BaseException]()
+"""item.stash: what went wrong getting the item's task before it ran (an unpickling
+failure), raised in its setup."""
+
+
+def item_problem(item: pytest.Item, case: Case) -> None:
+    """Report, in the item's setup, what the core found before the item ran: its task could
+    not be unpickled or loaded (``Task.load_error``: the item errors alone), the suite cannot
+    run it (``Task.cannot_run``, or ``CannotRun`` from the suite's ``prepare``: skipped with
+    ``cannot run: <reason>``), or the suite's ``prepare`` failed (the item errors).
+
+    Raises:
+        TaskLoadError: the item errors with the reason.
+        pytest.skip.Exception: the item is skipped with the reason.
+    """
+    from pytest_egi.suite import CannotRun, TaskLoadError
+
+    problem = item.stash.get(_TASK_PROBLEM_KEY, None)
+    if problem is not None:
+        raise TaskLoadError(f"{case.suite.name}: task {case.task_id!r} could not be read back "
+                            f"before its item ran: {type(problem).__name__}: {problem}")
+    task = case.task
+    if task.load_error is not None:
+        raise TaskLoadError(task.load_error)
+    if task.cannot_run is not None:
+        pytest.skip(f"cannot run: {task.cannot_run}")
+    suite_problem = item.config.stash.get(_SUITE_PROBLEMS_KEY, {}).get(case.suite.name)
+    if isinstance(suite_problem, CannotRun):
+        pytest.skip(f"cannot run: {suite_problem.reason}")
+    if suite_problem is not None:
+        raise suite_problem
+
+
+def suite_name(item: pytest.Item) -> str | None:
+    """The name of the item's suite, or None for an item that is not an EGI task."""
+    case = case_of(item)
+    return None if case is None else case.suite.name
+
+
+def before_item(item: pytest.Item) -> None:
+    """Unpickle the item's task (and, for a suite whose tasks share objects, every task of
+    it on its first item: :class:`~pytest_egi.cache.taskcache.LoadedTasks`); tell the MCP client an
+    item begins (:func:`pytest_egi.mcp.client.begin_item`: an unknown-state server is stopped,
+    a dead one restarted at its first use); on an xdist worker, also run
+    the ``prepare`` of the item's suite when it has not run yet in this process (see
+    :func:`start_up`). Called before pytest-timeout starts the item's timer
+    (``pytest_runtest_protocol``, outermost wrapper).
+
+    Raises:
+        pytest.UsageError: the suite's ``prepare`` refused its data.
+    """
+    case = case_of(item)
+    if case is not None:
+        try:
+            case.task  # noqa: B018 - unpickled here, outside the item's timeout
+        except Exception as exc:  # noqa: BLE001 - this item's problem: its setup reports it
+            item.stash[_TASK_PROBLEM_KEY] = exc
+        # MCP servers left in an unknown state are stopped, dead ones restarted at their
+        # next use (pytest_egi/mcp/client.py); looked up, never imported here
+        mcp_client = sys.modules.get("pytest_egi.mcp.client")
+        if mcp_client is not None:
+            mcp_client.begin_item()
+    pending = item.config.stash.get(_UNPREPARED_KEY, None)
+    if not pending:
+        return
+    if case is None or case.suite.name not in pending or _stop_reason_now(item.config):
+        return  # (an item not started after a stop needs no world)
+    _prepare_suite(item.config, item.config.stash[SETTINGS_KEY], pending.pop(case.suite.name))
+
+
+def _stop_reason_now(config: pytest.Config) -> str | None:
+    """Why this process must start no further item: a first Ctrl-C or SIGTERM it received, or (on an
+    xdist worker) a stop the controller requested (``pytest_egi.cache.shared.request_stop``)."""
+    from pytest_egi.run.interrupt import interrupt_reason
+
+    reason = interrupt_reason()
+    if reason is None and hasattr(config, "workerinput"):
+        reason = stop_requested()
+    return reason
+
+
+# --- around each item's protocol ------------------------------------------------------------
+
+
+def stop_before_start(item: pytest.Item) -> bool | None:
+    """An item not yet started when a stop was asked for is not run at all (no report, no
+    record: a resumed run runs it): True when it must not start."""
+    reason = _stop_reason_now(item.config)
+    if reason:
+        item.session.shouldstop = reason
+        return True
+    return None
+
+
+def after_item(item: pytest.Item) -> None:
+    """After the item's protocol: stop after this item when a stop was asked for while it ran
+    (a first Ctrl-C, or on an xdist worker the controller's early stop; xdist would otherwise
+    run every queued item); drop what the reported item holds (its record, clients and
+    recorder), so memory does not grow with the number of items."""
+    reason = _stop_reason_now(item.config)
+    if reason:
+        item.session.shouldstop = reason
+    state = item.stash.get(ITEM_KEY, None)
+    if state is not None:  # reported: memory must not grow with the number of items
+        del item.stash[ITEM_KEY]  # the record, the item's clients and recorder
+        if state.record is not None:
+            item.user_properties[:] = [p for p in item.user_properties if p[0] != "egi"]
+
+
+def drop_raw(report: pytest.TestReport) -> None:
+    """Drop the trajectory text a report carried, if it still holds it."""
+    if getattr(report, "egi_raw", None) is not None:
+        del report.egi_raw
+
+
+# --- the model clients of a trial -----------------------------------------------------------
+
+
+def client_for(
+    config: pytest.Config, settings: RunSettings, model: str, case: Case | None, role: str = "model"
+) -> Any:
+    """The client for a trial (model under test) or for the run's judge / simulator."""
+    from pytest_egi.models import make_client
+
+    shared = config.stash.setdefault(_CLIENTS_KEY, {})
+    key = f"{case.seed}|{case.suite.name}|{case.task.id}|{case.trial}" if case else ""
+    return make_client(
+        model,
+        suite=case.suite if case else None,
+        task=case.task if case else None,
+        options=case.options if case else None,
+        noise_key=key,
+        api_base=settings.api_base if role == "model" else None,
+        shared=shared,
+        trial=case.trial if case else 1,
+        provider=settings.provider,
+        role=role,
+    )
+
+
+_CLIENTS_KEY = pytest.StashKey[dict]()
+
+
+# --- the record of each report --------------------------------------------------------------
+
+
+def complete_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
+    """Turn harness/provider exceptions into ``error`` records and skips into ``skipped`` ones;
+    put the trajectory file on its way (:func:`_write_or_send_raw`)."""
+    case = case_of(item)
+    settings = item.config.stash.get(SETTINGS_KEY, None)
+    if case is None or settings is None or not settings.model:
+        return
+    _cannot_run_is_a_skip(item, call, report)
+    _egi_report(item, call, report, case, settings)
+    _escape_longrepr(report)
+    state = item.stash.get(ITEM_KEY, None)
+    raw = state.raw if state is not None else None
+    if raw is not None:
+        state.raw = None
+        _write_or_send_raw(item, report, raw)
+    if report.when == "setup" and hasattr(item.config, "workerinput") and shared_dir() is None:
+        # a worker on another host cannot leave its collected items in the controller's
+        # shared directory: the item's base record travels with its setup report, for the
+        # error record the controller makes if this worker dies running it; the first one
+        # also carries the node ids of the EGI items it collected (the run's plan)
+        from pytest_egi.run.recorder import base_record
+
+        report.egi_base = base_record(item, case, settings)  # type: ignore[attr-defined]
+        collected = item.config.stash.get(REMOTE_COLLECTED_KEY, None)
+        if collected is not None:
+            del item.config.stash[REMOTE_COLLECTED_KEY]
+            report.egi_collected = collected  # type: ignore[attr-defined]
+
+
+def _write_or_send_raw(item: pytest.Item, report: pytest.TestReport, raw: tuple[str, str]) -> None:
+    """Put the item's trajectory file (``raw``: path in the run directory, JSON text) on disk
+    before its record reaches the journal.
+
+    An xdist worker on the controller's host (it sees the controller's shared directory)
+    writes it into the run directory itself, atomically, so the workers write in parallel
+    and the controller, which takes every report in turn, is not held up creating a file per
+    item (about 0.4 ms each on ext4: with two fast workers its queue of reports, and its
+    memory, grew). Any other process hands it to the controller with the report
+    (``report.egi_raw``): serially the controller is this process; a worker on another host
+    cannot reach the run directory. A worker that cannot write the file (a full disk, a
+    folder turned read-only) says so with the report (``report.egi_write_error``: path,
+    error, errno); the controller then stops the run (``EgiSession._write_failed``).
+    """
+    run_dir = (getattr(item.config, "workerinput", None) or {}).get("egi_run_dir")
+    if run_dir and shared_dir() is not None:
+        from pytest_egi.records import atomic_write_text
+
+        try:
+            atomic_write_text(Path(run_dir) / raw[0], raw[1])
+        except OSError as exc:  # a full disk, a folder turned read-only: the controller stops the run
+            report.egi_write_error = [  # type: ignore[attr-defined]
+                str(exc.filename or Path(run_dir) / raw[0]), exc.strerror or str(exc), exc.errno]
+    else:
+        report.egi_raw = list(raw)  # type: ignore[attr-defined]
+
+
+def _cannot_run_is_a_skip(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
+    """``CannotRun`` raised by the suite while the item ran (its ``reference_policy``, its
+    own code) skips the item with ``cannot run: <reason>``."""
+    excinfo = call.excinfo
+    if excinfo is None or not report.failed:
+        return
+    from pytest_egi.suite import CannotRun
+
+    if excinfo.errisinstance(CannotRun):
+        line = item.location[1]
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), (line or 0) + 1, f"Skipped: cannot run: {excinfo.value.reason}")
+
+
+def _escape_longrepr(report: pytest.TestReport) -> None:
+    """A failure text holding a lone surrogate (text that is not valid Unicode, e.g. from a
+    model's reply) is replaced by its escaped form (``\\ud800``): neither the terminal nor
+    an xdist worker's channel to the controller (UTF-8 only) may choke on it."""
+    from pytest_egi.models.replies import escape_text, has_lone_surrogate
+
+    longrepr = report.longrepr
+    if longrepr is None or report.passed:
+        return
+    if isinstance(longrepr, tuple):  # a skip: (path, line, reason)
+        report.longrepr = tuple(escape_text(p) if isinstance(p, str) else p for p in longrepr)
+        return
+    text = longrepr if isinstance(longrepr, str) else str(longrepr)
+    if has_lone_surrogate(text):
+        report.longrepr = escape_text(text)
+
+
+def _egi_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport,
+                case: Case, settings: RunSettings) -> None:
+    """Attach the item's record to ``report``: the one ``egi.record`` made (turned into an
+    error when the test then raised), or an ``error`` / ``skipped`` record."""
+    from pytest_egi.run.recorder import base_record, keep_raw, store_record, trajectory_fields, trial_usage
+
+    state = item_state(item)
+    existing = state.record
+    excinfo = call.excinfo
+    if existing is not None and report.when == "call":
+        existing.setdefault("timing", {})["call_s"] = round(report.duration, 6)
+    if existing is not None:
+        model_failure = (
+            excinfo is not None
+            and existing["status"] == "failed"
+            and excinfo.errisinstance(pytest.fail.Exception)
+        )
+        if excinfo is not None and report.when == "call" and not model_failure:
+            existing.update(status="error", success=None, error=_error_text(excinfo))
+            _shorten_error(report, item, excinfo, existing["error"])
+            report.user_properties = [p for p in report.user_properties if p[0] != "egi"]
+            report.user_properties.append(("egi", existing))
+        return
+    if report.skipped:
+        record = base_record(item, case, settings)
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        record.update(status="skipped", error=reason)
+    elif report.failed:
+        record = base_record(item, case, settings)
+        record.update(status="error", error=_error_text(excinfo),
+                      error_kind=getattr(excinfo.value, "kind", None) if excinfo else None)
+        record.update(trial_usage(state.client, state.recorder))
+        _shorten_error(report, item, excinfo, record["error"])
+        partial = getattr(excinfo.value, "partial_trajectory", None) if excinfo else None
+        record.update(trajectory_fields(partial, errored=True))
+        if partial is not None:
+            record["raw_path"] = keep_raw(
+                item,
+                case,
+                {"task": case.task.data, "trajectory": partial, "error": record["error"]},
+            )
+    elif report.when == "call":
+        record = base_record(item, case, settings)
+        record.update(status="error", error="the test returned without calling egi.record()")
+        report.outcome = "failed"
+        report.longrepr = f"{item.nodeid}: {record['error']}"
+    else:
+        return
+    store_record(item, record)
+    report.user_properties.append(("egi", state.record))
+
+
+def _error_text(excinfo: Any) -> str:
+    """The one-line failure reason of an errored item (``ExceptionType: message``), redacted
+    and cut to :data:`~pytest_egi.run.recorder.MAX_RENDER` characters without ever cutting its
+    fix hint (``exc.hint``, or a parenthesised group ending the message:
+    :func:`~pytest_egi.run.recorder.shorten`)."""
+    from pytest_egi.models.secrets import redact
+    from pytest_egi.run.recorder import shorten
+
+    if excinfo is None:
+        return "unknown error"
+    hint = getattr(excinfo.value, "hint", None)
+    return redact(shorten(f"{excinfo.type.__name__}: {excinfo.value}",
+                          hint=hint if isinstance(hint, str) else None))
+
+
+def _shorten_error(report: pytest.TestReport, item: pytest.Item, excinfo: Any, text: str) -> None:
+    """Provider failures and faults of an external process that say all there is to say
+    (an exception class with ``one_line_report = True``, e.g. an MCP server that died) get a
+    one-line report: a traceback through an SDK's internals shows call arguments, API keys
+    among them, and nothing the user can act on. Any other traceback is kept but redacted."""
+    from pytest_egi.models.base import ProviderError
+    from pytest_egi.models.secrets import redact
+
+    if excinfo is not None and (excinfo.errisinstance(ProviderError)
+                                or getattr(excinfo.value, "one_line_report", False)):
+        report.longrepr = f"{item.nodeid}: {text}"
+    elif report.longrepr is not None:
+        report.longrepr = redact(str(report.longrepr))
+
+
+def error_status(report: pytest.TestReport) -> Any:
+    """Show harness/provider failures in the call phase (and worker crashes, whose report
+    xdist makes with ``when="???"``) as ERROR, not FAILED."""
+    if report.when in ("call", "???") and report.failed:
+        for name, value in report.user_properties:
+            if name == "egi" and isinstance(value, dict) and value.get("status") == "error":
+                return "error", "E", "ERROR"
+    return None
