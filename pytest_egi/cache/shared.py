@@ -7,7 +7,8 @@ every other process of the same session as a pickle file:
 
 - The plugin gives each xdist worker the same directory, a fresh temporary directory the
   controller creates when it starts the workers and deletes when the session ends
-  (``pytest_configure_node`` / ``pytest_unconfigure`` in :mod:`pytest_egi.plugin`).
+  (``XdistHooks.pytest_configure_node`` in :mod:`pytest_egi.collect.xdist`, ``stop_sharing`` in
+  :mod:`pytest_egi.run.settings`).
   The cache's scope is therefore one pytest session: nothing survives to the next run, so
   nothing can go stale across runs (code, data files or options changed between runs).
 - With no directory configured (a serial run, or code running outside pytest)

@@ -10,7 +10,7 @@ someone else installed, or an inherited ignore, is left alone) for the session:
 
 - the first SIGINT or SIGTERM calls the session's ``on_first`` with the stop reason
   (:data:`REASONS`: the controller stops scheduling, each process stops after its current
-  item; see ``pytest_egi.plugin``) and returns, so the item in flight finishes and is
+  item; see ``pytest_egi.run.items``) and returns, so the item in flight finishes and is
   recorded, and the run ends ``interrupted`` (exit status 2);
 - the second (either signal) restores the previous handlers and raises ``KeyboardInterrupt``
   where the program is, pytest's own interruption: whatever finished is already in the run's

@@ -211,7 +211,7 @@ def keep_raw(item: pytest.Item, case: Case, payload: dict[str, Any]) -> str:
     The file is not written here: with the item's next report, an xdist worker on the
     controller's host writes it into the run directory, and any other process hands it to
     the controller (``report.egi_raw``), which writes it just before the item's journal line
-    (``pytest_egi.plugin._write_or_send_raw``). So a remote xdist worker needs no access to
+    (``pytest_egi.run.items._write_or_send_raw``). So a remote xdist worker needs no access to
     the run directory, and a trajectory is on disk by the time its record is.
 
     Returns:
