@@ -198,6 +198,8 @@ def build_world(seed: int, open_world: bool = False) -> dict[str, Any]:
         return {**build_world(seed), "open_world": True, "seed": seed}
     r = rng(seed, "finance")
     trading = _trading_days()
+    trading_ts = [(d, _ts(d)) for d in trading]
+    log, sqrt, cos, sin, exp, two_pi = math.log, math.sqrt, math.cos, math.sin, math.exp, 2.0 * math.pi
     tickers: dict[str, Any] = {}
     for symbol, name, sector, industry, price0 in COMPANIES:
         drift, vol = r.uniform(-0.0002, 0.0009), r.uniform(0.012, 0.028)
@@ -207,30 +209,41 @@ def build_world(seed: int, open_world: bool = False) -> dict[str, Any]:
             {d for d in trading if d.day <= 7 and d.month % 3 == 2 and d.weekday() == 3} if div else set()
         )
         close, prices, actions = price0, [], []
-        for d in trading:
+        # r.gauss and r.randint written out, as in _open_company (same draws, same floats)
+        if r.gauss_next is not None:  # never here (each company draws an even number of gauss)
+            raise AssertionError("a pending gauss value would shift the draws")
+        rand, below = r.random, r._randbelow
+        s_open, s_range = vol / 3, vol / 2
+        for d, ts in trading_ts:
             split = 0.0
             if d == split_day:
                 close /= 2
                 split = 2.0
-            open_ = close * (1 + r.gauss(0, vol / 3))
-            close = max(1.0, close * math.exp(r.gauss(drift, vol)))
-            high = max(open_, close) * (1 + abs(r.gauss(0, vol / 2)))
-            low = min(open_, close) * (1 - abs(r.gauss(0, vol / 2)))
+            x2pi = rand() * two_pi
+            g2rad = sqrt(-2.0 * log(1.0 - rand()))
+            z_open, z_close = cos(x2pi) * g2rad, sin(x2pi) * g2rad
+            x2pi = rand() * two_pi
+            g2rad = sqrt(-2.0 * log(1.0 - rand()))
+            z_high, z_low = cos(x2pi) * g2rad, sin(x2pi) * g2rad
+            open_ = close * (1 + (0 + z_open * s_open))
+            close = max(1.0, close * exp(drift + z_close * vol))
+            high = max(open_, close) * (1 + abs(0 + z_high * s_range))
+            low = min(open_, close) * (1 - abs(0 + z_low * s_range))
             dividend = div if d in ex_days else 0.0
             prices.append(
                 {
-                    "Date": _ts(d),
+                    "Date": ts,
                     "Open": round(open_, 2),
                     "High": round(high, 2),
                     "Low": round(low, 2),
                     "Close": round(close, 2),
-                    "Volume": r.randint(800_000, 40_000_000),
+                    "Volume": 800_000 + below(39_200_001),  # r.randint(800_000, 40_000_000)
                     "Dividends": dividend,
                     "Stock Splits": split,
                 }
             )
             if dividend or split:
-                actions.append({"Date": _ts(d), "Dividends": dividend, "Stock Splits": split})
+                actions.append({"Date": ts, "Dividends": dividend, "Stock Splits": split})
         shares = r.randint(200, 4000) * 1_000_000
         revenue = shares * prices[-1]["Close"] / r.uniform(2.0, 12.0)  # price-to-sales 2-12
         statements = _statements(r, revenue, shares)
