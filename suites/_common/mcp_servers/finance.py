@@ -1066,21 +1066,71 @@ def _open_options(
     return chains
 
 
+OPEN_COMPANIES_KEPT = 8
+"""Generated companies an open world keeps, the most recently used (:func:`company`). Each is
+about 1.5 MB (a row per trading day since 2014): without a bound, the finance server of an
+MCP-Universe run, and a worker running its financial tasks, grew by one company per ticker
+named (about 45-65 MB over the quick profile)."""
+
+PACKED_COMPANIES_KEPT = 256
+"""Generated companies let go by :func:`company` that an open world keeps packed (pickled,
+then zlib level 1: about 100 KB each instead of 1.5 MB), so naming one again unpacks it
+(about 15 ms) instead of generating it again (about 90 ms; the quick profile's financial
+tasks name 42 tickers 145 times). Beyond this many, the least recently packed are dropped and
+generated again, the same, from (seed, symbol) alone."""
+
+_FIXED = frozenset(c[0] for c in COMPANIES)
+
+
 def company(world: dict[str, Any], ticker: str) -> dict[str, Any]:
     """The company of ``ticker`` (case-insensitive); in an open world a symbol matching
-    :data:`TICKER_PATTERN` is generated on first use (and kept in ``world``).
+    :data:`TICKER_PATTERN` is generated on first use and kept in ``world["tickers"]``, the
+    generated ones bounded to the :data:`OPEN_COMPANIES_KEPT` most recently used (last in
+    the dict); one let go is kept packed (``world["packed"]``, :data:`PACKED_COMPANIES_KEPT`)
+    and unpacked, equal to a new generation, when named again. The data is read-only.
 
     Raises:
         BadRequest: an unknown ticker (closed world) or a symbol outside the pattern.
     """
     symbol = str(ticker).strip().upper()
-    found = world["tickers"].get(symbol)
-    if found is not None:
-        return found
-    if world.get("open_world") and TICKER_PATTERN.match(symbol) and re.search("[A-Z]", symbol):
-        found = world["tickers"][symbol] = _open_company(world["seed"], symbol)
-        return found
-    raise BadRequest(f"Company ticker {ticker} not found.")
+    tickers = world["tickers"]
+    found = tickers.get(symbol)
+    open_world = bool(world.get("open_world"))
+    if found is None and open_world and TICKER_PATTERN.match(symbol) and re.search("[A-Z]", symbol):
+        import pickle
+        import zlib
+
+        blob = world.get("packed", {}).get(symbol)  # kept: letting it go again needs no packing
+        if blob is not None:
+            found = pickle.loads(zlib.decompress(blob))
+        else:
+            found = _open_company(world["seed"], symbol)
+        tickers[symbol] = found
+    if found is None:
+        raise BadRequest(f"Company ticker {ticker} not found.")
+    if open_world and symbol not in _FIXED:
+        tickers[symbol] = tickers.pop(symbol)  # the most recently used last
+        generated = [s for s in tickers if s not in _FIXED]
+        for old in generated[: max(0, len(generated) - OPEN_COMPANIES_KEPT)]:
+            _let_go(world, old, tickers.pop(old))
+    return found
+
+
+def _let_go(world: dict[str, Any], symbol: str, found: dict[str, Any]) -> None:
+    """Keep a generated company let go by :func:`company` packed in ``world["packed"]``."""
+    import pickle
+    import zlib
+
+    packed: dict[str, bytes] = world.setdefault("packed", {})
+    if symbol in packed:  # packed when let go before
+        packed[symbol] = packed.pop(symbol)  # the most recently used last
+        return
+    try:
+        packed[symbol] = zlib.compress(pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL), 1)
+    except (pickle.PicklingError, TypeError):  # plain data: not expected
+        return
+    while len(packed) > PACKED_COMPANIES_KEPT:
+        del packed[next(iter(packed))]
 
 
 _company = company

@@ -110,56 +110,19 @@ def world(seed: int) -> dict[str, Any]:
 
 
 _fixed: dict[int, frozenset[str]] = {}
-OPEN_COMPANIES_KEPT = 8
-"""Generated companies the evaluator keeps per world, the most recently used. Each is about
-1.5 MB (a row per trading day since 2014): without a bound, a worker running the
-financial tasks grew by one company per ticker named (about 45 MB over the quick profile)."""
-
-PACKED_COMPANIES_KEPT = 256
-"""Companies let go by :func:`_kept` that are kept packed (pickled, then zlib level 1: about
-100 KB each instead of 1.5 MB), so naming one again unpacks it (about 15 ms) instead of
-generating it again (about 90 ms; the quick profile's financial tasks name 42 tickers 145
-times). Beyond this many, the least recently packed are dropped and generated again, the same,
-from (seed, symbol) alone."""
-
-_packed: dict[tuple[int, str], bytes] = {}
+OPEN_COMPANIES_KEPT = finance.OPEN_COMPANIES_KEPT
+"""Generated companies the evaluator's world keeps live (``finance.company`` bounds them and
+keeps those let go packed, as the finance server does)."""
 
 
 def _kept(seed: int, ticker: str) -> dict[str, Any]:
-    """``finance.company`` of the evaluator's world, the generated companies bounded to the
-    :data:`OPEN_COMPANIES_KEPT` most recently used (those let go are kept packed,
-    :data:`PACKED_COMPANIES_KEPT`).
+    """``finance.company`` of the evaluator's world (the generated companies bounded to the
+    ``finance.OPEN_COMPANIES_KEPT`` most recently used; those let go are kept packed).
 
     Raises:
         BadRequest: as ``finance.company``.
     """
-    import pickle
-    import zlib
-
-    w = world(seed)
-    tickers, fixed = w["tickers"], _fixed[seed]
-    symbol = str(ticker).strip().upper()
-    if symbol not in tickers and w.get("open_world"):
-        blob = _packed.get((seed, symbol))  # kept: letting it go again needs no packing
-        if blob is not None:  # read-only data: the unpacked copy equals a new generation
-            tickers[symbol] = pickle.loads(zlib.decompress(blob))
-    found = finance.company(w, ticker)
-    if symbol not in fixed and symbol in tickers:
-        tickers[symbol] = tickers.pop(symbol)  # the most recently used last
-        generated = [s for s in tickers if s not in fixed]
-        for old in generated[: max(0, len(generated) - OPEN_COMPANIES_KEPT)]:
-            company_ = tickers.pop(old)
-            if (seed, old) in _packed:  # packed when let go before
-                _packed[(seed, old)] = _packed.pop((seed, old))  # the most recently used last
-                continue
-            try:
-                blob = pickle.dumps(company_, protocol=pickle.HIGHEST_PROTOCOL)
-                _packed[(seed, old)] = zlib.compress(blob, 1)
-            except (pickle.PicklingError, TypeError):  # plain data: not expected
-                continue
-            while len(_packed) > PACKED_COMPANIES_KEPT:
-                del _packed[next(iter(_packed))]
-    return found
+    return finance.company(world(seed), ticker)
 
 
 def company(seed: int, ticker: str) -> dict[str, Any]:

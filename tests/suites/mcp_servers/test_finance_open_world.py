@@ -201,23 +201,26 @@ def test_generated_companies_and_the_closed_world_are_the_same_data_as_before_th
         "9f303ef83b0bd42b9b50019921380e9cec281399e74d285623207f1c280900b0")
 
 
-def test_a_company_let_go_by_the_evaluator_comes_back_unpacked_the_same():
-    """MCP-Universe's evaluator keeps 8 generated companies; one let go is kept packed and
-    comes back equal to a fresh generation (without generating it again)."""
-    from suites.mcp_universe.ops import yfinance
-
-    symbols = [f"Q{i}" for i in range(yfinance.OPEN_COMPANIES_KEPT + 1)]
-    first = yfinance._kept(42, symbols[0])
+def test_a_company_let_go_comes_back_unpacked_the_same_and_the_world_stays_bounded():
+    """An open world (the finance server's, MCP-Universe's evaluator's) keeps the last
+    OPEN_COMPANIES_KEPT generated companies; one let go is kept packed and comes back equal to
+    a fresh generation without generating it again. Before, the server kept every company
+    named (1.5 MB each)."""
+    world = finance.build_world(42, open_world=True)
+    symbols = [f"Q{i}" for i in range(finance.OPEN_COMPANIES_KEPT + 3)]
+    first = finance.company(world, symbols[0])
     for symbol in symbols[1:]:
-        yfinance._kept(42, symbol)
-    assert symbols[0] not in yfinance.world(42)["tickers"]  # let go
-    assert (42, symbols[0]) in yfinance._packed
+        finance.company(world, symbol)
+    generated = [s for s in world["tickers"] if s not in {c[0] for c in finance.COMPANIES}]
+    assert generated == symbols[3:]
+    assert symbols[0] in world["packed"]
     calls = []
     real = finance._open_company
     try:
         finance._open_company = lambda seed, symbol: calls.append(symbol) or real(seed, symbol)
-        again = yfinance._kept(42, symbols[0])
+        again = finance.company(world, symbols[0])
     finally:
         finance._open_company = real
     assert calls == []  # unpacked, not generated
     assert again == first == real(42, symbols[0])
+    assert len(world["tickers"]) == len(finance.COMPANIES) + finance.OPEN_COMPANIES_KEPT
