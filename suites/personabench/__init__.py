@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
-from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, suite_options
+from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options
 from suites.personabench.data import community, community_ids, world_spec
 from suites.personabench.generator import NOISE_LEVELS
 from suites.personabench.policy import PersonaPolicy
@@ -379,67 +379,6 @@ class PersonaBenchSuite:
                 out[f"{level}.{name}.n"] = float(len(cols["n"]))
         out["bm25_fallback_trials"] = float(fallback)
         return dict(sorted(out.items()))
-
-    def summary_columns(self, records: list[dict[str, Any]]) -> SummaryColumns:
-        """:meth:`summarize` from column sums (:class:`~pytest_egi.suite.SummaryColumns`), so
-        the bootstrap adds rows instead of calling :meth:`summarize` per resample: per
-        category ``n`` and, per score key, the sum and count of the records that have it; per
-        noise level the same for ``Overall`` and the sum and count of ``outdated_recall``;
-        and the fallback count. ``finish`` gives every key :meth:`summarize` returns (the
-        same means, rounded to 3 decimals)."""
-        keys = ("precision", "recall", "f1", "retrieval_recall", "ndcg")
-        levels = list(dict.fromkeys(c.rsplit(".", 1)[0] for c in CATEGORIES))
-        names: list[str] = ["bm25_fallback"]
-        for cat in CATEGORIES:
-            names.append(f"{cat}.n")
-            names += [f"{cat}.{k}.{part}" for k in keys for part in ("s", "c")]
-        for level in levels:
-            names += [f"{level}.Overall.{k}.{part}" for k in keys for part in ("s", "c")]
-            names += [f"{level}.outdated_information.recall.s", f"{level}.outdated_information.recall.c"]
-        at = {name: i for i, name in enumerate(names)}
-        rows: list[list[float]] = []
-        for rec in records:
-            row = [0.0] * len(names)
-            rows.append(row)
-            cat = rec.get("category")
-            if cat not in CATEGORIES:
-                continue
-            level = cat.rsplit(".", 1)[0]
-            values = rec.get("values") or {}
-            row[0] = float(int(values.get("bm25_fallback") or 0))
-            row[at[f"{cat}.n"]] = 1.0
-            for k in keys:
-                if values.get(k) is not None:
-                    v = float(values[k])
-                    for prefix in (cat, f"{level}.Overall"):
-                        row[at[f"{prefix}.{k}.s"]] += v
-                        row[at[f"{prefix}.{k}.c"]] += 1.0
-            if values.get("outdated_recall") is not None:
-                row[at[f"{level}.outdated_information.recall.s"]] += float(values["outdated_recall"])
-                row[at[f"{level}.outdated_information.recall.c"]] += 1.0
-
-        def mean3(sums: Any, prefix: str) -> float | None:
-            count = sums[f"{prefix}.c"]
-            return round(sums[f"{prefix}.s"] / count, 3) if count else None
-
-        def finish(sums: Any) -> dict[str, float | None]:
-            out: dict[str, float | None] = {}
-            for cat in CATEGORIES:
-                if sums[f"{cat}.n"]:
-                    for k in keys:
-                        out[f"{cat}.{k}"] = mean3(sums, f"{cat}.{k}")
-                    out[f"{cat}.n"] = float(sums[f"{cat}.n"])
-            for level in levels:
-                if any(sums[f"{level}.Overall.{k}.c"] for k in keys):
-                    for k in keys:
-                        out[f"{level}.Overall.{k}"] = mean3(sums, f"{level}.Overall.{k}")
-                if sums[f"{level}.outdated_information.recall.c"]:
-                    out[f"{level}.outdated_information.recall"] = mean3(
-                        sums, f"{level}.outdated_information.recall")
-            out["bm25_fallback_trials"] = float(sums["bm25_fallback"])
-            return dict(sorted(out.items()))
-
-        return SummaryColumns.from_rows(names, rows, finish)
 
 
 SUITE = PersonaBenchSuite()
