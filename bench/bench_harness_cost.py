@@ -282,28 +282,58 @@ def collection(
     return {k: median(v) for k, v in times.items()}, median(bare)
 
 
-def main_job(folder: Path, modes: list[str], repeat: int, path: str) -> dict[tuple[str, int], Figures]:
-    """(mode, workers) -> median figures of ``pytest <path> --egi-model egi/oracle --egi-mode
-    <mode>`` serially (workers 1) and with ``-n 2``; RSS figures are the largest of the runs."""
+MAIN_JOB_RUNS = ((1, "serial"), (2, "-n 2, first run"), (2, "-n 2, later run"))
+"""The main job's runs, in this order, in one fresh ``--egi-cache`` folder per repetition: the
+serial run fills the task cache (and learns no item times: only ``-n`` does), so the first
+``-n 2`` run places the suites with nothing learned (their declared ``item_seconds``, else
+item counts) and the later one by the first one's item times."""
+
+
+def main_job(folder: Path, modes: list[str], repeat: int, path: str) -> dict[tuple[str, str], Figures]:
+    """(mode, run of :data:`MAIN_JOB_RUNS`) -> median figures of ``pytest <path> --egi-model
+    egi/oracle --egi-mode <mode>`` serially and with ``-n 2`` (first and later run); RSS
+    figures are the largest of the runs."""
     env = _env(folder, 1)
-    out: dict[tuple[str, int], Figures] = {}
+    out: dict[tuple[str, str], Figures] = {}
     for m in modes:
-        for w in (1, 2):
-            runs = []
-            for _ in range(repeat):
-                with tempfile.TemporaryDirectory() as reports:
-                    xdist = ["-n", str(w)] if w > 1 else []
-                    runs.append(run(pytest_cmd(path, "--egi-model", "egi/oracle", "--egi-mode", m,
-                                               "--egi-report-dir", reports, "-p", "no:anyio", *xdist),
-                                    ROOT, env))  # fmt: skip
-            workers_mb = [f.worker_mb for f in runs if f.worker_mb is not None]
-            out[(m, w)] = Figures(
-                statistics.median(f.wall for f in runs),
-                statistics.median(f.cpu for f in runs),
-                max(f.controller_mb for f in runs),
+        runs: dict[str, list[Figures]] = {label: [] for _w, label in MAIN_JOB_RUNS}
+        for _ in range(repeat):
+            with tempfile.TemporaryDirectory() as cache:
+                for w, label in MAIN_JOB_RUNS:
+                    with tempfile.TemporaryDirectory() as reports:
+                        xdist = ["-n", str(w)] if w > 1 else []
+                        runs[label].append(run(pytest_cmd(
+                            path, "--egi-model", "egi/oracle", "--egi-mode", m, "--egi-report-dir", reports,
+                            "--egi-cache", cache, "-p", "no:anyio", *xdist), ROOT, env))  # fmt: skip
+                    print(f"  main job {m}, {label}: {runs[label][-1].wall:.1f} s", file=sys.stderr)
+        for label, figures in runs.items():
+            workers_mb = [f.worker_mb for f in figures if f.worker_mb is not None]
+            out[(m, label)] = Figures(
+                statistics.median(f.wall for f in figures),
+                statistics.median(f.cpu for f in figures),
+                max(f.controller_mb for f in figures),
                 max(workers_mb) if workers_mb else None,
             )
-            print(f"  main job {m}, workers {w}: {out[(m, w)].wall:.1f} s", file=sys.stderr)
+    return out
+
+
+def cold_collection_per_suite(folder: Path, mode: str, repeat: int) -> dict[str, Figures]:
+    """Suite -> median figures of a cold ``--collect-only`` of ``suites/<suite>`` (a fresh
+    ``--egi-cache``: its tasks loaded and stored), to find which suite a cold collection pays
+    for; the controller's peak RSS is that of the one collecting process."""
+    env = _env(folder, 1)
+    names = sorted(p.parent.name for p in (ROOT / "suites").glob("*/test_*.py"))
+    out: dict[str, Figures] = {}
+    for name in names:
+        runs = []
+        for _ in range(repeat):
+            with tempfile.TemporaryDirectory() as cache:
+                runs.append(run(pytest_cmd(f"suites/{name}", "--collect-only", "--egi-model", "egi/oracle",
+                                           "--egi-mode", mode, "--egi-cache", cache, "-p", "no:anyio"),
+                                ROOT, env))  # fmt: skip
+        out[name] = Figures(statistics.median(f.wall for f in runs), statistics.median(f.cpu for f in runs),
+                            max(f.controller_mb for f in runs), None)  # fmt: skip
+        print(f"  cold collection {mode} {name}: {out[name].cpu:.2f} s CPU", file=sys.stderr)
     return out
 
 
@@ -380,7 +410,10 @@ def main() -> None:
     )
     parser.add_argument("--suites", default="suites", help="what to collect, relative to the checkout")
     parser.add_argument("--quick", action="store_true", help="a fast smoke run (see the module docstring)")
+    parser.add_argument("--per-suite", action="store_true",
+                        help="also a cold collection of each suite alone (CPU and peak RSS)")
     args = parser.parse_args()
+    load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())  # printed at the end
     sizes = [int(s) for s in (args.sizes or ("1,1000" if args.quick else "1,1000,5000,20000")).split(",")]
     workers = [int(w) for w in (args.workers or ("1" if args.quick else "1,2")).split(",")]
     repeat = args.repeat or (1 if args.quick else 3)
@@ -392,6 +425,7 @@ def main() -> None:
         modes = ["quick"] if args.quick else ["quick", "deep"]
         collect, collect_bare = collection(folder, modes, repeat, args.suites)
         jobs = main_job(folder, modes, repeat, args.suites)
+        per_suite = {m: cold_collection_per_suite(folder, m, repeat) for m in modes} if args.per_suite else {}
         set_size(folder, 2)
         n_agg = 10_000 if args.quick else 100_000
         agg = aggregate_s(folder, n_agg, 0)
@@ -433,12 +467,22 @@ def main() -> None:
     print(f"numpy import, once per session by the bootstrap (not in the two figures above): {numpy_s:.2f} s, "
           f"{100 * numpy_s / wall:.1f}% of that run")  # fmt: skip
     print()
-    print(f"main job: {args.suites} with egi/oracle (median of {repeat})")
-    print("profile | workers | wall s | CPU s | controller RSS MB | largest worker RSS MB | wall over serial")
-    for (m, w), f in jobs.items():
+    for m, suites in per_suite.items():
+        print(f"cold collection of each suite alone, {m} (median of {repeat}; "
+              f"bare: CPU {collect_bare[1]:.2f} s)")
+        print("suite | wall s | CPU s | CPU above bare s | peak RSS MB")
+        for name, f in suites.items():
+            above = f.cpu - collect_bare[1]
+            print(f"{name} | {f.wall:.2f} | {f.cpu:.2f} | {above:.2f} | {f.controller_mb:.0f}")
+        print()
+    print(f"main job: {args.suites} with egi/oracle (median of {repeat}; a fresh task cache per repetition)")
+    print("profile | run | wall s | CPU s | controller RSS MB | largest worker RSS MB | wall over serial")
+    for (m, label), f in jobs.items():
         worker = f"{f.worker_mb:.0f}" if f.worker_mb is not None else "-"
-        ratio = f.wall / jobs[(m, 1)].wall
-        print(f"{m} | {w} | {f.wall:.2f} | {f.cpu:.2f} | {f.controller_mb:.0f} | {worker} | {ratio:.2f}")
+        ratio = f.wall / jobs[(m, "serial")].wall
+        print(f"{m} | {label} | {f.wall:.2f} | {f.cpu:.2f} | {f.controller_mb:.0f} | {worker} | {ratio:.2f}")
+    print(f"load average (1, 5, 15 min) at start: {load_start}; at end: "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
 if __name__ == "__main__":

@@ -465,6 +465,14 @@ class Suite(Protocol):
     conformance_options: dict[str, str]
     """Optional: the ``--egi-opt`` values (key -> text) the conformance kit passes to run the
     suite (an opt-in suite's own example tasks)."""
+    item_seconds: dict[str, float]
+    """Optional: the expected seconds of one item of each category (``"*"``: any category not
+    named), as the offline policies (``egi/oracle``) take on one core of a 2-core machine,
+    the suite's world build and server start-up spread over its items. Only a placement hint:
+    the first ``-n`` run of a model and profile weighs the suite's items by it when
+    placing whole suites on workers (:mod:`pytest_egi.scheduling`); the times that run learns
+    replace it from the next run on. Without it the suite's items count the mean of the
+    others' (or one each, when no suite declares or learned any)."""
     diagnostic_patterns: tuple[str, ...]
     """Optional: :mod:`fnmatch` patterns of diagnostic keys whose names depend on the data
     (``tag.*.checker_pass_rate``): a key ``summarize`` returns that matches one counts as a

@@ -38,11 +38,14 @@ def test_bench_prints_every_table():
     # numpy's one-time import is timed apart, not inside the first bootstrap figure
     [numpy] = [line for line in lines if line.startswith("numpy import, once per session by the bootstrap")]
     assert 0 < float(numpy.split(": ")[1].split(" s,")[0]) < 30
-    assert "main job: suites/crmarena with egi/oracle (median of 1)" in lines
+    assert ("main job: suites/crmarena with egi/oracle (median of 1; a fresh task cache per "
+            "repetition)") in lines
     assert (
-        "profile | workers | wall s | CPU s | controller RSS MB | largest worker RSS MB | wall over serial"
+        "profile | run | wall s | CPU s | controller RSS MB | largest worker RSS MB | wall over serial"
     ) in lines
-    serial = next(line for line in lines if line.startswith("quick | 1 | "))
-    parallel = next(line for line in lines if line.startswith("quick | 2 | "))
+    serial = next(line for line in lines if line.startswith("quick | serial | "))
+    first = next(line for line in lines if line.startswith("quick | -n 2, first run | "))
+    later = next(line for line in lines if line.startswith("quick | -n 2, later run | "))
     assert serial.endswith(" | - | 1.00")  # serially: no worker, the ratio's anchor
-    assert float(parallel.split(" | ")[5]) > 0  # the largest worker's RSS is measured
+    assert float(first.split(" | ")[5]) > 0 and float(later.split(" | ")[5]) > 0  # workers' RSS measured
+    assert lines[-1].startswith("load average (1, 5, 15 min) at start: ")

@@ -13,6 +13,8 @@ import pytest
 from pytest_egi.collect.scheduling import (
     DURATIONS_FILE,
     SuiteAffineScheduling,
+    declared_seconds,
+    read_declared,
     read_durations,
     read_groups,
     read_packages,
@@ -49,12 +51,13 @@ def _config(workers: int) -> SimpleNamespace:
                            stash={})  # fmt: skip
 
 
-def _scheduler(counts: dict[str, int], workers: int = 2, expected: dict[str, float] | None = None):
+def _scheduler(counts: dict[str, int], workers: int = 2, expected: dict[str, float] | None = None,
+               declared: dict[str, float] | None = None):  # fmt: skip
     """A scheduler over suites of ``counts`` items each (collection order as given), its nodes
     added and their collections in, initial queues sent."""
     collection = [f"suites/{s}/test_{s}.py::test_task[{s}-{k}]" for s, n in counts.items() for k in range(n)]
     sched = SuiteAffineScheduling(_config(workers), groups=lambda ids: [i.split("/")[1] for i in ids],
-                                  expected=expected)
+                                  expected=expected, declared=declared)
     nodes = [FakeNode(f"gw{i}") for i in range(workers)]
     for node in nodes:
         sched.add_node(node)
@@ -87,6 +90,44 @@ def test_a_suite_not_seen_yet_counts_the_mean_item_time_of_those_seen():
     sched, (gw0, gw1) = _scheduler({"a": 6, "b": 4, "c": 3}, expected={"a": 0.1, "b": 3.0})
     assert gw0.sent == [[6, 7, 8, 9]]
     assert gw1.sent == [[10, 11, 12, 0, 1, 2, 3, 4, 5]]
+
+
+def test_a_first_run_places_suites_by_their_declared_item_times():
+    """Nothing learned: a declares 6 x 0.1 = 0.6 s in all, b 4 x 3.0 = 12 s; c declares
+    nothing and counts the mean declared item time, (0.1 + 3.0) / 2 = 1.55 s, x 3 = 4.65 s.
+    b to gw0, c then a to gw1 (by item counts a, 6 items, would have gone to gw0 first)."""
+    sched, (gw0, gw1) = _scheduler({"a": 6, "b": 4, "c": 3}, declared={"a": 0.6, "b": 12.0})
+    assert gw0.sent == [[6, 7, 8, 9]]
+    assert gw1.sent == [[10, 11, 12, 0, 1, 2, 3, 4, 5]]
+
+
+def test_learned_item_times_win_over_declared_ones():
+    """b declares 12 s but its learned mean is 0.1 s (0.4 s in all): a (6 x 1.0 learned) to
+    gw0, c (3 items, mean learned (1.0 + 0.1) / 2 = 0.55 -> 1.65 s) and b to gw1."""
+    sched, (gw0, gw1) = _scheduler({"a": 6, "b": 4, "c": 3}, expected={"a": 1.0, "b": 0.1},
+                                   declared={"b": 12.0})  # fmt: skip
+    assert gw0.sent == [[0, 1, 2, 3, 4, 5]]
+    assert gw1.sent == [[10, 11, 12, 6, 7, 8, 9]]
+
+
+def test_declared_item_times_reach_the_controller_in_the_groups_file(tmp_path):
+    """A suite's declared total is the sum over its items, written only when every item of it
+    has one; read back only for the same collection."""
+    ids = ["s/a/t.py::t[a-0]", "s/a/t.py::t[a-1]", "s/a/t.py::plain", "s/b/t.py::t[b-0]", "s/b/t.py::t[b-1]"]
+    write_groups(tmp_path, ids, ["a", "a", None, "b", "b"], [0.5, 0.25, None, 1.0, None])
+    assert read_declared(tmp_path, ids) == {"suite:a": 0.75}
+    assert read_declared(tmp_path, ids[:3]) == {}
+    assert read_declared(None, ids) == {}
+
+
+def test_an_items_declared_time_is_its_categorys_else_the_default():
+    suite = SimpleNamespace(item_seconds={"slow": 2.0, "*": 0.1})
+    assert declared_seconds(suite, "slow") == 2.0
+    assert declared_seconds(suite, "other") == 0.1
+    assert declared_seconds(SimpleNamespace(item_seconds={"slow": 2.0}), "other") is None
+    assert declared_seconds(SimpleNamespace(), "slow") is None
+    for bad in (-1, "2", True, float("nan")):  # a hint: a bad value is no value, not an error
+        assert declared_seconds(SimpleNamespace(item_seconds={"*": bad}), "x") is None
 
 
 def _affinity_scheduler(packages):

@@ -11,8 +11,10 @@ memory per worker is the sum of all worlds, and the same start-up work is done t
   (longest-processing-time first); a worker's queue is its suites one after the other, in
   that order. A suite's work is its item count times its mean item time, as learned from the
   last ``-n`` run of the same model and profile (:data:`DURATIONS_FILE` in the task cache
-  folder; a suite not seen yet counts the mean of those seen; with none seen, the item counts
-  alone decide).
+  folder); for a suite not seen yet, the sum of its items' declared times (the suite's
+  optional ``item_seconds`` by category, :class:`pytest_egi.suite.Suite`, written by the
+  workers beside the groups); else its item count times the mean item time of the others;
+  with nothing learned or declared, the item counts alone decide.
   Among the workers whose load would stay within :data:`AFFINITY_SLACK` of the least loaded
   one's, a suite goes to the one already given suites that import the most of the same
   packages (learned too: the top-level packages a worker imported for a suite's ``prepare``
@@ -44,8 +46,8 @@ import pytest
 from xdist.scheduler.worksteal import MIN_PENDING, WorkStealingScheduling
 
 __all__ = ["DURATIONS_FILE", "GROUPS_FILE", "IMPORTS_FILE", "SchedulerHooks", "SuiteAffineScheduling",
-           "learned_durations", "read_durations", "read_groups", "read_packages", "top_level_packages",
-           "write_durations", "write_groups"]
+           "declared_seconds", "learned_durations", "read_declared", "read_durations", "read_groups",
+           "read_packages", "top_level_packages", "write_durations", "write_groups"]
 
 
 DURATIONS_FILE = "egi-durations.json"
@@ -65,7 +67,9 @@ that shares packages with it, rather than go to the least loaded one."""
 
 GROUPS_FILE = "egi-groups.json"
 """In the session's shared directory: ``{"ids": [first, last node id], "count": n,
-"names": [suite, ...], "index": [position in names, or -1, per collected item]}``."""
+"names": [suite, ...], "index": [position in names, or -1, per collected item],
+"declared": {suite: seconds}}`` (the last: the sum of the suite's items' declared times,
+for the suites that declare ``item_seconds``)."""
 
 
 def _read_learned(folder: Path) -> dict[str, Any]:
@@ -127,13 +131,17 @@ def top_level_packages() -> set[str]:
     return {name.partition(".")[0] for name in list(sys.modules) if not name.startswith("_")}
 
 
-def write_groups(directory: Path, nodeids: Sequence[str], suites: Sequence[str | None]) -> None:
+def write_groups(directory: Path, nodeids: Sequence[str], suites: Sequence[str | None],
+                 seconds: Sequence[float | None] | None = None) -> None:  # fmt: skip
     """Write each collected item's suite (None: not an EGI item) for the controller.
 
     Args:
         directory: the session's shared directory (``pytest_egi.cache.shared.shared_dir``).
         nodeids: the collected items' node ids, in collection order (what xdist sends).
         suites: the suite of each item, aligned with ``nodeids``.
+        seconds: each item's declared time in seconds (:func:`declared_seconds`), aligned
+            with ``nodeids``; None for an item whose suite declares none. A suite is given a
+            declared total only when every one of its items has a time.
 
     Every worker collects the same items and writes the same content, atomically.
     """
@@ -141,9 +149,47 @@ def write_groups(directory: Path, nodeids: Sequence[str], suites: Sequence[str |
 
     names: dict[str, int] = {}
     index = [-1 if s is None else names.setdefault(s, len(names)) for s in suites]
+    declared: dict[str, float] = {}
+    undeclared: set[str] = set()
+    for suite, secs in zip(suites, seconds if seconds is not None else [None] * len(suites), strict=True):
+        if suite is None:
+            continue
+        if secs is None:
+            undeclared.add(suite)
+        else:
+            declared[suite] = declared.get(suite, 0.0) + float(secs)
     content = {"ids": [nodeids[0], nodeids[-1]] if nodeids else [], "count": len(nodeids),
-               "names": list(names), "index": index}  # fmt: skip
+               "names": list(names), "index": index,
+               "declared": {k: round(v, 6) for k, v in declared.items() if k not in undeclared}}  # fmt: skip
     atomic_write_text(Path(directory) / GROUPS_FILE, json.dumps(content, separators=(",", ":")))
+
+
+def declared_seconds(suite: Any, category: str) -> float | None:
+    """The declared seconds of one item of ``category`` of ``suite`` (its optional
+    ``item_seconds``: the category's entry, else ``"*"``), or None when it declares none (or
+    a value that is not a non-negative number: a hint, never an error)."""
+    table = getattr(suite, "item_seconds", None)
+    if not isinstance(table, dict):
+        return None
+    value = table.get(category, table.get("*"))
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        return None
+    return float(value)
+
+
+def read_declared(directory: Path | None, collection: Sequence[str]) -> dict[str, float]:
+    """``{"suite:<name>": declared seconds of its items}`` written by :func:`write_groups` for
+    this very collection (same count, first and last node id); empty otherwise."""
+    if directory is None:
+        return {}
+    try:
+        data = json.loads((Path(directory) / GROUPS_FILE).read_text(encoding="utf-8"))
+        ends = [collection[0], collection[-1]] if collection else []
+        if data.get("count") != len(collection) or data.get("ids") != ends:
+            return {}
+        return {"suite:" + str(k): float(v) for k, v in (data.get("declared") or {}).items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
 
 
 def read_groups(directory: Path | None, collection: Sequence[str]) -> list[str]:
@@ -178,6 +224,10 @@ class SuiteAffineScheduling(WorkStealingScheduling):
             default :func:`read_groups` on the session's shared directory.
         expected: group -> mean seconds per item (:func:`read_durations`) for the initial
             placement; None or empty: item counts alone.
+        declared: group -> the declared seconds of all its items (:func:`read_declared`), or
+            ``collection -> that``, for the groups ``expected`` lacks; default (None):
+            :func:`read_declared` on the session's shared directory when ``groups`` is the
+            default too, else none.
         packages: group -> the packages it imports (:func:`read_packages`), for the placement
             among workers within :data:`AFFINITY_SLACK`; None or empty: the least loaded.
 
@@ -188,9 +238,12 @@ class SuiteAffineScheduling(WorkStealingScheduling):
     def __init__(self, config: pytest.Config, log: Any = None,
                  groups: Callable[[Sequence[str]], Sequence[Any]] | None = None,
                  expected: dict[Any, float] | None = None,
-                 packages: dict[Any, frozenset[str]] | None = None) -> None:  # fmt: skip
+                 packages: dict[Any, frozenset[str]] | None = None,
+                 declared: dict[Any, float] | Callable[[Sequence[str]], dict[Any, float]] | None = None,
+                 ) -> None:  # fmt: skip
         super().__init__(config, log)
         self._groups_of = groups
+        self._declared_of = declared
         self._expected = dict(expected or {})
         self._packages = dict(packages or {})
         self.groups: list[Any] = []
@@ -216,6 +269,19 @@ class SuiteAffineScheduling(WorkStealingScheduling):
 
         settings = self.config.stash.get(SETTINGS_KEY, None)
         return read_groups(getattr(settings, "shared_dir", None), collection)
+
+    def _read_declared(self, collection: Sequence[str]) -> dict[Any, float]:
+        declared = self._declared_of
+        if callable(declared):
+            return dict(declared(collection))
+        if declared is not None:
+            return dict(declared)
+        if self._groups_of is not None:
+            return {}
+        from pytest_egi.plugin import SETTINGS_KEY
+
+        settings = self.config.stash.get(SETTINGS_KEY, None)
+        return read_declared(getattr(settings, "shared_dir", None), collection)
 
     def totals(self) -> dict[Any, tuple[float, int]]:
         """Each group's total item seconds and item count so far (the items whose duration
@@ -243,9 +309,14 @@ class SuiteAffineScheduling(WorkStealingScheduling):
         members: dict[Any, list[int]] = {}
         for index, group in enumerate(self.groups):
             members.setdefault(group, []).append(index)
-        known = [self._expected[g] for g in members if g in self._expected]
+        expected = self._expected
+        declared = {g: v for g, v in self._read_declared(self.collection).items()
+                    if g in members and g not in expected}  # fmt: skip
+        known = [expected[g] for g in members if g in expected]
+        known += [declared[g] / len(members[g]) for g in declared]
         fallback = sum(known) / len(known) if known else 1.0
-        work = {g: len(ix) * self._expected.get(g, fallback) for g, ix in members.items()}
+        work = {g: len(ix) * expected[g] if g in expected else declared.get(g, len(ix) * fallback)
+                for g, ix in members.items()}  # fmt: skip
         nodes = [node for node in self.node2pending if not node.shutting_down]
         load = dict.fromkeys(nodes, 0.0)
         held: dict[Any, set[str]] = {node: set() for node in nodes}  # packages of its groups
@@ -464,8 +535,15 @@ class SchedulerHooks:
 
         directory = shared_dir()
         if hasattr(session.config, "workerinput") and directory is not None:
+            from pytest_egi.state import case_of
+
             items = session.items
-            write_groups(directory, [item.nodeid for item in items], [self._suite_of(item) for item in items])
+            seconds = []
+            for item in items:
+                case = case_of(item)
+                seconds.append(None if case is None else declared_seconds(case.suite, case.category))
+            write_groups(directory, [item.nodeid for item in items], [self._suite_of(item) for item in items],
+                         seconds)  # fmt: skip
 
 
 def learned_durations(config: pytest.Config) -> dict[str, float]:

@@ -101,6 +101,7 @@ class BenchforceSuite:
     name = "benchforce"
     version = "3"
     categories = ENVIRONMENTS
+    item_seconds = {"*": 0.13}  # egi/oracle, quick, one core (a placement hint: pytest_egi/scheduling.py)
     options_model = BenchforceOptions
     profile_keys = frozenset({"max_turns"})
     sub_metrics = frozenset(f"{e}.{k}" for e in ENVIRONMENTS for k in SUMMARY_KEYS)

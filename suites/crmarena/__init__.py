@@ -80,6 +80,7 @@ class CrmArenaSuite:
     name = "crmarena"
     version = "3"
     categories = tuple(TASK_TYPES.values())
+    item_seconds = {"*": 0.04}  # egi/oracle, quick, one core (a placement hint: pytest_egi/scheduling.py)
     options_model = CrmArenaOptions
     profile_keys = frozenset({"org_scale"})
     """``org_scale: quick|deep`` picks the org size (default: deep above 6 tasks per type)."""

@@ -166,6 +166,7 @@ class HerbSuite:
     name = "herb"
     version = "2"
     categories = CATEGORIES
+    item_seconds = {"*": 0.17}  # egi/oracle, quick, one core (a placement hint: pytest_egi/scheduling.py)
     sub_metric_notes = {
         "null_rate": "share of unanswerable questions the agent abstained on explicitly (no "
         "answer never counts); egi/null scores 1.0 here by design (its 'I don't know.' is the "

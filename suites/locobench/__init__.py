@@ -123,6 +123,7 @@ class LocoSuite:
     name = "locobench"
     version = "1"
     categories = CATEGORIES
+    item_seconds = {"*": 2.2}  # egi/oracle, quick, one core (a placement hint: pytest_egi/scheduling.py)
     options_model = LocoOptions
     profile_keys = frozenset({"difficulty", "timeout_s"})
     diagnostics = frozenset({"lcbs", "decoy_confusion_rate", "n_scenarios"})

@@ -152,6 +152,7 @@ class McpUniverseSuite:
     name = "mcp_universe"
     version = "2"
     categories = DOMAINS
+    item_seconds = {"*": 0.9}  # egi/oracle, quick, one core (a placement hint: pytest_egi/scheduling.py)
     options_model = McpUniverseOptions
     profile_keys = frozenset({"max_iterations"})
     sub_metrics = frozenset(f"{d}.{k}" for d in DOMAINS for k in _SUMMARY_KEYS)

@@ -140,6 +140,7 @@ class McpevalSuite:
     name = "mcpeval"
     version = "1"
     categories = DOMAINS
+    item_seconds = {"*": 0.15}  # egi/oracle, quick, one core (a placement hint: pytest_egi/scheduling.py)
     options_model = McpevalOptions
     profile_keys = frozenset({"max_turns"})
     sub_metrics = sub_metric_names(DOMAINS)

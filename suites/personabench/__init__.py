@@ -114,6 +114,7 @@ class PersonaBenchSuite:
     name = "personabench"
     version = "1"
     categories = CATEGORIES
+    item_seconds = {"*": 0.015}  # egi/oracle, quick, one core (a placement hint: pytest_egi/scheduling.py)
     options_model = PersonaBenchOptions
     profile_keys = frozenset(PROFILE_KEYS)
     sub_metric_notes = {f"noise_{x}.{c}.f1": "word-set F1, 0-1" for x in NOISE_LEVELS for c in CATS}

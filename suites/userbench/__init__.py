@@ -103,6 +103,7 @@ class UserbenchSuite:
     name = "userbench"
     version = "2"
     categories = ENVIRONMENTS
+    item_seconds = {"*": 0.06}  # egi/oracle, quick, one core (a placement hint: pytest_egi/scheduling.py)
     options_model = UserbenchOptions
     profile_keys = frozenset({"max_turns", "pass_k", "temperature"})
     sub_metrics = sub_metric_names(ENVIRONMENTS)

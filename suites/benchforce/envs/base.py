@@ -9,9 +9,9 @@ scorer dry-runs gold actions with the same functions on a copy of the world.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
+import pickle
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -266,8 +266,12 @@ def apply_call(env: Environment, state: dict[str, Any], name: str, arguments: di
 
 
 def copy_world(state: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy (every session and every dry run works on its own)."""
-    return copy.deepcopy(state)
+    """A deep copy (every session and every dry run works on its own).
+
+    Made by a pickle round trip: the world is plain data (dicts, lists, tuples, strings,
+    numbers), which pickle copies exactly, shared objects included, as ``copy.deepcopy`` does,
+    in about a fifth of the time (each task's gold actions are dry-run on a copy at load)."""
+    return pickle.loads(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 # -- helpers the environments' tool schemas and entry templates share ---------------------------

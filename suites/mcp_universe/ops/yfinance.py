@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
+from bisect import bisect_left, bisect_right
 from datetime import date, timedelta
 from functools import lru_cache
 from typing import Any
@@ -109,30 +110,19 @@ def world(seed: int) -> dict[str, Any]:
 
 
 _fixed: dict[int, frozenset[str]] = {}
-OPEN_COMPANIES_KEPT = 8
-"""Generated companies the evaluator keeps per world, the most recently used. Each is about
-1.5 MB (a row per trading day since 2014) and is generated again, the same, from (seed,
-symbol) alone when named after it was let go: without a bound, a worker running the
-financial tasks grew by one company per ticker named (about 45 MB over the quick profile)."""
+OPEN_COMPANIES_KEPT = finance.OPEN_COMPANIES_KEPT
+"""Generated companies the evaluator's world keeps live (``finance.company`` bounds them and
+keeps those let go packed, as the finance server does)."""
 
 
 def _kept(seed: int, ticker: str) -> dict[str, Any]:
-    """``finance.company`` of the evaluator's world, the generated companies bounded to the
-    :data:`OPEN_COMPANIES_KEPT` most recently used.
+    """``finance.company`` of the evaluator's world (the generated companies bounded to the
+    ``finance.OPEN_COMPANIES_KEPT`` most recently used; those let go are kept packed).
 
     Raises:
         BadRequest: as ``finance.company``.
     """
-    w = world(seed)
-    found = finance.company(w, ticker)
-    tickers, fixed = w["tickers"], _fixed[seed]
-    symbol = str(ticker).strip().upper()
-    if symbol not in fixed and symbol in tickers:
-        tickers[symbol] = tickers.pop(symbol)  # the most recently used last
-        generated = [s for s in tickers if s not in fixed]
-        for old in generated[: max(0, len(generated) - OPEN_COMPANIES_KEPT)]:
-            del tickers[old]
-    return found
+    return finance.company(world(seed), ticker)
 
 
 def company(seed: int, ticker: str) -> dict[str, Any]:
@@ -494,7 +484,13 @@ def signal_closes(seed: int, ticker: str, day: str) -> list[float]:
     both included; upstream's 100-day download window), oldest first."""
     d = _date(day, "date")
     lo, hi = (d - timedelta(days=99)).isoformat(), d.isoformat()
-    closes = [p["Close"] for p in company(seed, ticker)["prices"] if lo <= p["Date"][:10] <= hi]
+    prices = company(seed, ticker)["prices"]  # oldest first: the window is a slice
+
+    def day_of(p: dict[str, Any]) -> str:
+        return p["Date"][:10]
+
+    window = prices[bisect_left(prices, lo, key=day_of) : bisect_right(prices, hi, key=day_of)]
+    closes = [p["Close"] for p in window]
     if not closes:
         raise EvaluatorSpecError(f"no {ticker} prices in the 100 days up to {day}")
     return closes

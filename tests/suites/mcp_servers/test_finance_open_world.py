@@ -182,3 +182,45 @@ def test_reference_calls_succeed_on_the_stdio_servers():
     finally:
         for server in servers.values():
             server.close()
+
+
+def test_generated_companies_and_the_closed_world_are_the_same_data_as_before_the_speed_up():
+    """The price walks write ``random.gauss`` / ``randint`` out for speed (finance.py): the data
+    must stay exactly what the calls made (sha256 of the JSON, taken from the code before)."""
+
+    def digest(value: Any) -> str:
+        return hashlib.sha256(json.dumps(value).encode()).hexdigest()
+
+    assert digest(finance._open_company(42, "MSFT")) == (
+        "c7fd67482699992d1d1be89dcbb9df1880fddf1ecce8191a00dad5df3b5c736c")
+    assert digest(finance._open_company(7, "BRK-B")) == (
+        "47745babee0ce40a162c3f0073039cfda6427af0962e2e884ba3dde86deab29d")
+    assert digest(finance.build_world(42)) == (
+        "fed862f98b7cdb27ebcc57b78b0347cb2483c287d67b825c9afe48476c25f793")
+    assert digest(finance.build_world(3)) == (
+        "9f303ef83b0bd42b9b50019921380e9cec281399e74d285623207f1c280900b0")
+
+
+def test_a_company_let_go_comes_back_unpacked_the_same_and_the_world_stays_bounded():
+    """An open world (the finance server's, MCP-Universe's evaluator's) keeps the last
+    OPEN_COMPANIES_KEPT generated companies; one let go is kept packed and comes back equal to
+    a fresh generation without generating it again. Before, the server kept every company
+    named (1.5 MB each)."""
+    world = finance.build_world(42, open_world=True)
+    symbols = [f"Q{i}" for i in range(finance.OPEN_COMPANIES_KEPT + 3)]
+    first = finance.company(world, symbols[0])
+    for symbol in symbols[1:]:
+        finance.company(world, symbol)
+    generated = [s for s in world["tickers"] if s not in {c[0] for c in finance.COMPANIES}]
+    assert generated == symbols[3:]
+    assert symbols[0] in world["packed"]
+    calls = []
+    real = finance._open_company
+    try:
+        finance._open_company = lambda seed, symbol: calls.append(symbol) or real(seed, symbol)
+        again = finance.company(world, symbols[0])
+    finally:
+        finance._open_company = real
+    assert calls == []  # unpacked, not generated
+    assert again == first == real(42, symbols[0])
+    assert len(world["tickers"]) == len(finance.COMPANIES) + finance.OPEN_COMPANIES_KEPT
