@@ -470,7 +470,7 @@ class Suite(Protocol):
     named), as the offline policies (``egi/oracle``) take on one core of a 2-core machine,
     the suite's world build and server start-up spread over its items. Only a placement hint:
     the first ``-n`` run of a model and profile weighs the suite's items by it when
-    placing whole suites on workers (:mod:`pytest_egi.scheduling`); the times that run learns
+    placing whole suites on workers (:mod:`pytest_egi.collect.scheduling`); the times that run learns
     replace it from the next run on. Without it the suite's items count the mean of the
     others' (or one each, when no suite declares or learned any)."""
     diagnostic_patterns: tuple[str, ...]

@@ -310,6 +310,7 @@ def test_xdist_distributes_with_worksteal_unless_told_otherwise(
                                               "--egi-bootstrap", "0", "-n", "2", *extra)
     result.assert_outcomes(passed=6)
     assert (toy_project.path / "dist.txt").read_text() == dist
-    line = ("egi: xdist suite-affine work stealing, suites placed by item counts (no item times learned "
-            "for this model and profile); --dist to choose")  # a first run: nothing learned yet
+    # a first run: nothing learned yet
+    line = ("egi: xdist suite-affine work stealing, suites placed by declared item times, else item counts "
+            "(no item times learned for this model and profile); --dist to choose")
     assert (line in result.stdout.str()) is header

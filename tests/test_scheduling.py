@@ -324,8 +324,8 @@ def test_an_items_group_is_one_string_per_group_not_per_item(tmp_path):
     assert plain[0] is plain[2] and plain[3] is plain[4]
 
 
-PLACED_BY_COUNTS = ("egi: xdist suite-affine work stealing, suites placed by item counts (no item times "
-                    "learned for this model and profile); --dist to choose")
+PLACED_BY_COUNTS = ("egi: xdist suite-affine work stealing, suites placed by declared item times, else item "
+                    "counts (no item times learned for this model and profile); --dist to choose")
 PLACED_BY_TIMES = ("egi: xdist suite-affine work stealing, suites placed by learned item times (last -n run, "
                    "same model and profile); --dist to choose")
 

@@ -278,7 +278,7 @@ class SuiteAffineScheduling(WorkStealingScheduling):
             return dict(declared)
         if self._groups_of is not None:
             return {}
-        from pytest_egi.plugin import SETTINGS_KEY
+        from pytest_egi.run.state import SETTINGS_KEY
 
         settings = self.config.stash.get(SETTINGS_KEY, None)
         return read_declared(getattr(settings, "shared_dir", None), collection)
@@ -535,7 +535,7 @@ class SchedulerHooks:
 
         directory = shared_dir()
         if hasattr(session.config, "workerinput") and directory is not None:
-            from pytest_egi.state import case_of
+            from pytest_egi.run.state import case_of
 
             items = session.items
             seconds = []

@@ -26,7 +26,8 @@ def header_lines(config: pytest.Config, s: RunSettings) -> list[str]:
         from pytest_egi.collect.scheduling import learned_durations
 
         basis = ("learned item times (last -n run, same model and profile)" if learned_durations(config)
-                 else "item counts (no item times learned for this model and profile)")
+                 else "declared item times, else item counts (no item times learned for this model and "
+                 "profile)")
         lines.append(f"egi: xdist suite-affine work stealing, suites placed by {basis}; --dist to choose")
     if s.shard:
         lines.append(f"egi: shard {s.shard[0]}/{s.shard[1]} of run {s.run_id}: a deterministic "
