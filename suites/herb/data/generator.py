@@ -25,15 +25,14 @@ from collections import defaultdict
 from datetime import date, timedelta
 from typing import Any
 
-from suites.herb.data import World
-from suites.herb.templates import (
+from suites.herb.data.templates import (
     CONTENT_FACTS,
     KIND_TYPE,
     PATTERNS,
     compose_content,
     question_text,
 )
-from suites.herb.vocab import (
+from suites.herb.data.vocab import (
     BUGS,
     CAUSES,
     CLAIMS,
@@ -55,6 +54,7 @@ from suites.herb.vocab import (
     SEGMENTS,
     SIZES,
 )
+from suites.herb.data.world import World
 
 __all__ = ["ANSWERABLE_TOTAL", "MAX_PRODUCTS", "UNANSWERABLE_TOTAL", "generate_world"]
 

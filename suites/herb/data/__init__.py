@@ -5,7 +5,7 @@ A *world* is what one HERB run searches: the employee directory
 file per product (``data/products/<Product>.json``) with the keys ``slack``, ``documents``,
 ``meeting_transcripts``, ``meeting_chats``, ``urls``, ``prs``, ``team``, ``customers``,
 ``answerable_questions`` and ``unanswerable_questions`` (reference §2.2). Worlds are either
-generated from a seed (:mod:`suites.herb.generator`) or loaded from files in that shape with
+generated from a seed (:mod:`suites.herb.data.generator`) or loaded from files in that shape with
 :func:`load_corpus`; both give a :class:`World` whose product dicts keep the original shape.
 """
 
@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from pytest_egi.shared import build_once
+from suites.herb.data.world import World
 
 __all__ = [
     "ANSWER_TYPES",
@@ -30,12 +30,16 @@ __all__ = [
     "get_world",
     "release_worlds",
     "load_corpus",
-    "suite_version",
+    "SUITE_VERSION",
     "world_spec",
 ]
 
 ANSWER_TYPES = ("content", "person", "company", "url", "pr")
 """The ``type`` values of answerable questions (reference §2.1)."""
+
+SUITE_VERSION = "2"
+"""The suite's version (``HerbSuite.version``): part of every shared-build key (see
+:func:`get_world`); raise it when the generated world or the corpus reading changes."""
 
 EMPLOYEE_FILE = "employee.json"
 CUSTOMER_FILE = "customers_data.json"
@@ -216,31 +220,6 @@ def _validate(model: type[BaseModel], raw: Any, file: Path | None, hint_key: str
         raise ValueError(
             f"{prefix}field {where}: {err['msg']}. Fix: {hint} (HERB shape, reference §2.2)."
         ) from None
-
-
-@dataclass
-class World:
-    """Everything one HERB run searches, in the original JSON shapes.
-
-    Attributes:
-        employees: employee id -> ``{employee_id, name, role, location, org}``.
-        customers: ``[{id, name, role, company}]``.
-        products: product name -> product dict (the ``data/products/<Product>.json`` shape).
-        questions: task records (``Task.data`` without the world spec), answerable first per
-            product; see :func:`suites.herb.generator.generate_world` for the keys.
-        spec: how to rebuild this world (``{"seed", "products"}`` or ``{"corpus"}``).
-    """
-
-    employees: dict[str, dict[str, Any]]
-    customers: list[dict[str, Any]]
-    products: dict[str, dict[str, Any]]
-    questions: list[dict[str, Any]] = field(default_factory=list)
-    spec: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def company_names(self) -> list[str]:
-        """All customer company names, deduplicated, in first-seen order."""
-        return list(dict.fromkeys(c["company"] for c in self.customers))
 
 
 def _read_json(path: Path) -> Any:
@@ -466,17 +445,10 @@ def world_spec(seed: int, options: Any) -> dict[str, Any]:
     return {"seed": int(seed), "products": int(getattr(options, "products", 30))}
 
 
-def suite_version() -> str:
-    """``HerbSuite.version``: part of every shared-build key (see :func:`get_world`)."""
-    from suites.herb import HerbSuite  # the package imports this module: look it up at call time
-
-    return HerbSuite.version
-
-
 def _build_world(spec: dict[str, Any]) -> World:
     if "corpus" in spec:
         return load_corpus(spec["corpus"])
-    from suites.herb.generator import generate_world
+    from suites.herb.data.generator import generate_world
 
     return generate_world(seed=spec["seed"], products=spec["products"])
 
@@ -484,7 +456,7 @@ def _build_world(spec: dict[str, Any]) -> World:
 @functools.lru_cache(maxsize=8)
 def _cached_world(key: str) -> World:
     spec = json.loads(key)
-    return build_once("herb-world", {"spec": spec, "version": suite_version()}, lambda: _build_world(spec))
+    return build_once("herb-world", {"spec": spec, "version": SUITE_VERSION}, lambda: _build_world(spec))
 
 
 def release_worlds() -> None:
@@ -498,7 +470,7 @@ def release_worlds() -> None:
 @functools.lru_cache(maxsize=8)
 def _company_names(key: str) -> tuple[str, ...]:
     # under xdist, read from a world in a child process (this one need not hold the world)
-    return build_once("herb-company-names", {"spec": json.loads(key), "version": suite_version()},
+    return build_once("herb-company-names", {"spec": json.loads(key), "version": SUITE_VERSION},
                       lambda: tuple(_cached_world(key).company_names), isolate=True)  # fmt: skip
 
 
