@@ -125,7 +125,9 @@ class Op:
 
 OPS: dict[str, Op] = {}
 """Every op by name (built-ins here; domain ops once :mod:`suites.mcp_universe.ops` is
-imported, which :func:`evaluate` and the task loader do)."""
+imported, which the task loader :mod:`suites.mcp_universe.tasks`, and so the suite, does).
+This module never imports the op modules (they import it to register): it looks ops up here
+by name."""
 
 
 def _origin(fn: Any) -> tuple[Any, ...]:
@@ -412,11 +414,6 @@ class EvaluatorResult:
                 "passed": self.passed, "reason": self.reason, "desc": self.desc}  # fmt: skip
 
 
-def load_ops() -> None:
-    """Import the domain op modules (registers every ``<server>.*`` op)."""
-    import suites.mcp_universe.ops  # noqa: F401
-
-
 def evaluator_kind(evaluator: Mapping[str, Any]) -> Kind:
     """The evaluator's kind: its explicit ``kind`` field when given (our own task files), else
     ``format`` for an empty op, else the op's registered kind.
@@ -432,7 +429,6 @@ def evaluator_kind(evaluator: Mapping[str, Any]) -> Kind:
     op = evaluator.get("op") or ""
     if not op:
         return "format"
-    load_ops()
     if op not in OPS:
         raise EvaluatorSpecError(f"unknown op {op!r}; known: {', '.join(sorted(OPS))}")
     return OPS[op].kind

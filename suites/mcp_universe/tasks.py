@@ -25,7 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from suites.mcp_universe.evaluator import OPS, EvaluatorSpecError, load_ops, parse_func, render
+import suites.mcp_universe.ops  # noqa: F401  (importing it registers the domain ops in OPS)
+from suites.mcp_universe.evaluator import OPS, EvaluatorSpecError, parse_func, render
 from suites.mcp_universe.servers import SERVER_MODULES
 
 __all__ = [
@@ -203,7 +204,6 @@ def load_task_file(
     Raises:
         ValueError: a bad file; the message names the file, the field and the fix.
     """
-    load_ops()
     if data is None:
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
