@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
 import json
 import sys
 from dataclasses import dataclass, field
@@ -26,30 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from suites.benchforce.envs import environment
-from suites.benchforce.envs.base import Environment, EnvToolError, copy_world, state_hash
+from suites.benchforce.envs.base import Environment, EnvToolError, copy_world, schema_problem, state_hash
 from suites.benchforce.protocol import END_REASONS, ProtocolError, decode, encode
 
-__all__ = ["Server", "main", "schema_problem"]
-
-
-@functools.lru_cache(maxsize=64)
-def _validator(schema_json: str) -> Any:
-    from jsonschema.validators import validator_for
-
-    schema = json.loads(schema_json)
-    return validator_for(schema)(schema)
-
-
-def schema_problem(schema: dict[str, Any], arguments: Any) -> str | None:
-    """The first way ``arguments`` break ``schema`` (jsonschema's wording, with the path), or
-    None when they fit."""
-    from jsonschema.exceptions import best_match
-
-    error = best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(arguments))
-    if error is None:
-        return None
-    where = ".".join(str(p) for p in error.absolute_path)
-    return error.message + (f" (at '{where}')" if where else "")
+__all__ = ["Server", "main"]
 
 
 @dataclass

@@ -3,13 +3,15 @@
 An environment is a module under :mod:`suites.benchforce.envs` exposing one
 :class:`Environment`: its name, policy (the agent's system prompt), fixed clock, tools (each a
 pure function of the state and its arguments), seeded world builder, the projection of the
-state that judging compares, and the entry templates. The server executes the tools; the
-scorer dry-runs gold actions with the same functions on a copy of the world.
+state that judging compares, and the entry templates. The server executes the tools (checking
+arguments with :func:`schema_problem`); the scorer and the upstream-file readers dry-run gold
+actions with the same functions on a copy of the world (:func:`dry_run`).
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import re
@@ -30,11 +32,13 @@ __all__ = [
     "apply_call",
     "broken_entry",
     "canonical_json",
+    "dry_run",
     "gold_call",
     "integrity_problems",
     "make_entry",
     "object_params",
     "placeholder_id",
+    "schema_problem",
     "state_hash",
     "string_param",
 ]
@@ -271,6 +275,56 @@ def copy_world(state: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- helpers the environments' tool schemas and entry templates share ---------------------------
+
+
+@functools.lru_cache(maxsize=64)
+def _validator(schema_json: str) -> Any:
+    from jsonschema.validators import validator_for
+
+    schema = json.loads(schema_json)
+    return validator_for(schema)(schema)
+
+
+def schema_problem(schema: dict[str, Any], arguments: Any) -> str | None:
+    """The first way ``arguments`` break ``schema`` (jsonschema's wording, with the path), or
+    None when they fit."""
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(arguments))
+    if error is None:
+        return None
+    where = ".".join(str(p) for p in error.absolute_path)
+    return error.message + (f" (at '{where}')" if where else "")
+
+
+def dry_run(env: Environment, world: dict[str, Any], actions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The projection after applying the gold ``actions`` in order to a copy of ``world``.
+
+    A read action with a ``*`` wildcard is skipped (it cannot change the state).
+
+    Raises:
+        ValueError: a write action has a ``*`` wildcard, an action names no tool, its
+            arguments break the tool's JSON schema (a required one missing, an unknown one, a
+            wrong type: the server would refuse the same call from the agent), or the tool
+            refuses it (gold that cannot be right; the message names the action and the reason).
+    """
+    state = copy_world(world)
+    for i, action in enumerate(actions):
+        name, args = action.get("name"), dict(action.get("arguments") or {})
+        if name not in env.tools:
+            raise ValueError(f"action {i} names no {env.name} tool: {name!r}")
+        if "*" in args.values():
+            if env.tools[str(name)].kind == "read":
+                continue
+            raise ValueError(f"action {i} ({name}) has a '*' wildcard argument, so it cannot be dry-run")
+        problem = schema_problem(env.tools[str(name)].parameters, args)
+        if problem is not None:
+            raise ValueError(f"action {i} ({name}) has arguments the tool's schema refuses: {problem}")
+        try:
+            apply_call(env, state, str(name), args)
+        except EnvToolError as exc:
+            raise ValueError(f"action {i} ({name} {args}) is refused by the tool: {exc}") from None
+    return env.projection(state)
 
 
 def string_param(description: str) -> dict[str, Any]:

@@ -1452,7 +1452,7 @@ def _why_unrunnable(entry: dict[str, Any], world: dict[str, Any], absent: dict[s
     """Why an upstream entry cannot run on these files (None when it can): a gold action naming
     no tool, reading an absent table, with a ``*`` in a write, with arguments the tool's schema
     refuses (the server would refuse them too), or refused by the tool."""
-    from suites.benchforce.server import schema_problem
+    from suites.benchforce.envs.base import schema_problem
 
     for j, action in enumerate(entry["actions"]):
         name = action["name"]

@@ -378,7 +378,7 @@ def user_block(
 
 
 def _why_unrunnable(env: Environment, world: dict[str, Any], entry: dict[str, Any]) -> str | None:
-    from suites.benchforce.scorer import dry_run
+    from suites.benchforce.envs.base import dry_run
 
     actions = entry.get("actions")
     if not isinstance(actions, list) or not actions:
