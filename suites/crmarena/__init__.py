@@ -62,14 +62,14 @@ class CrmArenaOptions(BaseModel):
 
 @functools.cache
 def _generated_org(seed: int, scale: str) -> Any:
-    from suites.crmarena.org import Org
+    from suites.crmarena.env.org import Org
 
     return Org.generate(seed=seed, scale=scale)
 
 
 @functools.cache
 def _user_org(path: Path, categories: tuple[str, ...] | None = None) -> Any:
-    from suites.crmarena.org import Org
+    from suites.crmarena.env.org import Org
 
     return Org.from_sqlite(path, categories)
 
@@ -97,7 +97,7 @@ class CrmArenaSuite:
 
         Args:
             categories: For a user's export, the categories it must support (None: all nine);
-                see :meth:`suites.crmarena.org.Org.from_sqlite`.
+                see :meth:`suites.crmarena.env.org.Org.from_sqlite`.
         """
         if options.org is not None:
             wanted = set(self.categories if categories is None else categories)
@@ -135,7 +135,7 @@ class CrmArenaSuite:
             TaskIdError: never for a task file (ids are built here from ``idx``).
         """
         from suites.crmarena.data import generate_tasks
-        from suites.crmarena.schema import CATEGORY_NEEDS
+        from suites.crmarena.env.schema import CATEGORY_NEEDS
 
         scale = getattr(profile, "org_scale", None) or (
             "deep" if (profile.per_category or 0) > 6 else "quick"

@@ -31,8 +31,8 @@ from collections.abc import Iterable, Iterator
 from datetime import date, timedelta
 
 from .content import CATALOG, FAQ_FACTS, GENERAL_ARTICLES, ISSUES
+from .env.sftime import MONTH_NAMES, SEASON_START_MONTH, add_months
 from .reference import solve_directly
-from .sftime import MONTH_NAMES, SEASON_START_MONTH, add_months
 from .task_file import CATEGORIES, load_task_file
 
 __all__ = ["CATEGORIES", "REWARD_METRICS", "generate_tasks", "load_task_file", "DOMAIN_DETAILS"]

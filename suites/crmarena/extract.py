@@ -67,8 +67,8 @@ from typing import Any
 
 from pytest_egi.judges import RULES_JUDGE, JudgeError
 from pytest_egi.normalize import fold_text
-from suites.crmarena.schema import KEY_PREFIXES
-from suites.crmarena.sftime import MONTH_NAMES
+from suites.crmarena.env.schema import KEY_PREFIXES
+from suites.crmarena.env.sftime import MONTH_NAMES
 
 __all__ = [
     "ANSWER_PREFIX",

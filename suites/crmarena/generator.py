@@ -43,8 +43,8 @@ from .content import (
     STATES,
     slug,
 )
-from .schema import AUXILIARY_PREFIXES, KEY_PREFIXES, OBJECTS, make_id
-from .sftime import add_months, format_datetime
+from .env.schema import AUXILIARY_PREFIXES, KEY_PREFIXES, OBJECTS, make_id
+from .env.sftime import add_months, format_datetime
 
 __all__ = ["ScaleConfig", "SCALES", "populate"]
 

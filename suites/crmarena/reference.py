@@ -32,9 +32,9 @@ from collections.abc import Generator, Iterable
 from datetime import date, timedelta
 
 from .content import POLICIES
-from .errors import SalesforceError
-from .schema import KEY_PREFIXES, make_id
-from .sftime import (
+from .env.errors import SalesforceError
+from .env.schema import KEY_PREFIXES, make_id
+from .env.sftime import (
     MONTH_NAMES,
     Period,
     add_months,

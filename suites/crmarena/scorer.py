@@ -38,8 +38,8 @@ from typing import Any
 
 from pytest_egi.agents.loops import blank_answer_reason
 from pytest_egi.normalize import fold_text, normalize_answer
+from suites.crmarena.env.sftime import MONTH_NAMES
 from suites.crmarena.extract import ANSWER_PREFIX, US_STATES, Extraction, llm_extract, rule_extract
-from suites.crmarena.sftime import MONTH_NAMES
 
 __all__ = [
     "ANSWER_PREFIX",

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .env.sftime import MONTH_NAMES
 from .reference import GOLD_OBJECTS, TASK_TYPES
-from .sftime import MONTH_NAMES
 
 __all__ = [
     "CATEGORIES",

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from suites.crmarena.data import CATEGORIES, generate_tasks, load_task_file
-from suites.crmarena.org import Org
+from suites.crmarena.env.org import Org
 from suites.crmarena.reference import parse_period, parse_today, reference_solution, solve_directly
 
 KEYS = ["idx", "task", "query", "answer", "reward_metric", "metadata"]

@@ -11,7 +11,7 @@ import pytest
 from pytest_egi.suite import SuiteProfile
 from suites.crmarena import SUITE, CrmArenaOptions
 from suites.crmarena.data import generate_tasks
-from suites.crmarena.org import Org
+from suites.crmarena.env.org import Org
 from suites.crmarena.task_file import sample_per_type
 
 

@@ -142,7 +142,7 @@ class Org:
             ValueError: For an unknown scale.
             FileExistsError: When ``path`` already exists.
         """
-        from .generator import populate
+        from suites.crmarena.generator import populate
 
         if path is not None and Path(path).exists():
             raise FileExistsError(f"{path}: refusing to overwrite an existing file; pick a new path")
