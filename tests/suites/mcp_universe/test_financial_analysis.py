@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-import suites.mcp_universe.ops  # noqa: F401  (registers the domain ops)
+import suites.mcp_universe.scorer.ops  # noqa: F401  (registers the domain ops)
 from suites._common.mcp_servers import finance
-from suites.mcp_universe.domains import NotSolvable
-from suites.mcp_universe.domains import financial_analysis as fa
-from suites.mcp_universe.evaluator import OPS, EvalContext, EvaluatorSpecError, evaluate
-from suites.mcp_universe.ops import yfinance as yf
+from suites.mcp_universe.data.domains import NotSolvable
+from suites.mcp_universe.data.domains import financial_analysis as fa
+from suites.mcp_universe.scorer.evaluator import OPS, EvalContext, EvaluatorSpecError, evaluate
+from suites.mcp_universe.scorer.ops import yfinance as yf
 from tests.suites.mcp_universe import upstream
 
 FILES = upstream.task_files("financial_analysis")

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-import suites.mcp_universe.ops  # noqa: F401  (registers the domain ops)
+import suites.mcp_universe.scorer.ops  # noqa: F401  (registers the domain ops)
 from suites._common.mcp_servers import maps as M
-from suites.mcp_universe.domains import NotSolvable
-from suites.mcp_universe.domains import location_navigation as L
-from suites.mcp_universe.evaluator import OPS, EvalContext, EvaluatorSpecError, evaluate
+from suites.mcp_universe.data.domains import NotSolvable
+from suites.mcp_universe.data.domains import location_navigation as L
+from suites.mcp_universe.scorer.evaluator import OPS, EvalContext, EvaluatorSpecError, evaluate
 from tests.suites.mcp_universe import upstream
 
 TASK_DIR = upstream.TASK_ROOT / "location_navigation"

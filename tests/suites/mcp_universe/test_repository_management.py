@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-import suites.mcp_universe.ops  # noqa: F401  (registers the domain ops)
+import suites.mcp_universe.scorer.ops  # noqa: F401  (registers the domain ops)
 from suites._common.mcp_servers._base import BadRequest
 from suites._common.mcp_servers.repository import (
     ACCOUNT,
@@ -24,10 +24,10 @@ from suites._common.mcp_servers.repository import (
     find_repo,
     state_view,
 )
-from suites.mcp_universe.cleanups import fill_cleanup_args, run_cleanups
-from suites.mcp_universe.domains import NotSolvable
-from suites.mcp_universe.domains import repository_management as rm
-from suites.mcp_universe.evaluator import OPS, EvalContext, evaluate, render
+from suites.mcp_universe.data.domains import NotSolvable
+from suites.mcp_universe.data.domains import repository_management as rm
+from suites.mcp_universe.env.cleanups import fill_cleanup_args, run_cleanups
+from suites.mcp_universe.scorer.evaluator import OPS, EvalContext, evaluate, render
 from tests.suites.mcp_universe import upstream
 
 SEED = 42

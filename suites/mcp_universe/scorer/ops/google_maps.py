@@ -34,7 +34,7 @@ from typing import Any
 
 from suites._common.mcp_servers._base import BadRequest
 from suites._common.mcp_servers.maps import Location, MapsWorld, build_world, norm, search_places
-from suites.mcp_universe.evaluator import AnswerError, EvalContext, EvaluatorSpecError, domain_op
+from suites.mcp_universe.scorer.evaluator import AnswerError, EvalContext, EvaluatorSpecError, domain_op
 
 __all__ = ["contains_name", "locate_arg", "resolve_stop", "type_matches"]
 

@@ -15,7 +15,7 @@ An evaluator is ``{"func", "op", "value", "op_args", "desc"}``:
   answer's shape (a missing key, a wrong type) fails the evaluator with its reason.
 - Built-in ops: ``=``, ``<``, ``<=``, ``>``, ``>=``, ``in`` (leaf ∈ value), ``contain``
   (value ∈ leaf). Domain ops (``yfinance.*``, ``google_maps.*``, ``github.*``,
-  ``google_search.*``) live in :mod:`suites.mcp_universe.ops` and register themselves with
+  ``google_search.*``) live in :mod:`suites.mcp_universe.scorer.ops` and register themselves with
   :func:`domain_op`.
 
 Each op has a *kind* (paper §4: format / static / dynamic; upstream's task files leave it
@@ -124,8 +124,8 @@ class Op:
 
 
 OPS: dict[str, Op] = {}
-"""Every op by name (built-ins here; domain ops once :mod:`suites.mcp_universe.ops` is
-imported, which the task loader :mod:`suites.mcp_universe.tasks`, and so the suite, does).
+"""Every op by name (built-ins here; domain ops once :mod:`suites.mcp_universe.scorer.ops` is
+imported, which the task loader :mod:`suites.mcp_universe.data.tasks`, and so the suite, does).
 This module never imports the op modules (they import it to register): it looks ops up here
 by name."""
 

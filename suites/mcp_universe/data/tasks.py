@@ -5,7 +5,7 @@ One JSON file per task, as upstream writes them: ``category``, ``question``, ``o
 ``use_specified_server`` (the task's servers replace the domain's), ``evaluators``
 (``[{func, op, value, op_args, desc}]``), ``cleanups`` (``[{server, tool, cleanup_func,
 cleanup_args}]``). Our generated tasks add ``id`` and ``reference`` (the domain solver's
-calls and answer, see :mod:`suites.mcp_universe.domains`). ``question``, ``value`` and
+calls and answer, see :mod:`suites.mcp_universe.data.domains`). ``question``, ``value`` and
 ``op_args`` are templates rendered with :data:`TEMPLATE_ENV`.
 
 Everything a task file can get wrong is found when it is loaded (collection), with the file,
@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-import suites.mcp_universe.ops  # noqa: F401  (importing it registers the domain ops in OPS)
-from suites.mcp_universe.evaluator import OPS, EvaluatorSpecError, parse_func, render
-from suites.mcp_universe.servers import SERVER_MODULES
+import suites.mcp_universe.scorer.ops  # noqa: F401  (importing it registers the domain ops in OPS)
+from suites.mcp_universe.env.servers import SERVER_MODULES
+from suites.mcp_universe.scorer.evaluator import OPS, EvaluatorSpecError, parse_func, render
 
 __all__ = [
     "AGENT_OF",
@@ -122,7 +122,7 @@ def seeded_sample(items: Sequence[T], n: int | None, seed: int, salt: str) -> li
 
 
 def domain_module(domain: str) -> Any:
-    """The module of ``domain`` (``suites.mcp_universe.domains.<domain>``).
+    """The module of ``domain`` (``suites.mcp_universe.data.domains.<domain>``).
 
     Raises:
         KeyError: unknown domain.
@@ -131,7 +131,7 @@ def domain_module(domain: str) -> Any:
 
     if domain not in DOMAINS:
         raise KeyError(f"unknown MCP-Universe domain {domain!r}; known: {', '.join(DOMAINS)}")
-    return importlib.import_module(f"suites.mcp_universe.domains.{domain}")
+    return importlib.import_module(f"suites.mcp_universe.data.domains.{domain}")
 
 
 def task_servers(task: dict[str, Any], domain: str) -> tuple[str, ...]:

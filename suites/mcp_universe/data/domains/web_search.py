@@ -19,7 +19,7 @@ capacity from its coach, the river of a person's birthplace (paging), a person i
 clues (the organisation's staff list names one person of that occupation; the birth year and
 city are checked on their page), and the larger of two organisations by staff (two searches).
 
-The rule judge compares the final answer exactly (see :mod:`suites.mcp_universe.ops.google_search`),
+The rule judge compares the final answer exactly (see :mod:`suites.mcp_universe.scorer.ops.google_search`),
 so every answer is a name, a year or a count as the page writes it; questions that need a
 particular form say so (the river's name without the word "River", the person's full name).
 
@@ -39,7 +39,7 @@ from typing import Any
 from suites._common.mcp_servers.fetch import fetch
 from suites._common.mcp_servers.search import search
 from suites._common.mcp_servers.web_corpus import Corpus, build_corpus
-from suites.mcp_universe.domains import NotSolvable, Unanswerable
+from suites.mcp_universe.data.domains import NotSolvable, Unanswerable
 
 __all__ = ["DOMAIN", "OUTPUT_FORMAT", "SERVERS", "TEMPLATES", "Template", "generate_tasks", "solve"]
 

@@ -31,7 +31,7 @@ from suites._common.mcp_servers.repository import (
     search_repos,
     state_view,
 )
-from suites.mcp_universe.evaluator import EvalContext, EvaluatorSpecError, domain_op
+from suites.mcp_universe.scorer.evaluator import EvalContext, EvaluatorSpecError, domain_op
 
 __all__ = ["fewest_issues_repo", "ground_truth_issue_counts", "repository_named"]
 

@@ -7,7 +7,7 @@ finance server (``yfinance`` = :mod:`suites._common.mcp_servers.finance` with
 never its memory.
 
 :func:`solve` answers generated tasks and upstream's task files alike, from the same world the
-ops read (:mod:`suites.mcp_universe.ops.yfinance`): the tool calls a correct agent makes, the
+ops read (:mod:`suites.mcp_universe.scorer.ops.yfinance`): the tool calls a correct agent makes, the
 answer in the task's ``output_format`` and a one-field mistake. Non-trading-day rule (as the
 ops): a price on a date is the last close on or before it. One limitation of running upstream's
 files on local data: the quant-trade check (``check_quant_investment_task_output``) takes the
@@ -26,9 +26,9 @@ from typing import Any
 
 from suites._common.mcp_servers import finance
 from suites._common.mcp_servers._base import TODAY
-from suites.mcp_universe.domains import NotSolvable
-from suites.mcp_universe.evaluator import EvaluatorSpecError
-from suites.mcp_universe.ops import yfinance as yf
+from suites.mcp_universe.data.domains import NotSolvable
+from suites.mcp_universe.scorer.evaluator import EvaluatorSpecError
+from suites.mcp_universe.scorer.ops import yfinance as yf
 
 __all__ = ["DOMAIN", "SERVERS", "SCREEN_POOL", "generate_tasks", "solve"]
 
@@ -367,13 +367,13 @@ def solve(task: dict[str, Any], seed: int) -> dict[str, Any]:
 
     Returns:
         ``{"calls", "answer", "mistake": {"calls", "answer", "fails", "reason"}}`` (contract of
-        :mod:`suites.mcp_universe.domains`); ``mistake`` changes one field read by the first
+        :mod:`suites.mcp_universe.data.domains`); ``mistake`` changes one field read by the first
         evaluator, which alone fails (index 0), its reason containing ``reason``.
 
     Raises:
         NotSolvable: an op without a solver step, or data that cannot answer the task.
     """
-    from suites.mcp_universe.evaluator import render
+    from suites.mcp_universe.scorer.evaluator import render
 
     w = _Work(seed)
     perturbs: list[Perturb] = []

@@ -42,9 +42,9 @@ from typing import Any
 from suites._common.mcp_servers import maps as M
 from suites._common.mcp_servers._base import BadRequest
 from suites.mcp_universe.agent import MAX_ITERATIONS
-from suites.mcp_universe.domains import NotSolvable
-from suites.mcp_universe.evaluator import EvalContext, evaluate
-from suites.mcp_universe.ops.google_maps import contains_name, type_matches
+from suites.mcp_universe.data.domains import NotSolvable
+from suites.mcp_universe.scorer.evaluator import EvalContext, evaluate
+from suites.mcp_universe.scorer.ops.google_maps import contains_name, type_matches
 
 __all__ = ["DOMAIN", "KNOWN_UPSTREAM_DEFECTS", "SERVERS", "generate_tasks", "solve"]
 

@@ -5,7 +5,7 @@ Every domain module exposes the same names (the suite reads only these):
 - ``DOMAIN``: the domain name (``financial_analysis``, ``location_navigation``,
   ``repository_management``, ``web_search``).
 - ``SERVERS``: the upstream server names the agent is given (``("yfinance", "calculator")``);
-  :data:`suites.mcp_universe.servers.SERVER_MODULES` maps each to its local server.
+  :data:`suites.mcp_universe.env.servers.SERVER_MODULES` maps each to its local server.
 - ``generate_tasks(seed, count) -> list[dict]``: our own tasks in the upstream task-file format
   (``category``, ``question``, ``output_format``, ``mcp_servers``, ``use_specified_server``,
   ``evaluators``, ``cleanups``) plus ``id`` (``<domain>-NNN``) and ``reference`` (below);

@@ -2,8 +2,8 @@
 
 Tasks (upstream's ``github_task_*.json`` and our generated ones) ask the agent to change the
 account's repositories; every evaluator is a ``github.*`` op reading the server's state after
-the trial (:mod:`suites.mcp_universe.ops.github`), and ``cleanups`` delete what the agent
-created (:mod:`suites.mcp_universe.cleanups`).
+the trial (:mod:`suites.mcp_universe.scorer.ops.github`), and ``cleanups`` delete what the agent
+created (:mod:`suites.mcp_universe.env.cleanups`).
 
 :func:`generate_tasks` writes our own tasks in upstream's seven shapes (project set-up with
 branches, copied files and a pull request; an issue-count report as CSV or JSON; a fork chosen
@@ -15,7 +15,7 @@ seeded world (so issue numbers and file ``sha`` values are right), and a one-arg
 ``mistake`` with the evaluators it fails.
 
 Task templates (``{{GITHUB_PERSONAL_ACCOUNT_NAME}}``) must be rendered
-(:func:`suites.mcp_universe.evaluator.render` with :data:`ENV`) before :func:`solve`.
+(:func:`suites.mcp_universe.scorer.evaluator.render` with :data:`ENV`) before :func:`solve`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from suites._common.mcp_servers.repository import (
     file_at,
     find_repo,
 )
-from suites.mcp_universe.domains import NotSolvable
+from suites.mcp_universe.data.domains import NotSolvable
 
 __all__ = ["DOMAIN", "ENV", "SERVERS", "SOLVED_OPS", "generate_tasks", "solve"]
 
@@ -529,7 +529,7 @@ def generate_tasks(seed: int, count: int) -> list[dict[str, Any]]:
 
     Every ``reference`` is :func:`solve` of the task rendered with :data:`ENV`.
     """
-    from suites.mcp_universe.evaluator import render
+    from suites.mcp_universe.scorer.evaluator import render
 
     tasks = []
     for i in range(count):
@@ -583,7 +583,7 @@ class _Plan:
 def _targets(task: dict[str, Any], seed: int) -> dict[str, Any]:
     """The account's repositories the task's evaluators name: name → ("create", None) or
     ("fork", "owner/name" of the source)."""
-    from suites.mcp_universe.ops.github import fewest_issues_repo, repository_named
+    from suites.mcp_universe.scorer.ops.github import fewest_issues_repo, repository_named
 
     world = build_world(seed)
     forks = any(c.get("tool") == "fork_repository" for c in task.get("cleanups") or [])
@@ -631,7 +631,7 @@ def _targets(task: dict[str, Any], seed: int) -> dict[str, Any]:
 
 
 def _report_text(seed: int, a: dict[str, Any]) -> str:
-    from suites.mcp_universe.ops.github import ground_truth_issue_counts
+    from suites.mcp_universe.scorer.ops.github import ground_truth_issue_counts
 
     truth = ground_truth_issue_counts(
         build_world(seed), a["search_repo_owner"], a["search_repo_name"], a["issue_state"], a["issue_labels"]
@@ -654,7 +654,7 @@ def _link_line(i: int, s: str) -> str:
 def _files(task: dict[str, Any], seed: int, plan: _Plan) -> dict[tuple[str, str, str], dict[str, Any]]:
     """(repo, branch, path) → {"text", "exact": evaluator indices fixing it, "include": {index:
     [substrings]}} for every file an evaluator wants written."""
-    from suites.mcp_universe.ops.github import fewest_issues_repo
+    from suites.mcp_universe.scorer.ops.github import fewest_issues_repo
 
     world = build_world(seed)
     want: dict[tuple[str, str, str], dict[str, Any]] = {}
@@ -749,7 +749,7 @@ def _issue_plan(task: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
 
 def solve(task: dict[str, Any], seed: int) -> dict[str, Any]:
     """The reference of a rendered task of this domain (contract in
-    :mod:`suites.mcp_universe.domains`): write calls on server ``github``, a short answer, and a
+    :mod:`suites.mcp_universe.data.domains`): write calls on server ``github``, a short answer, and a
     one-argument mistake with the evaluator indices it fails.
 
     Raises:
@@ -959,7 +959,7 @@ def _names(e: dict[str, Any], repo: str, branch: str, path: str) -> bool:
 
 def _include_parts(e: dict[str, Any], task: dict[str, Any], seed: int) -> list[str]:
     if e["op"] == "github.check_file_content_with_fewest_issues":
-        from suites.mcp_universe.ops.github import fewest_issues_repo
+        from suites.mcp_universe.scorer.ops.github import fewest_issues_repo
 
         a = e["op_args"]
         best = fewest_issues_repo(build_world(seed), a["repos"], a["issue_state"])

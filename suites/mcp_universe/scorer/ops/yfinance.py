@@ -8,7 +8,7 @@ and tolerances are upstream's (``mcpuniverse/evaluator/yfinance/functions.py``);
 are ours and name the key, the expected and the given value.
 
 Rules shared by every op (and by the reference solver in
-:mod:`suites.mcp_universe.domains.financial_analysis`):
+:mod:`suites.mcp_universe.data.domains.financial_analysis`):
 
 - **Non-trading days**: a price "on" a date is the close of the last trading day on or before
   it (:func:`~suites._common.mcp_servers.finance.close_on_or_before`; upstream's forward fill;
@@ -51,7 +51,7 @@ from typing import Any
 
 from suites._common.mcp_servers import finance
 from suites._common.mcp_servers._base import TODAY, BadRequest
-from suites.mcp_universe.evaluator import AnswerError, EvalContext, EvaluatorSpecError, domain_op
+from suites.mcp_universe.scorer.evaluator import AnswerError, EvalContext, EvaluatorSpecError, domain_op
 
 __all__ = [
     "PORTFOLIO_PCT_TOL",

@@ -32,7 +32,7 @@ from typing import Any
 
 from pytest_egi.judges import RULES_JUDGE, JudgeError
 from pytest_egi.normalize import fold_text, normalize_answer
-from suites.mcp_universe.evaluator import EvalContext, EvaluatorSpecError, decode_json, domain_op
+from suites.mcp_universe.scorer.evaluator import EvalContext, EvaluatorSpecError, decode_json, domain_op
 
 __all__ = [
     "exact_answer_verdict",
