@@ -47,7 +47,7 @@ from typing import Any
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.normalize import fold_text
-from suites.benchforce.envs.base import Environment, dry_run
+from suites.benchforce.env.base import Environment, dry_run
 
 __all__ = [
     "ENV_COLUMNS",
@@ -86,7 +86,7 @@ SUMMARY_KEYS = ROUTED_KEYS + DIAGNOSTIC_KEYS
 
 @functools.lru_cache(maxsize=8)
 def _world(env_name: str, seed: int) -> str:
-    from suites.benchforce.envs import environment
+    from suites.benchforce.env import environment
 
     return json.dumps(environment(env_name).build_world(seed))
 
@@ -95,9 +95,9 @@ def expected_state(
     env: Environment, seed: int, actions: list[dict[str, Any]], data_dir: str | None = None
 ) -> dict[str, Any]:
     """:func:`dry_run` on the seeded world of ``env`` (built once per process), or on the world
-    read from upstream's files under ``data_dir`` (:mod:`suites.benchforce.upstream`)."""
+    read from upstream's files under ``data_dir`` (:mod:`suites.benchforce.data`)."""
     if data_dir is not None:
-        from suites.benchforce.upstream import load_world
+        from suites.benchforce.data import load_world
 
         return dry_run(env, load_world(env, Path(data_dir)), actions)
     return dry_run(env, json.loads(_world(env.name, seed)), actions)

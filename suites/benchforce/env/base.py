@@ -1,6 +1,6 @@
 """What every Benchforce environment provides, and the state helpers they share.
 
-An environment is a module under :mod:`suites.benchforce.envs` exposing one
+An environment is a module under :mod:`suites.benchforce.env` exposing one
 :class:`Environment`: its name, policy (the agent's system prompt), fixed clock, tools (each a
 pure function of the state and its arguments), seeded world builder, the projection of the
 state that judging compares, and the entry templates. The server executes the tools (checking

@@ -37,7 +37,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from suites.benchforce.envs.base import (
+from suites.benchforce.env.base import (
     ENTRY_CLOSING,
     Environment,
     EnvToolError,
@@ -51,7 +51,7 @@ from suites.benchforce.envs.base import (
     object_params,
     string_param,
 )
-from suites.benchforce.envs.upstream_files import (
+from suites.benchforce.env.upstream_files import (
     RESTORE,
     check_integrity,
     entry_id_problem,
@@ -1348,7 +1348,7 @@ def _read_users(folder: Path) -> tuple[dict[str, Any] | None, dict[str, Path]]:
 def _read_entries(folder: Path) -> list[dict[str, Any]]:
     """``entries_dump.json``'s entries; one that is malformed (not an object, a field missing
     or of the wrong type, a repeated or unusable id) is kept as a
-    :func:`~suites.benchforce.envs.base.broken_entry` whose ``load_error`` names the file, the
+    :func:`~suites.benchforce.env.base.broken_entry` whose ``load_error`` names the file, the
     entry and the fix, so only its item errors.
 
     Raises:
@@ -1452,7 +1452,7 @@ def _why_unrunnable(entry: dict[str, Any], world: dict[str, Any], absent: dict[s
     """Why an upstream entry cannot run on these files (None when it can): a gold action naming
     no tool, reading an absent table, with a ``*`` in a write, with arguments the tool's schema
     refuses (the server would refuse them too), or refused by the tool."""
-    from suites.benchforce.envs.base import schema_problem
+    from suites.benchforce.env.base import schema_problem
 
     for j, action in enumerate(entry["actions"]):
         name = action["name"]

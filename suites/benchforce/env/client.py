@@ -1,7 +1,7 @@
 """The harness side of the Benchforce server: the server process (one per worker) and a
 synchronous session client.
 
-- :class:`ServerProcess` starts ``python -m suites.benchforce.server`` as a real subprocess,
+- :class:`ServerProcess` starts ``python -m suites.benchforce.env.server`` as a real subprocess,
   reads its port, and stops it in bounded time (close stdin, wait, SIGTERM and SIGKILL to its
   process group: :func:`pytest_egi.processes.stop_process`). :func:`shared_server` gives each
   process one, started by ``Suite.prepare`` before the first item (outside every item's time
@@ -30,11 +30,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from suites.benchforce.protocol import ProtocolError, decode, encode
+from suites.benchforce.env.protocol import ProtocolError, decode, encode
 
 __all__ = ["EnvSession", "EnvironmentFault", "ServerProcess", "shared_server", "stop_servers"]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 START_TIMEOUT_S = 30.0
 
 
@@ -110,7 +110,7 @@ class ServerProcess:
             cmd = [
                 sys.executable,
                 "-m",
-                "suites.benchforce.server",
+                "suites.benchforce.env.server",
                 "--transcript-dir",
                 str(self.transcript_dir),
             ]

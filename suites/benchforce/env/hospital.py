@@ -24,7 +24,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from suites.benchforce.envs.base import (
+from suites.benchforce.env.base import (
     Environment,
     EnvToolError,
     Integrity,
@@ -35,7 +35,7 @@ from suites.benchforce.envs.base import (
     object_params,
     string_param,
 )
-from suites.benchforce.envs.upstream_files import (
+from suites.benchforce.env.upstream_files import (
     TableSpec,
     check_integrity,
     data_file,

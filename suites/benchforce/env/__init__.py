@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from suites.benchforce.envs.base import Environment
+from suites.benchforce.env.base import Environment
 
 __all__ = ["ENVIRONMENTS", "environment"]
 
@@ -17,15 +17,15 @@ def environment(name: str) -> Environment:
         KeyError: an environment that is not built (yet), naming the known ones.
     """
     if name == "hospital":
-        from suites.benchforce.envs.hospital import ENV
+        from suites.benchforce.env.hospital import ENV
 
         return ENV
     if name == "hr_software":
-        from suites.benchforce.envs.hr_software import ENV
+        from suites.benchforce.env.hr_software import ENV
 
         return ENV
     if name == "order_management":
-        from suites.benchforce.envs.order_management import ENV
+        from suites.benchforce.env.order_management import ENV
 
         return ENV
     raise KeyError(f"environment {name!r} is not available; available: {', '.join(ENVIRONMENTS)}")

@@ -13,7 +13,7 @@ dry-run on the files' world.
 
 Malformed files raise :class:`ValueError` naming the file, the record, the field and the fix;
 every message names a file by its full path and starts with it (the core prefixes the suite
-name). Records that cannot be right (:class:`~suites.benchforce.envs.base.Integrity`: a
+name). Records that cannot be right (:class:`~suites.benchforce.env.base.Integrity`: a
 dangling reference, a negative count or price, an id that differs from its key) are refused by
 :func:`check_integrity` the same way.
 """
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from suites.benchforce.envs.base import (
+from suites.benchforce.env.base import (
     TASK_ID,
     Environment,
     Integrity,
@@ -103,7 +103,7 @@ def check_integrity(
     unchecked: frozenset[str] | set[str] = frozenset(),
 ) -> None:
     """Refuse a world read from upstream's files that has records which cannot be right
-    (:func:`~suites.benchforce.envs.base.integrity_problems`), as CRMArena refuses an org export
+    (:func:`~suites.benchforce.env.base.integrity_problems`), as CRMArena refuses an org export
     failing its integrity check.
 
     Args:
@@ -285,7 +285,7 @@ def read_entries(env_dir: Path) -> list[dict[str, Any]]:
     Each entry keeps its own fields and gets ``entry_num`` (its 1-based place in the file) when
     it has none, as upstream numbers them when it loads an environment. Each entry stands
     alone: one that is not an object, has no usable ``id`` (a string of letters, digits and
-    ``_ . : -``) or repeats one is kept as a :func:`~suites.benchforce.envs.base.broken_entry`
+    ``_ . : -``) or repeats one is kept as a :func:`~suites.benchforce.env.base.broken_entry`
     whose ``load_error`` names the file, the entry and the fix; its item errors, the others run.
 
     Raises:
@@ -378,7 +378,7 @@ def user_block(
 
 
 def _why_unrunnable(env: Environment, world: dict[str, Any], entry: dict[str, Any]) -> str | None:
-    from suites.benchforce.envs.base import dry_run
+    from suites.benchforce.env.base import dry_run
 
     actions = entry.get("actions")
     if not isinstance(actions, list) or not actions:

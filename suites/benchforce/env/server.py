@@ -1,10 +1,10 @@
 """The Benchforce environment server: a real WebSocket server that owns every session's state
 and executes the tools (reference C1; upstream's relay let the agent run its own tools, A10.2).
 
-Run as ``python -m suites.benchforce.server [--transcript-dir DIR]``: it listens on
+Run as ``python -m suites.benchforce.env.server [--transcript-dir DIR]``: it listens on
 127.0.0.1 on an ephemeral port, prints ``{"port": N}`` as its first stdout line, and serves
 until its stdin closes (the harness closes it at session end; a harness that dies closes it
-too) or it is terminated. The wire format is :mod:`suites.benchforce.protocol`.
+too) or it is terminated. The wire format is :mod:`suites.benchforce.env.protocol`.
 
 Per session the server keeps the environment's state (a copy of the seeded world), applies
 each ``tool.call`` after validating its arguments against the tool's JSON schema, and appends
@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from suites.benchforce.envs import environment
-from suites.benchforce.envs.base import Environment, EnvToolError, copy_world, schema_problem, state_hash
-from suites.benchforce.protocol import END_REASONS, ProtocolError, decode, encode
+from suites.benchforce.env import environment
+from suites.benchforce.env.base import Environment, EnvToolError, copy_world, schema_problem, state_hash
+from suites.benchforce.env.protocol import END_REASONS, ProtocolError, decode, encode
 
 __all__ = ["Server", "main"]
 
@@ -57,7 +57,7 @@ class Server:
         key = (env.name, seed, data_dir)
         if key not in self._worlds:
             if data_dir is not None:
-                from suites.benchforce.upstream import load_world
+                from suites.benchforce.data import load_world
 
                 self._worlds[key] = load_world(env, Path(data_dir))
             else:
@@ -222,7 +222,7 @@ async def _serve(server: Server) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry (module docstring)."""
-    parser = argparse.ArgumentParser(prog="python -m suites.benchforce.server")
+    parser = argparse.ArgumentParser(prog="python -m suites.benchforce.env.server")
     parser.add_argument("--transcript-dir", type=Path, default=None)
     args = parser.parse_args(argv)
     asyncio.run(_serve(Server(args.transcript_dir)))

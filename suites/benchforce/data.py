@@ -4,7 +4,8 @@
 ``PATH/src/environments/<env>/`` (data tables, and ``entries_dump.json`` or ``entries.py``).
 Each environment reads its own files (:attr:`Environment.load_upstream`); this module finds the
 folder, caches what was read per process, and turns a missing folder or an environment that
-cannot read upstream's files into a clear error.
+cannot read upstream's files into a clear error. (Without that option the worlds and entries
+are generated from the seed by each environment, :mod:`suites.benchforce.env`.)
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from suites.benchforce.envs.base import Environment, UpstreamData
+from suites.benchforce.env.base import Environment, UpstreamData
 
 __all__ = ["env_dir", "load_upstream", "load_world"]
 
@@ -36,7 +37,7 @@ def env_dir(data_dir: Path, env_name: str) -> Path:
 
 @functools.lru_cache(maxsize=8)
 def _load(env_name: str, folder: str) -> UpstreamData:
-    from suites.benchforce.envs import environment
+    from suites.benchforce.env import environment
 
     env = environment(env_name)
     if env.load_upstream is None:
