@@ -1,7 +1,7 @@
 """The PersonaBench world: generated communities, or the released layout read from a folder.
 
 A world spec (JSON-safe, stored in every task) is either ``{"seed", "communities", "people"}``
-(generated, :mod:`suites.personabench.generator`) or ``{"data_dir": PATH}`` (upstream's
+(generated, :mod:`suites.personabench.data.generator`) or ``{"data_dir": PATH}`` (upstream's
 ``eval_data/eval_data_v1`` layout: ``synthetic_data/community_<i>/{eval_info, private_data,
 graph_json}``). Both give the same objects: per community, ``eval_info_all`` and per noise
 level the people's three document files and the gold map. Loaded communities are cached per
@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from suites.personabench.generator import NOISE_LEVELS, generate_community
+from suites.personabench.data.generator import NOISE_LEVELS, generate_community
 
 __all__ = ["DOC_KINDS", "chunk_text", "community", "community_ids", "person_chunks", "world_spec"]
 

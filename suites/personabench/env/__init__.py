@@ -4,7 +4,7 @@ One index per (person, noise level), one chunk per session (:func:`data.person_c
 raw question as the query, the top ``k`` = 5 chunks. Retrievers:
 
 - ``all-MiniLM-L6-v2``: upstream's dense retriever, the real weights run by
-  :mod:`suites.personabench.minilm`; cosine = inner product of normalised embeddings, exact
+  :mod:`suites.personabench.env.minilm`; cosine = inner product of normalised embeddings, exact
   search (FAISS ``IndexFlatIP`` gives the same ranking), ties in chunk order.
 - ``bm25``: ``bm25s`` (English stop words), used when the MiniLM extra is not installed; not
   comparable with upstream's dense rows, and flagged so.
@@ -61,7 +61,7 @@ def render_context(chunks: list[str]) -> str:
 
 
 def _minilm_embeddings(spec_json: str, c: int, name: str, level: float) -> np.ndarray:
-    from suites.personabench.minilm import load_minilm
+    from suites.personabench.env.minilm import load_minilm
 
     chunks, _ = person_chunks(json.loads(spec_json), c, name, level)
     return load_minilm().encode(list(chunks))
@@ -113,7 +113,7 @@ def retrieve(
         return out
     k = min(k, len(ids))
     if retriever == MINILM:
-        from suites.personabench.minilm import load_minilm
+        from suites.personabench.env.minilm import load_minilm
 
         emb = _dense_index(spec_json, c, name, level)
         query = load_minilm().encode([question])[0]

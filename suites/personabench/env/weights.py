@@ -1,5 +1,5 @@
 """Whether the all-MiniLM-L6-v2 weights and their runtime are installed, without importing
-NumPy (the suite's collection-time checks ask this; :mod:`suites.personabench.minilm` runs them)."""
+NumPy (the suite's collection-time checks ask this; :mod:`suites.personabench.env.minilm` runs them)."""
 
 from __future__ import annotations
 

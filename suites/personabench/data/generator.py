@@ -16,8 +16,8 @@ each level is generated afresh (its own session grouping, wording, times and ids
 distractor sessions are of the same three kinds, with the same contacts, in the same style.
 
 Everything is drawn from ``random.Random`` seeded with (seed, community[, person, level]); the
-values come from :mod:`suites.personabench.vocab` and the sentences from
-:mod:`suites.personabench.templates`.
+values come from :mod:`suites.personabench.data.vocab` and the sentences from
+:mod:`suites.personabench.data.templates`.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from suites.personabench import templates as T
-from suites.personabench import vocab as V
+from suites.personabench.data import templates as T
+from suites.personabench.data import vocab as V
 
 __all__ = ["NOISE_LEVELS", "PEOPLE", "Statement", "generate_community", "segment_id", "q_id"]
 

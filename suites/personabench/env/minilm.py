@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from suites.personabench.weights import (
+from suites.personabench.env.weights import (
     INSTALL_HINT,
     _weights_zip,
     minilm_available,
