@@ -126,7 +126,7 @@ class Org:
         scale: Literal["quick", "deep"] = "quick",
         path: str | Path | None = None,
     ) -> Org:
-        """Build a seeded synthetic org (see `generator.py` for the latent structure).
+        """Build a seeded synthetic org (see `data/generator.py` for the latent structure).
 
         Args:
             seed: Random seed; the same seed and scale give byte-identical table contents.
@@ -142,7 +142,7 @@ class Org:
             ValueError: For an unknown scale.
             FileExistsError: When ``path`` already exists.
         """
-        from suites.crmarena.generator import populate
+        from suites.crmarena.data.generator import populate
 
         if path is not None and Path(path).exists():
             raise FileExistsError(f"{path}: refusing to overwrite an existing file; pick a new path")

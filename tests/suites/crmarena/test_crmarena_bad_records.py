@@ -17,7 +17,7 @@ import pytest
 from pytest_egi.recorder import shorten
 from pytest_egi.suite import SuiteProfile, TaskLoadError
 from suites.crmarena import SUITE, CrmArenaOptions
-from suites.crmarena.data import generate_tasks
+from suites.crmarena.data.tasks import generate_tasks
 from suites.crmarena.env.org import Org
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -20,7 +20,7 @@ from pytest_egi.models.offline import Noise, PolicyClient
 from pytest_egi.suite import Task
 from suites.crmarena import CrmArenaOptions
 from suites.crmarena.agent import CrmReferencePolicy, run_trial
-from suites.crmarena.data import generate_tasks
+from suites.crmarena.data.tasks import generate_tasks
 from suites.crmarena.env.errors import SalesforceError
 from suites.crmarena.env.org import Org
 from tests.helpers.exception_names import PYTHON_EXCEPTION

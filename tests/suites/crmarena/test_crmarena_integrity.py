@@ -13,7 +13,7 @@ import pytest
 from pytest_egi.recorder import shorten
 from pytest_egi.suite import SuiteProfile, TaskLoadError
 from suites.crmarena import CrmArenaOptions, CrmArenaSuite
-from suites.crmarena.data import generate_tasks
+from suites.crmarena.data.tasks import generate_tasks
 from suites.crmarena.env.org import Org
 
 from .conftest import K, build_tiny_org

@@ -31,10 +31,9 @@ import re
 from collections.abc import Generator, Iterable
 from datetime import date, timedelta
 
-from .content import POLICIES
-from .env.errors import SalesforceError
-from .env.schema import KEY_PREFIXES, make_id
-from .env.sftime import (
+from suites.crmarena.env.errors import SalesforceError
+from suites.crmarena.env.schema import KEY_PREFIXES, make_id
+from suites.crmarena.env.sftime import (
     MONTH_NAMES,
     Period,
     add_months,
@@ -43,6 +42,8 @@ from .env.sftime import (
     parse_datetime,
     relative_period,
 )
+
+from .content import POLICIES
 
 __all__ = [
     "TASK_TYPES",

@@ -30,8 +30,9 @@ import re
 from collections.abc import Iterable, Iterator
 from datetime import date, timedelta
 
+from suites.crmarena.env.sftime import MONTH_NAMES, SEASON_START_MONTH, add_months
+
 from .content import CATALOG, FAQ_FACTS, GENERAL_ARTICLES, ISSUES
-from .env.sftime import MONTH_NAMES, SEASON_START_MONTH, add_months
 from .reference import solve_directly
 from .task_file import CATEGORIES, load_task_file
 

@@ -32,6 +32,9 @@ import sqlite3
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
+from suites.crmarena.env.schema import AUXILIARY_PREFIXES, KEY_PREFIXES, OBJECTS, make_id
+from suites.crmarena.env.sftime import add_months, format_datetime
+
 from .content import (
     CATALOG,
     FAQ_FACTS,
@@ -43,8 +46,6 @@ from .content import (
     STATES,
     slug,
 )
-from .env.schema import AUXILIARY_PREFIXES, KEY_PREFIXES, OBJECTS, make_id
-from .env.sftime import add_months, format_datetime
 
 __all__ = ["ScaleConfig", "SCALES", "populate"]
 

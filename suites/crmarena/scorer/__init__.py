@@ -5,7 +5,7 @@ Source: CRMArena ``Evaluator.evaluate`` (env.py), reference §1.6.
 ``exact_match`` (every task type but KQA):
   1. if the gold has one item and the submitted text, stripped and with surrounding quotes
      removed, equals it exactly, the reward is 1 (no extraction, as upstream);
-  2. otherwise the answer's entities are extracted (:mod:`suites.crmarena.extract`): by the
+  2. otherwise the answer's entities are extracted (:mod:`suites.crmarena.scorer.extract`): by the
      deterministic reader (``egi/rules``, the default) or, with ``--egi-judge-model``, by the
      judge model as upstream does with gpt-4o. The result is the entities the reply gives as
      its answer (ids with the task's key prefix, state codes for BRI, month names for MTA),
@@ -39,7 +39,7 @@ from typing import Any
 from pytest_egi.agents.loops import blank_answer_reason
 from pytest_egi.normalize import fold_text, normalize_answer
 from suites.crmarena.env.sftime import MONTH_NAMES
-from suites.crmarena.extract import ANSWER_PREFIX, US_STATES, Extraction, llm_extract, rule_extract
+from suites.crmarena.scorer.extract import ANSWER_PREFIX, US_STATES, Extraction, llm_extract, rule_extract
 
 __all__ = [
     "ANSWER_PREFIX",
@@ -63,7 +63,7 @@ MONTHS = MONTH_NAMES
 
 
 def extract_entities(task_type: str, answer: str) -> list[str]:
-    """The deterministic reader's answer list (:func:`suites.crmarena.extract.rule_extract`):
+    """The deterministic reader's answer list (:func:`suites.crmarena.scorer.extract.rule_extract`):
     the entities the reply gives as its answer, ``["None"]`` when it says there is none, ``[]``
     when it gives no answer."""
     return rule_extract(task_type, answer).answers
@@ -116,7 +116,7 @@ def score_answer(
         ``{"reward": 0-1, "success": bool, "extracted": list | None, "em": 0-1 (KQA only)}``;
         for exact_match also ``"extractor"`` (``"exact"`` when step 1 matched, else
         ``"egi/rules"`` or the judge's name) and ``"extraction_rule"`` (the reader's step, see
-        :class:`~suites.crmarena.extract.Extraction`); plus ``"no_answer": reason`` when
+        :class:`~suites.crmarena.scorer.extract.Extraction`); plus ``"no_answer": reason`` when
         there was no answer (reward 0, never a match).
 
     Raises:

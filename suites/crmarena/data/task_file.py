@@ -23,7 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .env.sftime import MONTH_NAMES
+from suites.crmarena.env.sftime import MONTH_NAMES
+
 from .reference import GOLD_OBJECTS, TASK_TYPES
 
 __all__ = [
