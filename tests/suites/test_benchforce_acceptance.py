@@ -97,7 +97,7 @@ TASK_ID = "hospital.entry_1"
 def pytest_runtest_call(item):
     if not item.nodeid.endswith(f"[{TASK_ID}]"):
         return (yield)
-    from suites.benchforce import client
+    from suites.benchforce.env import client
 
     original = client.EnvSession.tool_call
 
@@ -170,7 +170,7 @@ TASK_ID = "hospital.entry_1"
 def pytest_runtest_call(item):
     if not item.nodeid.endswith(f"[{TASK_ID}]"):
         return (yield)
-    from suites.benchforce import client
+    from suites.benchforce.env import client
 
     original = client.EnvSession.tool_call
 
