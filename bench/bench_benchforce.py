@@ -46,8 +46,8 @@ def _ms(values: list[float]) -> str:
 
 def protocol(tasks: list, requests: int) -> dict[str, list[float]]:
     """Round-trip milliseconds per request kind, and per whole session (module docstring)."""
-    from suites.benchforce.client import EnvSession, ServerProcess
-    from suites.benchforce.envs import environment
+    from suites.benchforce.env import environment
+    from suites.benchforce.env.client import EnvSession, ServerProcess
 
     def read_action(task):  # the entry's first read-only gold call, if any
         tools = environment(task.category).tools
@@ -89,7 +89,7 @@ def scoring(tasks: list, repeat: int) -> tuple[float, float]:
     from pytest_egi.models.offline import Noise, PolicyClient
     from suites.benchforce import SUITE
     from suites.benchforce.agent import run_trial
-    from suites.benchforce.client import stop_servers
+    from suites.benchforce.env.client import stop_servers
 
     trajectories = []
     for task in tasks:

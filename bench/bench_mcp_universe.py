@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench._run import oracle_run  # noqa: E402
-from suites.mcp_universe.tasks import DOMAINS, TEMPLATE_ENV, generated_tasks  # noqa: E402
+from suites.mcp_universe.data.tasks import DOMAINS, TEMPLATE_ENV, generated_tasks  # noqa: E402
 
 
 def run(mode: str, workers: int) -> tuple[float, int]:
@@ -41,7 +41,7 @@ def scoring(domain: str, repeat: int) -> tuple[float, float]:
     """(seconds to score the first task, median ms to score one task's reference answer) for
     ``domain``; repository tasks are scored on the state their reference calls leave (built
     in-process). Generating the tasks already built the worlds the ops read."""
-    from suites.mcp_universe.evaluator import EvalContext, evaluate
+    from suites.mcp_universe.scorer.evaluator import EvalContext, evaluate
 
     tasks = generated_tasks(domain, 42)
     states = [_state(t) if domain == "repository_management" else {} for t in tasks]

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from bench._run import oracle_run  # noqa: E402
 from pytest_egi.mcp import McpToolkit, close_all, shared_server  # noqa: E402
 from suites._common.mcp_servers import server_spec  # noqa: E402
-from suites.mcpeval.tasks import generate_tasks  # noqa: E402
+from suites.mcpeval.data import generate_tasks  # noqa: E402
 
 
 def run_quick(workers: int) -> float:

@@ -12,7 +12,7 @@ sentence-transformers. Prints figures; asserts nothing.
   reader is perfect, so what it loses is the retriever's miss);
 - embeddings: with ``--st-python``, that interpreter embeds a few sentences and two generated
   session chunks (one over 256 word-pieces) with ``SentenceTransformer`` on the same weights, and
-  the largest absolute difference to :mod:`suites.personabench.minilm` is printed; without it,
+  the largest absolute difference to :mod:`suites.personabench.env.minilm` is printed; without it,
   the documented sentence-transformers similarities of three sentences are compared.
 """
 
@@ -85,7 +85,7 @@ def run(retriever: str, workers: int) -> dict:
 
 def embeddings(st_python: str | None) -> None:
     from suites.personabench.data import person_chunks
-    from suites.personabench.minilm import _weights_zip, load_minilm
+    from suites.personabench.env.minilm import _weights_zip, load_minilm
 
     sentences = ["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]
     chunks, _ = person_chunks({"seed": 42, "communities": 2, "people": 10}, 0, "Bram Northcott", 0.0)

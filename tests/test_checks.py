@@ -122,8 +122,8 @@ def test_herb_rigged_person_category_is_flagged(tmp_path):
 
 def _pvi_none_task_file(tmp_path: Path) -> Path:
     """Three PVI tasks whose gold really is None on the org (no rigged gold: the oracle passes)."""
-    from suites.crmarena.data import generate_tasks
-    from suites.crmarena.org import Org
+    from suites.crmarena.data.tasks import generate_tasks
+    from suites.crmarena.env.org import Org
 
     org = Org.generate(seed=7, scale="quick")
     records = generate_tasks(org, seed=7, per_category=20)

@@ -3,7 +3,7 @@
 Each entry is a caller with a goal in one environment (``hospital``, ``hr_software``,
 ``order_management``). The agent under test talks with a simulated caller
 (:mod:`suites.benchforce.simulator`) and acts through the environment's tools, which a
-WebSocket server (:mod:`suites.benchforce.server`, a real subprocess, one per worker) executes
+WebSocket server (:mod:`suites.benchforce.env.server`, a real subprocess, one per worker) executes
 on the session's own state. An entry passes iff the final state equals the dry run of its gold
 actions, no forbidden action ran, and every expected output was said
 (:mod:`suites.benchforce.scorer`). Categories are the environments. Native sub-metrics per
@@ -27,7 +27,7 @@ from pydantic_core import PydanticCustomError
 
 from pytest_egi.models.offline import Noise
 from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, suite_options
-from suites.benchforce.envs import ENVIRONMENTS, environment
+from suites.benchforce.env import ENVIRONMENTS, environment
 from suites.benchforce.scorer import (
     DIAGNOSTIC_KEYS,
     ENV_COLUMNS,
@@ -206,7 +206,7 @@ class BenchforceSuite:
         ``per_category``, the ones that cannot run (id -> why) and the ones that could not be
         read or prepared (id -> the error, naming the file and the entry)."""
         if opts.data_dir is not None:
-            from suites.benchforce.upstream import load_upstream
+            from suites.benchforce.data import load_upstream
 
             upstream = load_upstream(env, opts.data_dir)
             entries, unrunnable, errors = upstream.entries, upstream.unrunnable, upstream.errors
@@ -219,8 +219,8 @@ class BenchforceSuite:
 
     @staticmethod
     def _prepare_error(env: Any, opts: BenchforceOptions, entry: dict[str, Any], exc: Exception) -> str:
-        from suites.benchforce.envs.upstream_files import entries_file, prepare_error
-        from suites.benchforce.upstream import env_dir
+        from suites.benchforce.data import env_dir
+        from suites.benchforce.env.upstream_files import entries_file, prepare_error
 
         folder = env_dir(opts.data_dir, env.name)  # type: ignore[arg-type]
         return prepare_error(entries_file(folder) or folder, entry, exc)
@@ -228,7 +228,7 @@ class BenchforceSuite:
     def prepare(self, tasks: list[Task], options: Any) -> None:
         """Start this process's environment server before the first item (stopped at
         session end by the test module's session fixture, or at exit)."""
-        from suites.benchforce.client import shared_server
+        from suites.benchforce.env.client import shared_server
 
         if tasks:
             shared_server().start()

@@ -12,7 +12,7 @@ endings, corrected (A10.5): ``user_exit`` (the caller called ``exit_conversation
 :data:`CALLS_PER_TURN` model calls per allowed reply), ``timeout`` (the session's wall-clock
 budget ran out), ``agent_failed`` (the reply was cut off or the context overflowed), ``error``
 (a provider or simulator failure: the item errors and the server still frees the session).
-A server fault (:class:`~suites.benchforce.client.EnvironmentFault`: it died, hung past
+A server fault (:class:`~suites.benchforce.env.client.EnvironmentFault`: it died, hung past
 ``server_timeout_s`` or broke the protocol) makes the item an error and stops the server, so
 the next session runs on a fresh one: a server in an unknown state is never reused.
 
@@ -31,8 +31,8 @@ from pytest_egi.agents.loops import Trajectory, run_dialogue_loop
 from pytest_egi.agents.tools import Toolkit, ToolOutcome
 from pytest_egi.models.base import ModelClient
 from pytest_egi.suite import Task
-from suites.benchforce.client import EnvironmentFault, EnvSession, ServerProcess, shared_server
-from suites.benchforce.envs import environment
+from suites.benchforce.env import environment
+from suites.benchforce.env.client import EnvironmentFault, EnvSession, ServerProcess, shared_server
 from suites.benchforce.simulator import LLMUser, RuleUser
 
 __all__ = ["CALLS_PER_TURN", "GENERATION_PARAMS", "ServerToolkit", "run_trial"]
@@ -47,7 +47,7 @@ GENERATION_PARAMS: dict[str, Any] = {"temperature": 0.0, "max_tokens": 2048}
 class ServerToolkit(Toolkit):
     """The agent's tools, executed on the server: ``call`` sends ``tool.call`` and returns the
     ``tool.result`` output, or the ``tool.error`` message as the model's mistake (an
-    observation). Server faults raise :class:`~suites.benchforce.client.EnvironmentFault`."""
+    observation). Server faults raise :class:`~suites.benchforce.env.client.EnvironmentFault`."""
 
     def __init__(self, session: EnvSession, schemas: list[dict[str, Any]]) -> None:
         super().__init__(tools={})

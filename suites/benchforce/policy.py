@@ -24,7 +24,7 @@ from typing import Any
 from pytest_egi.models.base import assistant_message, tool_call
 from pytest_egi.models.offline import Noise
 from pytest_egi.normalize import fold_text
-from suites.benchforce.envs.base import Environment
+from suites.benchforce.env.base import Environment
 
 __all__ = ["STEP_MISTAKES", "BenchforcePolicy"]
 

@@ -47,12 +47,11 @@ from typing import Any
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.normalize import fold_text
-from suites.benchforce.envs.base import Environment, EnvToolError, apply_call, copy_world
+from suites.benchforce.env.base import Environment, dry_run
 
 __all__ = [
     "ENV_COLUMNS",
     "SUMMARY_KEYS",
-    "dry_run",
     "env_rows",
     "finish_env",
     "score_trial",
@@ -87,50 +86,18 @@ SUMMARY_KEYS = ROUTED_KEYS + DIAGNOSTIC_KEYS
 
 @functools.lru_cache(maxsize=8)
 def _world(env_name: str, seed: int) -> str:
-    from suites.benchforce.envs import environment
+    from suites.benchforce.env import environment
 
     return json.dumps(environment(env_name).build_world(seed))
-
-
-def dry_run(env: Environment, world: dict[str, Any], actions: list[dict[str, Any]]) -> dict[str, Any]:
-    """The projection after applying the gold ``actions`` in order to a copy of ``world``.
-
-    A read action with a ``*`` wildcard is skipped (it cannot change the state).
-
-    Raises:
-        ValueError: a write action has a ``*`` wildcard, an action names no tool, its
-            arguments break the tool's JSON schema (a required one missing, an unknown one, a
-            wrong type: the server would refuse the same call from the agent), or the tool
-            refuses it (gold that cannot be right; the message names the action and the reason).
-    """
-    from suites.benchforce.server import schema_problem
-
-    state = copy_world(world)
-    for i, action in enumerate(actions):
-        name, args = action.get("name"), dict(action.get("arguments") or {})
-        if name not in env.tools:
-            raise ValueError(f"action {i} names no {env.name} tool: {name!r}")
-        if "*" in args.values():
-            if env.tools[str(name)].kind == "read":
-                continue
-            raise ValueError(f"action {i} ({name}) has a '*' wildcard argument, so it cannot be dry-run")
-        problem = schema_problem(env.tools[str(name)].parameters, args)
-        if problem is not None:
-            raise ValueError(f"action {i} ({name}) has arguments the tool's schema refuses: {problem}")
-        try:
-            apply_call(env, state, str(name), args)
-        except EnvToolError as exc:
-            raise ValueError(f"action {i} ({name} {args}) is refused by the tool: {exc}") from None
-    return env.projection(state)
 
 
 def expected_state(
     env: Environment, seed: int, actions: list[dict[str, Any]], data_dir: str | None = None
 ) -> dict[str, Any]:
     """:func:`dry_run` on the seeded world of ``env`` (built once per process), or on the world
-    read from upstream's files under ``data_dir`` (:mod:`suites.benchforce.upstream`)."""
+    read from upstream's files under ``data_dir`` (:mod:`suites.benchforce.data`)."""
     if data_dir is not None:
-        from suites.benchforce.upstream import load_world
+        from suites.benchforce.data import load_world
 
         return dry_run(env, load_world(env, Path(data_dir)), actions)
     return dry_run(env, json.loads(_world(env.name, seed)), actions)

@@ -2,7 +2,7 @@ import pytest
 
 import suites.benchforce as benchforce
 from suites.benchforce.agent import run_trial
-from suites.benchforce.client import stop_servers
+from suites.benchforce.env.client import stop_servers
 
 
 @pytest.fixture(scope="session", autouse=True)

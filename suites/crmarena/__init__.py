@@ -62,14 +62,14 @@ class CrmArenaOptions(BaseModel):
 
 @functools.cache
 def _generated_org(seed: int, scale: str) -> Any:
-    from suites.crmarena.org import Org
+    from suites.crmarena.env.org import Org
 
     return Org.generate(seed=seed, scale=scale)
 
 
 @functools.cache
 def _user_org(path: Path, categories: tuple[str, ...] | None = None) -> Any:
-    from suites.crmarena.org import Org
+    from suites.crmarena.env.org import Org
 
     return Org.from_sqlite(path, categories)
 
@@ -98,7 +98,7 @@ class CrmArenaSuite:
 
         Args:
             categories: For a user's export, the categories it must support (None: all nine);
-                see :meth:`suites.crmarena.org.Org.from_sqlite`.
+                see :meth:`suites.crmarena.env.org.Org.from_sqlite`.
         """
         if options.org is not None:
             wanted = set(self.categories if categories is None else categories)
@@ -110,7 +110,7 @@ class CrmArenaSuite:
 
         Generated tasks are drawn with the profile seed; a user's task file with more records of
         a type than ``per_category`` keeps a sample drawn with the profile seed
-        (:func:`suites.crmarena.task_file.sample_per_type`), not the first ones in the file.
+        (:func:`suites.crmarena.data.task_file.sample_per_type`), not the first ones in the file.
 
         A user's org export (``crmarena.org``) is loaded for the categories that will run and
         must pass its integrity check. A selected category the org cannot give a single task
@@ -129,14 +129,14 @@ class CrmArenaSuite:
         Raises:
             ValueError: a problem of the whole input, a usage error (exit 4): an unknown
                 category in the profile, a task file that is missing, not JSON or not a list
-                of records (:func:`suites.crmarena.task_file.read_entries`), an org export that
+                of records (:func:`suites.crmarena.data.task_file.read_entries`), an org export that
                 fails its integrity check or lacks what the selected categories read, or a
                 category left with no task (names the file, the category, the table/field and
                 the fix).
             TaskIdError: never for a task file (ids are built here from ``idx``).
         """
-        from suites.crmarena.data import generate_tasks
-        from suites.crmarena.schema import CATEGORY_NEEDS
+        from suites.crmarena.data.tasks import generate_tasks
+        from suites.crmarena.env.schema import CATEGORY_NEEDS
 
         scale = getattr(profile, "org_scale", None) or (
             "deep" if (profile.per_category or 0) > 6 else "quick"
@@ -199,7 +199,7 @@ class CrmArenaSuite:
     def _file_tasks(self, profile: SuiteProfile, options: CrmArenaOptions, scale: str,
                     wanted: set[str]) -> list[Task]:  # fmt: skip
         """The tasks of the user's task file, record by record (see :meth:`load_tasks`)."""
-        from suites.crmarena.task_file import (
+        from suites.crmarena.data.task_file import (
             RecordError,
             gold_problem,
             read_entries,

@@ -24,14 +24,14 @@ from pytest_egi.models.base import ModelClient, assistant_message, tool_call
 from pytest_egi.models.offline import Noise
 from pytest_egi.models.params import scaffold_params
 from pytest_egi.suite import Task
-from suites.crmarena.errors import SalesforceError
-from suites.crmarena.reference import (
+from suites.crmarena.data.reference import (
     ReferenceSolutionError,
     parse_today,
     reference_solution,
     wrong_answer,
 )
-from suites.crmarena.schema import OBJECTS
+from suites.crmarena.env.errors import SalesforceError
+from suites.crmarena.env.schema import OBJECTS
 
 __all__ = [
     "GENERATION_PARAMS",

@@ -25,9 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
 from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, load_each, suite_options
-from suites.herb.data import World, company_names, get_world, release_worlds, world_spec
+from suites.herb.data import SUITE_VERSION, World, company_names, get_world, release_worlds, world_spec
+from suites.herb.data.generator import MAX_PRODUCTS
 from suites.herb.env import get_env
-from suites.herb.generator import MAX_PRODUCTS
 from suites.herb.policy import HerbPolicy
 from suites.herb.scorer import score_task
 
@@ -136,7 +136,7 @@ def _world_name(spec: dict[str, Any]) -> str:
     if "corpus" in spec:
         return f"HERB corpus {spec['corpus']}"
     return (f"the generated HERB world (seed {spec.get('seed')}, {spec.get('products')} products; "
-            "suites/herb/generator.py)")  # fmt: skip
+            "suites/herb/data/generator.py)")  # fmt: skip
 
 
 def _check_question(spec: dict[str, Any], question: dict[str, Any]) -> None:
@@ -164,7 +164,7 @@ class HerbSuite:
     """The HERB suite object (see :class:`pytest_egi.suite.Suite`)."""
 
     name = "herb"
-    version = "2"
+    version = SUITE_VERSION
     categories = CATEGORIES
     item_seconds = {"*": 0.17}  # egi/oracle, quick, one core (a placement hint: pytest_egi/scheduling.py)
     sub_metric_notes = {

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pytest_egi.agents.tools import Tool, ToolError, Toolkit
 from pytest_egi.cache.shared import build_once
 from suites._common.bm25 import import_bm25s
-from suites.herb.data import World, get_world, release_worlds, suite_version
+from suites.herb.data import SUITE_VERSION, World, get_world, release_worlds
 
 if TYPE_CHECKING:  # numpy is imported where it is used: collecting the suite needs none of it
     import numpy as np
@@ -508,7 +508,7 @@ def _cached_env(world_key: str, retriever: str, dense: str | None, index_links: 
         return build()
     import_bm25s()  # before a shared build is unpickled (which imports bm25s)
     key = {"world": json.loads(world_key), "retriever": retriever, "index_links": index_links,
-           "version": suite_version()}  # fmt: skip
+           "version": SUITE_VERSION}  # fmt: skip
     return build_once("herb-env", key, build, isolate=True)  # the world stays in the builder
 
 

@@ -29,14 +29,14 @@ from typing import Any, NamedTuple
 
 from pytest_egi.models.base import assistant_message, tool_call
 from pytest_egi.models.offline import Noise
-from suites.herb.env import RESULT_SEPARATOR
-from suites.herb.templates import (
+from suites.herb.data.templates import (
     CONTENT_FACTS,
     KIND_TYPE,
     compose_content,
     compose_entities,
     pattern_regex,
 )
+from suites.herb.env import RESULT_SEPARATOR
 
 __all__ = ["HerbPolicy", "Call", "parse_results"]
 

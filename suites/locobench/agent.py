@@ -195,7 +195,7 @@ def run_trial(task: Task, client: ModelClient, options: Any = None, judge: Any =
     Raises:
         ProviderError: from the client (an infrastructure failure).
     """
-    from suites.locobench import LocoOptions
+    from suites.locobench.options import LocoOptions
 
     opts = suite_options(LocoOptions, options)
     scenario = build_scenario(task.data)

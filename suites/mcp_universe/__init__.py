@@ -3,7 +3,7 @@ the agent's final answer, over local MCP servers.
 
 Each task gives the agent a question (with the answer's JSON ``output_format``), the MCP servers
 of its domain and a step budget; the agent's final answer, and for repository tasks the state it
-left behind, are checked by the task's evaluators (:mod:`suites.mcp_universe.evaluator`: the
+left behind, are checked by the task's evaluators (:mod:`suites.mcp_universe.scorer.evaluator`: the
 ``->`` pipeline, the built-in and the domain ops). A task passes iff every evaluator passes.
 
 Categories are the domains: ``financial_analysis`` (yfinance + calculator, function calling),
@@ -39,7 +39,13 @@ from pytest_egi.suite import (
     suite_options,
     values_by_category,
 )
-from suites.mcp_universe.tasks import DOMAINS, ROUTED_DOMAINS, TEMPLATE_ENV, UNKNOWN_DOMAIN, domain_module
+from suites.mcp_universe.data.tasks import (
+    DOMAINS,
+    ROUTED_DOMAINS,
+    TEMPLATE_ENV,
+    UNKNOWN_DOMAIN,
+    domain_module,
+)
 
 __all__ = [
     "KINDS",
@@ -172,7 +178,7 @@ class McpUniverseSuite:
         """The generated tasks of the profile's domains (``<domain>-NNN``, upstream-sized), or
         every file of the task folder (all domains: the profile's categories are for generated
         tasks). ``per_category`` (generated tasks) and ``limit`` (both) keep a seeded sample
-        (:func:`~suites.mcp_universe.tasks.seeded_sample`: per domain with salt
+        (:func:`~suites.mcp_universe.data.tasks.seeded_sample`: per domain with salt
         ``per_category|<domain>``, then over all with salt ``limit``, from the profile seed),
         in their original order.
 
@@ -189,7 +195,7 @@ class McpUniverseSuite:
             ValueError: unknown category, a bad profile ``max_iterations``, or a task folder
                 that is not a folder or holds no task file.
         """
-        from suites.mcp_universe.tasks import generated_tasks, load_task_dir, seeded_sample
+        from suites.mcp_universe.data.tasks import generated_tasks, load_task_dir, seeded_sample
 
         opts = _options(options)
         wanted = list(profile.categories or DOMAINS)
@@ -220,8 +226,8 @@ class McpUniverseSuite:
         A server that cannot start is left to the items that use it (each errors with the
         server's message), so the others still run."""
         from pytest_egi.mcp import McpServerError
-        from suites.mcp_universe.servers import server_for
-        from suites.mcp_universe.tasks import task_servers
+        from suites.mcp_universe.data.tasks import task_servers
+        from suites.mcp_universe.env.servers import server_for
 
         wanted: set[tuple[str, int]] = set()
         for t in tasks:
@@ -279,7 +285,12 @@ class McpUniverseSuite:
         Raises:
             JudgeError: the LLM judge (``--egi-judge-model``) gave no usable verdict.
         """
-        from suites.mcp_universe.evaluator import EvalContext, EvaluatorResult, evaluate, evaluator_kind
+        from suites.mcp_universe.scorer.evaluator import (
+            EvalContext,
+            EvaluatorResult,
+            evaluate,
+            evaluator_kind,
+        )
 
         evaluators = task.data["evaluators"]
         answer = trajectory.get("final_answer")
@@ -384,8 +395,8 @@ def _with_reference(domain: str, task: dict[str, Any], seed: int) -> dict[str, A
     """
     import json
 
-    from suites.mcp_universe.domains import NotSolvable, Unanswerable
-    from suites.mcp_universe.evaluator import EvaluatorSpecError
+    from suites.mcp_universe.data.domains import NotSolvable, Unanswerable
+    from suites.mcp_universe.scorer.evaluator import EvaluatorSpecError
 
     if task.get("reference") is not None or task.get("not_runnable") or task.get("load_error"):
         return task

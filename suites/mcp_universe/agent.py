@@ -41,8 +41,8 @@ from pytest_egi.agents.loops import (
 from pytest_egi.models.base import ModelClient
 from pytest_egi.models.params import scaffold_params
 from pytest_egi.suite import Task
-from suites.mcp_universe.servers import HIDDEN_TOOLS, server_for
-from suites.mcp_universe.tasks import AGENT_OF, task_servers
+from suites.mcp_universe.data.tasks import AGENT_OF, task_servers
+from suites.mcp_universe.env.servers import HIDDEN_TOOLS, server_for
 
 __all__ = [
     "APOLOGY",
@@ -318,7 +318,7 @@ def run_trial(task: Task, client: ModelClient, options: Any = None, judge: Any =
         McpServerError: a server failed (an environment fault: the item errors).
         ProviderError: from the client.
     """
-    from suites.mcp_universe.cleanups import run_cleanups
+    from suites.mcp_universe.env.cleanups import run_cleanups
 
     d = task.data
     names = task_servers(d, task.category)

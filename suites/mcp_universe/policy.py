@@ -7,7 +7,7 @@ calls and ends with the answer as text. It makes the reference's tool calls in o
 turn, then answers.
 
 The reference (``calls``, ``answer``, ``mistake``) is the domain solver's
-(:mod:`suites.mcp_universe.domains`): computed from the same local worlds the servers serve,
+(:mod:`suites.mcp_universe.data.domains`): computed from the same local worlds the servers serve,
 never from the evaluators' expected values (the evaluators recompute their truth on their
 own at scoring time).
 

@@ -6,7 +6,7 @@ tool calls are compared with the task's ground-truth calls by upstream's static 
 (:func:`suites.mcpeval.scorer.compare_tool_calls`). Categories are the domains. Native
 sub-metrics per domain (see ``summarize``): ``<domain>.flexible_avg`` (routed to M2) and the
 reported success rates and name / parameter / order averages (0–1). Tasks are generated from
-templates over each local server's seeded world (:mod:`suites.mcpeval.tasks`), or loaded from
+templates over each local server's seeded world (:mod:`suites.mcpeval.data`), or loaded from
 a file in one of upstream's layouts with ``--egi-opt mcpeval.tasks=PATH`` (a task that cannot
 run here is skipped alone with its reason). The servers run with their open worlds, so tasks
 naming real-world values run. Differences from upstream (README.md's table): the calls are
@@ -36,6 +36,15 @@ from pytest_egi.suite import (
     suite_options,
     values_by_category,
 )
+from suites.mcpeval.data import (
+    DOMAINS,
+    UNSUPPORTED,
+    generate_tasks,
+    read_task_entries,
+    replay_problem,
+    task_of,
+    tool_domain,
+)
 from suites.mcpeval.policy import McpevalPolicy
 from suites.mcpeval.scorer import (
     DOMAIN_COLUMNS,
@@ -52,15 +61,6 @@ from suites.mcpeval.scorer import (
     task_result_entry,
     task_values,
     trajectory_judge_messages,
-)
-from suites.mcpeval.tasks import (
-    DOMAINS,
-    UNSUPPORTED,
-    generate_tasks,
-    read_task_entries,
-    replay_problem,
-    task_of,
-    tool_domain,
 )
 
 __all__ = ["SUITE", "McpevalOptions", "McpevalSuite"]
@@ -94,7 +94,7 @@ def _file_tasks(path: Path, seed: int, extra: dict[str, Any]) -> list[Task]:
     """The tasks of a user's task file, record by record (see :meth:`McpevalSuite.load_tasks`).
 
     Raises:
-        ValueError: a problem of the whole file (:func:`~suites.mcpeval.tasks.read_task_entries`).
+        ValueError: a problem of the whole file (:func:`~suites.mcpeval.data.read_task_entries`).
     """
     kind, records = read_task_entries(path)
     ids: set[str] = set()
@@ -162,7 +162,7 @@ class McpevalSuite:
         wrong type, a repeated or unusable id) is a task whose item errors alone, naming the
         file, the task, the line or record, the field and the fix. A task that cannot run here
         is skipped with the reason (``Task.cannot_run``: ``<line|record> of <file name>:
-        <reason>``): see :func:`~suites.mcpeval.tasks.load_task_file`, and a ground truth
+        <reason>``): see :func:`~suites.mcpeval.data.load_task_file`, and a ground truth
         whose calls fail or return nothing on the local server (replayed on the open world
         the servers serve). A malformed record's category is the domain of the tools it
         names, else ``unsupported``; its id is its own when readable and free, else

@@ -12,7 +12,7 @@ from pytest_egi.agents.loops import Trajectory, run_tool_loop
 from pytest_egi.models.base import ModelClient
 from pytest_egi.models.params import scaffold_params
 from pytest_egi.suite import Task
-from suites.mcpeval.tasks import SERVER_OF
+from suites.mcpeval.data import SERVER_OF
 
 __all__ = [
     "GENERATION_PARAMS",

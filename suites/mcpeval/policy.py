@@ -21,7 +21,7 @@ from typing import Any
 from pytest_egi.models.base import assistant_message, tool_call
 from pytest_egi.models.offline import Noise
 from suites._common.mcp_servers import TOOLS
-from suites.mcpeval.tasks import SERVER_OF, is_ref, resolve_ref
+from suites.mcpeval.data import SERVER_OF, is_ref, resolve_ref
 
 __all__ = ["McpevalPolicy", "STEP_MISTAKES"]
 

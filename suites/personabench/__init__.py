@@ -36,7 +36,7 @@ from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
 from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options
 from suites.personabench.data import community, community_ids, world_spec
-from suites.personabench.generator import NOISE_LEVELS
+from suites.personabench.data.generator import NOISE_LEVELS
 from suites.personabench.policy import PersonaPolicy
 from suites.personabench.scorer import category_of, prf, retrieval_scores, word_set
 
@@ -257,7 +257,7 @@ class PersonaBenchSuite:
         import json
         import os
 
-        from suites.personabench.weights import minilm_available
+        from suites.personabench.env.weights import minilm_available
 
         if _options(options).retriever != "all-MiniLM-L6-v2" or not minilm_available():
             return
@@ -334,7 +334,7 @@ class PersonaBenchSuite:
     def data_warnings(self, tasks: list[Task], options: Any) -> dict[str, str]:
         """The BM25 fallback, when a model under test would retrieve with BM25 because the
         ``minilm`` extra is missing (figures not comparable with upstream's MiniLM rows)."""
-        from suites.personabench.weights import INSTALL_HINT, minilm_available
+        from suites.personabench.env.weights import INSTALL_HINT, minilm_available
 
         opts = _options(options)
         if opts.retriever in (None, "all-MiniLM-L6-v2") and not minilm_available() and tasks:

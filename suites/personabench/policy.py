@@ -3,7 +3,7 @@
 It gets the one prompt the model under test gets (the retrieved chunks and the question) and
 answers from those chunks only: it knows what the question asks about (the task's ``probe``:
 an attribute, and the contact for a Social question; never the answer) and how people write
-such facts (:mod:`suites.personabench.templates`), finds the statements in the retrieved text
+such facts (:mod:`suites.personabench.data.templates`), finds the statements in the retrieved text
 and answers with the entity names, comma-separated. A preference that a later statement
 replaced ("..., even though I used to prefer X until recently") is dropped. Where the chunks
 state nothing it says so, which scores 0.
@@ -24,7 +24,7 @@ from typing import Any
 
 from pytest_egi.models.base import assistant_message
 from pytest_egi.models.offline import Noise
-from suites.personabench import templates as T
+from suites.personabench.data import templates as T
 
 __all__ = ["NOT_FOUND", "PersonaPolicy", "read_answer", "split_chunks"]
 

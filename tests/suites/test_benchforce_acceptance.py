@@ -19,7 +19,7 @@ from tests.helpers.openai_server import OpenAIServer, chat_reply, error_reply, t
 from tests.helpers.suite_run import run_suite
 
 ROOT = Path(__file__).resolve().parents[2]
-SERVER_MODULE = "suites.benchforce.server"
+SERVER_MODULE = "suites.benchforce.env.server"
 ENTRIES = 40  # the quick profile: hospital's first 40 entries
 
 
@@ -28,7 +28,7 @@ def server_mark(monkeypatch: pytest.MonkeyPatch) -> str:
     """Mark this test's server processes (their environment); returns the mark for
     :func:`_servers`. A server this process started earlier is stopped first, so the run
     starts its own."""
-    from suites.benchforce.client import stop_servers
+    from suites.benchforce.env.client import stop_servers
 
     mark = uuid.uuid4().hex
     monkeypatch.setenv("EGI_TEST_RUN", mark)
@@ -97,7 +97,7 @@ TASK_ID = "hospital.entry_1"
 def pytest_runtest_call(item):
     if not item.nodeid.endswith(f"[{TASK_ID}]"):
         return (yield)
-    from suites.benchforce import client
+    from suites.benchforce.env import client
 
     original = client.EnvSession.tool_call
 
@@ -170,7 +170,7 @@ TASK_ID = "hospital.entry_1"
 def pytest_runtest_call(item):
     if not item.nodeid.endswith(f"[{TASK_ID}]"):
         return (yield)
-    from suites.benchforce import client
+    from suites.benchforce.env import client
 
     original = client.EnvSession.tool_call
 

@@ -81,8 +81,8 @@ def test_select_by_suite_and_category(pytester):
 
 def test_user_org_export_and_task_file(pytester, tmp_path):
     """A user's org export and task file (original formats) replace the generated ones."""
-    from suites.crmarena.data import generate_tasks
-    from suites.crmarena.org import Org
+    from suites.crmarena.data.tasks import generate_tasks
+    from suites.crmarena.env.org import Org
 
     org = Org.generate(seed=7, scale="quick")
     org_path = tmp_path / "my_org.sqlite"

@@ -10,7 +10,7 @@ import pytest
 
 from pytest_egi.suite import SuiteProfile
 from suites.crmarena import SUITE, CrmArenaOptions
-from suites.crmarena.reference import solve_directly
+from suites.crmarena.data.reference import solve_directly
 from tests.helpers.openai_server import OpenAIServer, chat_reply, tool_reply
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -63,7 +63,7 @@ def test_crmarena_unreadable_database_is_an_error(pytester, monkeypatch):
 @pytest.mark.parametrize("strategy", ["react", "tool_call"])
 def test_crmarena_engine_bug_stops_the_session_as_errors(pytester, monkeypatch, strategy):
     """A bug in the engine's result shaping, armed once the tasks are built."""
-    import suites.crmarena.soql as soql
+    import suites.crmarena.env.soql as soql
     from suites.crmarena import SUITE
 
     armed = {"on": False}

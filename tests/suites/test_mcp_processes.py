@@ -40,7 +40,7 @@ def test_server_pids_finds_a_live_process_by_checkout_seed_and_module():
 def test_server_pids_without_a_seed_tells_runs_apart_by_an_environment_mark():
     env = {**os.environ, "PYTHONPATH": str(ROOT), "EGI_TEST_RUN": "run-a"}
     code = "import time; print('running', flush=True); time.sleep(60)"
-    module = "suites.benchforce.server"
+    module = "suites.benchforce.env.server"
     args = [sys.executable, "-c", code, "-m", module, "--transcript-dir", "/nonexistent"]
     proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, text=True)
     try:

@@ -10,7 +10,7 @@ import pytest
 
 from pytest_egi.run.recorder import shorten
 from pytest_egi.suite import TaskLoadError
-from suites.mcpeval.tasks import generate_tasks
+from suites.mcpeval.data import generate_tasks
 from tests.helpers.mcp_processes import killer_plugin, server_pids
 from tests.helpers.suite_run import run_suite
 from tests.suites.mcpeval.upstream import UPSTREAM

@@ -133,7 +133,7 @@ TOOLS: dict[str, tuple[str, ...]] = {
     ),
 }
 """Domain → its model-visible tool names, in listing order (a stateful server's harness tools,
-:data:`suites.mcp_universe.servers.HIDDEN_TOOLS`, are served but not listed here)."""
+:data:`suites.mcp_universe.env.servers.HIDDEN_TOOLS`, are served but not listed here)."""
 
 _ROOT = Path(__file__).resolve().parents[3]
 """The folder holding the ``suites`` package (put on the server's ``PYTHONPATH``)."""

@@ -19,7 +19,7 @@ Tools (upstream names and parameters):
   ``list_pull_requests``, ``merge_pull_request``.
 
 The harness's own tools (never listed to the model, see
-:data:`suites.mcp_universe.servers.HIDDEN_TOOLS`): ``egi_snapshot_state()`` returns what the
+:data:`suites.mcp_universe.env.servers.HIDDEN_TOOLS`): ``egi_snapshot_state()`` returns what the
 trial changed, a delta against the seeded base (shape below; :func:`state_view` rebuilds the
 whole state from it), ``egi_reset_state()`` restores the seeded base, and
 ``delete_repository(repo, owner?)`` is upstream's cleanup function (owner defaults to the

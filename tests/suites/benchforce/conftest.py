@@ -10,6 +10,6 @@ def _stop_shared_server():
     """The process's shared environment server (started by ``run_trial``) stops after each
     module, so no module leaves a server behind."""
     yield
-    from suites.benchforce.client import stop_servers
+    from suites.benchforce.env.client import stop_servers
 
     stop_servers()

@@ -10,8 +10,8 @@ from pytest_egi.scoring.config import load_routing
 from pytest_egi.scoring.egi import transform
 from pytest_egi.suite import SuiteProfile
 from suites.benchforce import SUITE
-from suites.benchforce.envs.base import apply_call, copy_world
-from suites.benchforce.envs.hospital import ENV
+from suites.benchforce.env.base import apply_call, copy_world
+from suites.benchforce.env.hospital import ENV
 from suites.benchforce.scorer import expected_state, state_diff, summarize_env
 
 ROOT = Path(__file__).resolve().parents[3]

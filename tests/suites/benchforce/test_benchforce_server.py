@@ -18,10 +18,10 @@ from pytest_egi.models.offline import NULL_ANSWER, Noise, NullClient, PolicyClie
 from pytest_egi.suite import SuiteProfile
 from suites.benchforce import SUITE, BenchforceOptions
 from suites.benchforce.agent import ServerToolkit, run_trial
-from suites.benchforce.client import EnvironmentFault, EnvSession, ServerProcess, shared_server
-from suites.benchforce.envs.base import apply_call, copy_world, state_hash
-from suites.benchforce.envs.hospital import ENV
-from suites.benchforce.protocol import ProtocolError, decode, encode
+from suites.benchforce.env.base import apply_call, copy_world, state_hash
+from suites.benchforce.env.client import EnvironmentFault, EnvSession, ServerProcess, shared_server
+from suites.benchforce.env.hospital import ENV
+from suites.benchforce.env.protocol import ProtocolError, decode, encode
 from tests.helpers.mcp_processes import process_gone
 
 SEED = 42
@@ -218,7 +218,7 @@ class _KillsServer:
 
 
 def test_server_killed_mid_session_is_an_environment_fault(tasks):
-    from suites.benchforce.client import shared_server
+    from suites.benchforce.env.client import shared_server
 
     server = shared_server()
     server.start()

@@ -19,8 +19,8 @@ from pytest_egi.models.offline import Noise, NullClient, PolicyClient
 from pytest_egi.suite import SuiteProfile
 from suites.benchforce import BenchforceOptions
 from suites.benchforce.agent import run_trial
-from suites.benchforce.envs.hr_software import ENV
-from suites.benchforce.upstream import load_upstream
+from suites.benchforce.data import load_upstream
+from suites.benchforce.env.hr_software import ENV
 from tests.helpers.suite_run import run_suite
 
 ROOT = Path(__file__).resolve().parents[3]

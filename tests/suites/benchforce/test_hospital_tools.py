@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from suites.benchforce.envs.base import EnvToolError, apply_call, copy_world
-from suites.benchforce.envs.hospital import ENV
+from suites.benchforce.env.base import EnvToolError, apply_call, copy_world
+from suites.benchforce.env.hospital import ENV
 
 WORLD = ENV.build_world(42)
 

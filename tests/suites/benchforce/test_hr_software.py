@@ -11,9 +11,9 @@ import pytest
 
 import suites.benchforce as benchforce
 from pytest_egi.suite import SuiteProfile
-from suites.benchforce.envs import environment
-from suites.benchforce.envs.base import EnvToolError, apply_call, copy_world, state_hash
-from suites.benchforce.envs.hr_software import (
+from suites.benchforce.env import environment
+from suites.benchforce.env.base import EnvToolError, apply_call, copy_world, dry_run, state_hash
+from suites.benchforce.env.hr_software import (
     ENTRY_COUNT,
     ENV,
     NOW_TS,
@@ -22,7 +22,6 @@ from suites.benchforce.envs.hr_software import (
     build_world,
     service_credits,
 )
-from suites.benchforce.scorer import dry_run
 from tests.helpers.suite_run import run_suite
 
 SEED = 42

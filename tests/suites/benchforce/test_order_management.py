@@ -9,10 +9,9 @@ from pytest_egi.models.offline import Noise, NullClient, PolicyClient
 from pytest_egi.suite import SuiteProfile, Task
 from suites.benchforce import SUITE
 from suites.benchforce.agent import run_trial
-from suites.benchforce.envs import environment
-from suites.benchforce.envs.base import EnvToolError, apply_call, copy_world, state_hash
-from suites.benchforce.envs.order_management import ENTRY_COUNT, ENV, NOW, TEMPLATES, make_entries
-from suites.benchforce.scorer import dry_run
+from suites.benchforce.env import environment
+from suites.benchforce.env.base import EnvToolError, apply_call, copy_world, dry_run, state_hash
+from suites.benchforce.env.order_management import ENTRY_COUNT, ENV, NOW, TEMPLATES, make_entries
 
 SEED = 42
 WORLD = ENV.build_world(SEED)

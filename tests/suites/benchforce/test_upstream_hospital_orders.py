@@ -16,9 +16,9 @@ from pytest_egi.run.recorder import shorten
 from pytest_egi.suite import SuiteProfile
 from suites.benchforce import SUITE, BenchforceOptions
 from suites.benchforce.agent import run_trial
-from suites.benchforce.envs import environment
-from suites.benchforce.envs.upstream_files import read_entries, user_block
-from suites.benchforce.upstream import load_upstream
+from suites.benchforce.data import load_upstream
+from suites.benchforce.env import environment
+from suites.benchforce.env.upstream_files import read_entries, user_block
 
 ROOT = Path(__file__).resolve().parents[3]
 CHECKOUT = Path(os.environ.get("EGI_BENCHFORCE_UPSTREAM", ROOT.parent / "shared" / "upstream" / "benchforce"))
@@ -270,7 +270,7 @@ def test_a_referral_without_its_department_loads_and_runs(tmp_path):
 
 
 def test_the_department_is_taken_from_the_specialist_upstream_names(tmp_path):
-    from suites.benchforce.envs.hospital import complete_referral_departments
+    from suites.benchforce.env.hospital import complete_referral_departments
 
     world = environment("hospital").load_upstream(_env_dir(tmp_path, "hospital", HOSPITAL)).world
     by_id = {"referred_to_doctor_identifier": "D2"}
@@ -690,7 +690,7 @@ def test_a_non_utf8_entries_py_is_named(tmp_path):
 @pytest.mark.parametrize("env", ["hospital", "hr_software", "order_management"])
 @pytest.mark.parametrize("seed", [0, 1, 42, 2024])
 def test_our_generated_worlds_pass_the_integrity_check_upstream_files_must_pass(env, seed):
-    from suites.benchforce.envs.base import integrity_problems
+    from suites.benchforce.env.base import integrity_problems
 
     environ = environment(env)
     assert environ.integrity.references  # every environment declares what its records must satisfy

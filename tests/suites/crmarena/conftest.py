@@ -11,7 +11,7 @@ from datetime import date
 
 import pytest
 
-from suites.crmarena.org import Org, create_tables
+from suites.crmarena.env.org import Org, create_tables
 
 
 def uid(prefix: str, number: int) -> str:

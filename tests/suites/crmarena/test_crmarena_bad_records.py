@@ -17,8 +17,8 @@ import pytest
 from pytest_egi.run.recorder import shorten
 from pytest_egi.suite import SuiteProfile, TaskLoadError
 from suites.crmarena import SUITE, CrmArenaOptions
-from suites.crmarena.data import generate_tasks
-from suites.crmarena.org import Org
+from suites.crmarena.data.tasks import generate_tasks
+from suites.crmarena.env.org import Org
 
 ROOT = Path(__file__).resolve().parents[3]
 ALONE = "(this task errors alone; fix the entry or leave it out)"

@@ -8,9 +8,9 @@ from collections import Counter
 
 import pytest
 
-from suites.crmarena.data import CATEGORIES, generate_tasks, load_task_file
-from suites.crmarena.org import Org
-from suites.crmarena.reference import parse_period, parse_today, reference_solution, solve_directly
+from suites.crmarena.data.reference import parse_period, parse_today, reference_solution, solve_directly
+from suites.crmarena.data.tasks import CATEGORIES, generate_tasks, load_task_file
+from suites.crmarena.env.org import Org
 
 KEYS = ["idx", "task", "query", "answer", "reward_metric", "metadata"]
 

@@ -14,8 +14,8 @@ import pytest
 
 from pytest_egi.judges import JudgeError, LLMJudge
 from pytest_egi.models.base import ModelResponse, Usage, assistant_message
-from suites.crmarena.extract import extraction_messages, parse_extraction, rule_extract, says_none
 from suites.crmarena.scorer import fuzzy_scores, score_answer
+from suites.crmarena.scorer.extract import extraction_messages, parse_extraction, rule_extract, says_none
 
 # ids shaped as the generated org's (18 characters, the object's key prefix)
 A, B, C = "005Ws0000lQoeU9IAJ", "005Ws0000lQoeURIAZ", "005Ws0000lQoeUDIAZ"  # User

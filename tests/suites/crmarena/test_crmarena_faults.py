@@ -20,9 +20,9 @@ from pytest_egi.models.offline import Noise, PolicyClient
 from pytest_egi.suite import Task
 from suites.crmarena import CrmArenaOptions
 from suites.crmarena.agent import CrmReferencePolicy, run_trial
-from suites.crmarena.data import generate_tasks
-from suites.crmarena.errors import SalesforceError
-from suites.crmarena.org import Org
+from suites.crmarena.data.tasks import generate_tasks
+from suites.crmarena.env.errors import SalesforceError
+from suites.crmarena.env.org import Org
 from tests.helpers.exception_names import PYTHON_EXCEPTION
 from tests.suites.crmarena.conftest import P3
 
@@ -242,7 +242,7 @@ def test_engine_bug_propagates_instead_of_becoming_an_observation(tiny_org, monk
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise KeyError("shape_rows lost its column")
 
-    monkeypatch.setattr("suites.crmarena.soql.shape_rows", broken)
+    monkeypatch.setattr("suites.crmarena.env.soql.shape_rows", broken)
     with pytest.raises(KeyError, match="shape_rows lost its column"):
         tiny_org.execute("SELECT Id FROM Case")
     # a mistake is still the model's: the engine bug is not reached

@@ -13,8 +13,8 @@ import pytest
 from pytest_egi.run.recorder import shorten
 from pytest_egi.suite import SuiteProfile, TaskLoadError
 from suites.crmarena import CrmArenaOptions, CrmArenaSuite
-from suites.crmarena.data import generate_tasks
-from suites.crmarena.org import Org
+from suites.crmarena.data.tasks import generate_tasks
+from suites.crmarena.env.org import Org
 
 from .conftest import K, build_tiny_org
 

@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from suites.crmarena.errors import SalesforceError
-from suites.crmarena.org import OBJECTS, Org, strip_code_fences
-from suites.crmarena.schema import KEY_PREFIXES, RELATIONSHIPS, make_id, relationship_name, to_18_char_id
-from suites.crmarena.sosl import search_stem, to_fts_query
+from suites.crmarena.env.errors import SalesforceError
+from suites.crmarena.env.org import OBJECTS, Org, strip_code_fences
+from suites.crmarena.env.schema import KEY_PREFIXES, RELATIONSHIPS, make_id, relationship_name, to_18_char_id
+from suites.crmarena.env.sosl import search_stem, to_fts_query
 
 from .conftest import A1, A2, FAQ_P1, P1, P2, P3, R_ARCHIVED, R_ONLINE, K, build_tiny_org
 
@@ -197,7 +197,7 @@ def test_generate_to_path_and_refuse_overwrite(tmp_path):
 
 def _write_minimal_export(path, drop: tuple[str, str] | None = None, skip_table: str | None = None) -> None:
     """A small export with only a few columns per table and 'Z' datetimes."""
-    from suites.crmarena.schema import REQUIRED_FIELDS
+    from suites.crmarena.env.schema import REQUIRED_FIELDS
 
     connection = sqlite3.connect(path)
     for table, fields in REQUIRED_FIELDS.items():

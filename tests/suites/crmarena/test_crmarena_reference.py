@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from suites.crmarena.reference import (
+from suites.crmarena.data.reference import (
     ReferenceSolutionError,
     arg_extreme,
     parse_extremum,
@@ -18,7 +18,7 @@ from suites.crmarena.reference import (
     solve_directly,
     wrong_answer,
 )
-from suites.crmarena.sftime import add_months, named_period, relative_period
+from suites.crmarena.env.sftime import add_months, named_period, relative_period
 
 from .conftest import C1, I1, I2, P1, P2, P3, R_ONLINE, U1, U2, K
 

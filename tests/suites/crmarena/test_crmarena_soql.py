@@ -6,9 +6,9 @@ from datetime import date
 
 import pytest
 
-from suites.crmarena.errors import SalesforceError
-from suites.crmarena.org import Org
-from suites.crmarena.sftime import date_literal_range
+from suites.crmarena.env.errors import SalesforceError
+from suites.crmarena.env.org import Org
+from suites.crmarena.env.sftime import date_literal_range
 
 from .conftest import A1, A2, A3, O1, P3, U1, U2, U3, K, build_tiny_org, uid
 

@@ -10,9 +10,9 @@ import pytest
 
 from pytest_egi.suite import SuiteProfile
 from suites.crmarena import SUITE, CrmArenaOptions
-from suites.crmarena.data import generate_tasks
-from suites.crmarena.org import Org
-from suites.crmarena.task_file import sample_per_type
+from suites.crmarena.data.task_file import sample_per_type
+from suites.crmarena.data.tasks import generate_tasks
+from suites.crmarena.env.org import Org
 
 
 def _records(task: str, idxs: range) -> list[dict]:

@@ -10,8 +10,8 @@ from pytest_egi.scoring.config import load_routing
 from pytest_egi.suite import SuiteProfile, Task, TaskScore
 from suites.herb import SUITE, HerbOptions
 from suites.herb.data import World
+from suites.herb.data.generator import generate_world
 from suites.herb.env import HerbEnv, get_env
-from suites.herb.generator import generate_world
 from tests.suites.herb.helpers import MODELS, run
 
 

@@ -16,7 +16,7 @@ import pytest
 from pytest_egi.run.recorder import shorten
 from pytest_egi.suite import TaskLoadError
 from suites.herb.data import dump_world
-from suites.herb.generator import generate_world
+from suites.herb.data.generator import generate_world
 
 ROOT = Path(__file__).resolve().parents[3]
 

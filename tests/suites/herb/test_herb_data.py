@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from pytest_egi.suite import SuiteProfile, Task
 from suites.herb import SUITE, HerbOptions
 from suites.herb.data import ProductFile, World, dump_world, load_corpus
-from suites.herb.generator import generate_world
+from suites.herb.data.generator import generate_world
 from suites.herb.scorer import fact_recall
 from tests.suites.herb.helpers import run
 

@@ -84,7 +84,7 @@ def test_an_empty_question_in_a_generated_world_errors_alone(monkeypatch, small_
     assert len(tasks) == len(world.questions)
     assert [(t.id, t.load_error) for t in tasks if t.load_error] == [(
         f"herb-unans-{number:03d}",
-        f"the generated HERB world (seed 5, 2 products; suites/herb/generator.py): task "
+        f"the generated HERB world (seed 5, 2 products; suites/herb/data/generator.py): task "
         f"'herb-unans-{number:03d}' could not be loaded: QuestionError: product "
         f"{world.questions[target]['product']!r}: field 'question' must be a non-empty string, got '  '. "
         f"Fix: a generator bug: report it with the seed, and run with another --egi-seed meanwhile.{ALONE}",

@@ -145,7 +145,7 @@ def test_splits_are_adjusted_and_dividends_vary():
 
 
 def _reference_calls() -> list[dict[str, Any]]:
-    from suites.mcp_universe.domains import financial_analysis as fa
+    from suites.mcp_universe.data.domains import financial_analysis as fa
     from tests.suites.mcp_universe.test_financial_analysis import FILES
 
     tasks = [json.loads(f.read_text()) for f in FILES] + fa.generate_tasks(SEED, 40)

@@ -12,7 +12,7 @@ import pytest
 
 from suites._common.mcp_servers import TOOLS, build_server, repository, server_spec
 from suites._common.mcp_servers.repository import ACCOUNT, blob_sha, build_world, state_view
-from suites.mcp_universe.servers import HIDDEN_TOOLS
+from suites.mcp_universe.env.servers import HIDDEN_TOOLS
 
 SEED = 11
 
@@ -308,9 +308,9 @@ def test_reference_calls_succeed_over_stdio_then_cleanups_and_reset():
     """The solver's calls for two generated tasks, sent to the server as a subprocess; the
     snapshot passes every evaluator; the task's cleanups and a reset restore the base."""
     from pytest_egi.mcp.client import McpServer
-    from suites.mcp_universe.cleanups import run_cleanups
-    from suites.mcp_universe.domains import repository_management as rm
-    from suites.mcp_universe.evaluator import EvalContext, evaluate, render
+    from suites.mcp_universe.data.domains import repository_management as rm
+    from suites.mcp_universe.env.cleanups import run_cleanups
+    from suites.mcp_universe.scorer.evaluator import EvalContext, evaluate, render
 
     tasks = rm.generate_tasks(SEED, 7)
     server = McpServer(server_spec("repository", SEED, timeout_s=30, name="github"))

@@ -14,7 +14,7 @@ import pytest
 from pytest_egi.mcp.client import McpServer, _child_pids
 from suites._common.mcp_servers import SERVERS, TOOLS, server_spec
 from suites._common.mcp_servers.web_corpus import build_corpus
-from suites.mcp_universe.servers import HIDDEN_TOOLS
+from suites.mcp_universe.env.servers import HIDDEN_TOOLS
 
 SEED = 42
 

@@ -175,7 +175,7 @@ def test_react_cut_off_answer_is_no_answer():
 
 
 def test_function_calling_names_tools_server__tool_and_counts_steps_down():
-    from suites.mcp_universe.servers import server_for
+    from suites.mcp_universe.env.servers import server_for
 
     calc = server_for("calculator", 42)
     client = Scripted(

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from pytest_egi.judges import JudgeError
-from suites.mcp_universe.evaluator import (
+from suites.mcp_universe.scorer.evaluator import (
     OPS,
     EvalContext,
     EvaluatorSpecError,
@@ -163,7 +163,7 @@ def test_an_op_module_imported_anew_registers_its_ops_again():
     and the second run of a session ended with a usage error)."""
     import importlib
 
-    from suites.mcp_universe.ops import github
+    from suites.mcp_universe.scorer.ops import github
 
     before = OPS["github.check_repository"].fn
     importlib.reload(github)

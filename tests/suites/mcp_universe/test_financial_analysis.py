@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
+import suites.mcp_universe.scorer.ops  # noqa: F401  (registers the domain ops)
 from suites._common.mcp_servers import finance
-from suites.mcp_universe.domains import NotSolvable
-from suites.mcp_universe.domains import financial_analysis as fa
-from suites.mcp_universe.evaluator import OPS, EvalContext, EvaluatorSpecError, evaluate, load_ops
-from suites.mcp_universe.ops import yfinance as yf
+from suites.mcp_universe.data.domains import NotSolvable
+from suites.mcp_universe.data.domains import financial_analysis as fa
+from suites.mcp_universe.scorer.evaluator import OPS, EvalContext, EvaluatorSpecError, evaluate
+from suites.mcp_universe.scorer.ops import yfinance as yf
 from tests.suites.mcp_universe import upstream
 
 FILES = upstream.task_files("financial_analysis")
@@ -77,7 +78,6 @@ def _check_reference(task: dict[str, Any], ref: dict[str, Any]) -> None:
 
 
 def test_all_25_upstream_ops_are_registered_as_dynamic():
-    load_ops()
     names = {n.removeprefix("yfinance.") for n in OPS if n.startswith("yfinance.")}
     assert names == UPSTREAM_OPS | EXTRA_OPS and len(names) == 25
     assert {OPS[f"yfinance.{n}"].kind for n in names} == {"dynamic"}

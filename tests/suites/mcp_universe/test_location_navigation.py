@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
+import suites.mcp_universe.scorer.ops  # noqa: F401  (registers the domain ops)
 from suites._common.mcp_servers import maps as M
-from suites.mcp_universe.domains import NotSolvable
-from suites.mcp_universe.domains import location_navigation as L
-from suites.mcp_universe.evaluator import OPS, EvalContext, EvaluatorSpecError, evaluate, load_ops
+from suites.mcp_universe.data.domains import NotSolvable
+from suites.mcp_universe.data.domains import location_navigation as L
+from suites.mcp_universe.scorer.evaluator import OPS, EvalContext, EvaluatorSpecError, evaluate
 from tests.suites.mcp_universe import upstream
 
 TASK_DIR = upstream.TASK_ROOT / "location_navigation"
@@ -76,7 +77,6 @@ def check_reference(task: dict[str, Any], ref: dict[str, Any], skip: set[int] = 
 
 @needs_upstream
 def test_every_upstream_file_uses_only_known_ops():
-    load_ops()
     ops = {ev.get("op") for f in UPSTREAM_FILES for ev in json.loads(f.read_text())["evaluators"]}
     maps_ops = sorted(o for o in ops if o and o.startswith("google_maps."))
     assert len(UPSTREAM_FILES) == 24 and len(maps_ops) == 18
@@ -279,7 +279,6 @@ STOPS = "json -> get(stops)"
 
 
 def test_op_kinds():
-    load_ops()
     kinds = {n: op.kind for n, op in OPS.items() if n.startswith("google_maps.")}
     assert len(kinds) == 23
     assert kinds["google_maps.stop_include_keys"] == "format"

@@ -15,8 +15,8 @@ from pytest_egi.models.offline import Noise, PolicyClient
 from pytest_egi.suite import SuiteProfile
 from suites.mcp_universe import SUITE
 from suites.mcp_universe.agent import MAX_ITERATIONS, run_trial
-from suites.mcp_universe.domains import location_navigation as L
-from suites.mcp_universe.tasks import DOMAINS, UPSTREAM_COUNTS, generated_tasks
+from suites.mcp_universe.data.domains import location_navigation as L
+from suites.mcp_universe.data.tasks import DOMAINS, UPSTREAM_COUNTS, generated_tasks
 
 SEED = 42
 BUDGET = MAX_ITERATIONS - 1

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+import suites.mcp_universe.scorer.ops  # noqa: F401  (registers the domain ops)
 from suites._common.mcp_servers._base import BadRequest
 from suites._common.mcp_servers.repository import (
     ACCOUNT,
@@ -23,10 +24,10 @@ from suites._common.mcp_servers.repository import (
     find_repo,
     state_view,
 )
-from suites.mcp_universe.cleanups import fill_cleanup_args, run_cleanups
-from suites.mcp_universe.domains import NotSolvable
-from suites.mcp_universe.domains import repository_management as rm
-from suites.mcp_universe.evaluator import OPS, EvalContext, evaluate, load_ops, render
+from suites.mcp_universe.data.domains import NotSolvable
+from suites.mcp_universe.data.domains import repository_management as rm
+from suites.mcp_universe.env.cleanups import fill_cleanup_args, run_cleanups
+from suites.mcp_universe.scorer.evaluator import OPS, EvalContext, evaluate, render
 from tests.suites.mcp_universe import upstream
 
 SEED = 42
@@ -83,7 +84,6 @@ def check_reference(task: dict[str, Any], reference: dict[str, Any]) -> None:
 
 @needs_upstream
 def test_upstream_files_use_the_ten_github_ops_all_registered():
-    load_ops()
     ops = {e["op"] for f in UPSTREAM_FILES for e in json.loads(Path(f).read_text())["evaluators"]}
     assert ops == rm.SOLVED_OPS and len(ops) == 10
     assert all(OPS[op].kind == "dynamic" for op in ops)

@@ -14,7 +14,7 @@ from suites.mcp_universe import (
     McpUniverseSuite,
     summarize_domain,
 )
-from suites.mcp_universe.tasks import NotOffered, load_task_dir, load_task_file, seeded_sample
+from suites.mcp_universe.data.tasks import NotOffered, load_task_dir, load_task_file, seeded_sample
 from tests.suites.mcp_universe import upstream
 
 GOOD = {
@@ -300,7 +300,7 @@ def test_a_reference_solver_failure_leaves_its_task_without_a_reference(tmp_path
     """Any exception of the solver on one file (a defect, like the old IndexError of the
     repository mistakes) is named with the file and the task; the task still runs (a model
     can be scored on it) and egi/oracle errors on it; the other files are solved."""
-    from suites.mcp_universe.domains import financial_analysis
+    from suites.mcp_universe.data.domains import financial_analysis
 
     def flaky(task, seed):
         if task["id"] == "a":
@@ -333,7 +333,7 @@ QUICK_42 = [
 def light_generation(monkeypatch):
     """Generated tasks as their ids alone (``<domain>-NNN``, upstream-sized, as the domains
     generate them): the selection depends on nothing else, and solving 40 tasks takes a minute."""
-    from suites.mcp_universe import tasks
+    from suites.mcp_universe.data import tasks
 
     def generated(domain, seed, count=None):
         return [{"id": f"{domain}-{k:03d}"} for k in range(1, tasks.UPSTREAM_COUNTS[domain] + 1)]

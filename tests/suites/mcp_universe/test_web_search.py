@@ -16,9 +16,10 @@ from pytest_egi.models.base import ModelResponse, assistant_message
 from suites._common.mcp_servers import server_spec
 from suites._common.mcp_servers.search import search
 from suites._common.mcp_servers.web_corpus import build_corpus
-from suites.mcp_universe.domains import NotSolvable
-from suites.mcp_universe.domains import web_search as ws
-from suites.mcp_universe.evaluator import (
+from suites.mcp_universe.data.domains import NotSolvable
+from suites.mcp_universe.data.domains import web_search as ws
+from suites.mcp_universe.env.servers import SERVER_MODULES
+from suites.mcp_universe.scorer.evaluator import (
     OPS,
     EvalContext,
     EvaluatorSpecError,
@@ -26,8 +27,11 @@ from suites.mcp_universe.evaluator import (
     evaluator_kind,
     parse_func,
 )
-from suites.mcp_universe.ops.google_search import exact_answer_verdict, extract_final_answer, parse_verdict
-from suites.mcp_universe.servers import SERVER_MODULES
+from suites.mcp_universe.scorer.ops.google_search import (
+    exact_answer_verdict,
+    extract_final_answer,
+    parse_verdict,
+)
 from tests.suites.mcp_universe import upstream
 
 SEED = 42

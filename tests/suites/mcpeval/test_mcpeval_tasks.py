@@ -12,8 +12,8 @@ from pytest_egi.models.offline import Noise
 from pytest_egi.suite import SuiteProfile
 from suites._common.mcp_servers import server_spec
 from suites.mcpeval import SUITE
+from suites.mcpeval.data import DOMAINS, SERVER_OF, generate_tasks, load_task_file
 from suites.mcpeval.policy import McpevalPolicy
-from suites.mcpeval.tasks import DOMAINS, SERVER_OF, generate_tasks, load_task_file
 
 
 @pytest.fixture(scope="module")

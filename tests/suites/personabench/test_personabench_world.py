@@ -11,7 +11,7 @@ import pytest
 from pytest_egi.suite import SuiteProfile
 from suites.personabench import SUITE, PersonaBenchOptions
 from suites.personabench.data import community, dump_world, person_chunks
-from suites.personabench.generator import NOISE_LEVELS
+from suites.personabench.data.generator import NOISE_LEVELS
 from suites.personabench.scorer import word_set, words
 
 SPEC = {"seed": 42, "communities": 2, "people": 10}
