@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from pytest_egi.aggregate import aggregate_run
+from pytest_egi.gate import settle_gate, undecided_reason
 from pytest_egi.config import (
     RoutingConfig,
     apply_floors,
@@ -135,6 +136,10 @@ def _settings_from_egi(run: Path, egi: dict[str, Any]) -> RunSettings:
         simulator_model=None if egi.get("simulator") == "egi/rules" else egi.get("simulator"),
         data_warnings=list(egi.get("data_warnings") or []),
         weights_given=dict(egi["routing"].get("weights_given") or {}),
+        # the gate rule the run was judged by (point for a run stored before the option)
+        gate_rule=(cfg.get("gate") or {}).get("rule", "point"),
+        gate_level=(cfg.get("gate") or {}).get("level", 0.95),
+        gate_undecided=(cfg.get("gate") or {}).get("undecided", "fail"),
     )
 
 
@@ -144,11 +149,12 @@ def _judge(
     """Aggregate ``records`` and judge them as the run ``egi`` (in folder ``run``) was judged
     (same items collected, same stop, same selection, same shard): its verdict, and its
     release gate not judged when the session's was not (a shard, a flagged verdict)."""
-    agg = aggregate_run(records, settings, stopped_early=stored_run_stopped(egi))
+    agg = aggregate_run(records, settings, stopped_early=stored_run_stopped(egi), defer_bootstrap=True)
     verdict = verdict_from_egi(egi, agg.error_rate, settings.max_error_rate)
     origin = Path((egi.get("config") or {}).get("rescored_from") or run)  # the run to resume
     shard = (egi.get("session") or {}).get("shard")
     agg.result.gate = judge_gate(agg.result.gate, verdict, shard=shard, run_dir=origin)
+    settle_gate(agg, settings)  # the intervals, and the confident gate on them
     return agg, verdict
 
 
@@ -175,6 +181,9 @@ def rescore_reasons(settings: RunSettings, agg: Any, verdict: Verdict) -> list[s
             "release floor breached: "
             + ", ".join(f"{b} {agg.result.buckets[b].value:.1f} < {settings.floors[b]:g}" for b in breached)
         )
+    undecided = undecided_reason(agg)
+    if gate.judged and undecided:
+        reasons.append(undecided)
     reasons += [r for f, r in zip(verdict.flags, verdict.reasons, strict=True) if f == "INVALID"]
     return reasons
 
@@ -588,7 +597,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     settings = replace(settings, report_dir=out.parent, run_id=out.name, data_warnings=warnings,
                        rootdir=Path(egi["config"].get("rootdir") or os.getcwd()))
     _importable_suites(egi, records)
-    agg = aggregate_run(records, settings)
+    agg = aggregate_run(records, settings, defer_bootstrap=True)
     from pytest_egi.verdict import judge_run
 
     verdict = judge_run(
@@ -598,6 +607,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     )
     # every shard complete, so the merged run is judged unless its verdict is flagged
     agg.result.gate = judge_gate(agg.result.gate, verdict, shard=None, run_dir=out)
+    settle_gate(agg, settings)  # the intervals, and the confident gate on them
     reasons = rescore_reasons(settings, agg, verdict)
     session = {"exit_status": 1 if reasons else 0, "reasons": reasons,
                "crashes": [c for s_ in sessions for c in s_.get("crashes") or []],

@@ -214,6 +214,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Continue a stopped run in its own folder: run only the items without a complete "
         "record (same model, mode, seed, routing, options and suite versions)",
     )
+    from pytest_egi.gate import add_gate_options
+
+    add_gate_options(group)
     parser.addini("egi_model", "Default model under test", default=None)
     parser.addini("egi_mode", "Default profile: quick or deep", default="quick")
     parser.addini("egi_routing", "Routing file, relative to the rootdir", default=None)
@@ -345,6 +348,9 @@ def _settings(config: pytest.Config) -> RunSettings:
         shard=tuple(workerinput["egi_shard"]) if workerinput and workerinput.get("egi_shard")
         else opt.egi_shard,
     )
+    from pytest_egi.gate import gate_options
+
+    settings.gate_rule, settings.gate_level, settings.gate_undecided = gate_options(opt)
     if workerinput and workerinput.get("egi_resumed"):
         settings.resumed = {(s, t, int(k)): v for s, t, k, v in workerinput["egi_resumed"]}
     if model:
