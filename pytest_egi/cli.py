@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 
 from pytest_egi.aggregate import aggregate_run
-from pytest_egi.gate import settle_gate, undecided_reason
 from pytest_egi.config import (
     RoutingConfig,
     apply_floors,
@@ -29,6 +28,7 @@ from pytest_egi.config import (
     load_routing,
     parse_bucket_values,
 )
+from pytest_egi.gate import settle_gate, undecided_reason
 from pytest_egi.records import RunDir, load_records
 from pytest_egi.report.files import write_run
 from pytest_egi.report.terminal import summary_lines
@@ -685,6 +685,43 @@ def _egi_figure(egi: dict[str, Any]) -> tuple[float | None, bool, list[float] | 
     return e.get("partial_value"), True, e.get("partial_ci95")
 
 
+def _paired_lines(
+    run_a: Path, run_b: Path, a: dict[str, Any], b: dict[str, Any], resamples: int
+) -> list[str]:
+    """``egi-bench compare``'s paired section: per bucket and for the EGI figure, B - A with
+    the paired bootstrap interval over the tasks scored in both runs
+    (:func:`pytest_egi.gate.paired_intervals`), and whether the difference is beyond it (the
+    interval excludes 0). One line saying why when it cannot be drawn."""
+    from pytest_egi.gate import paired_intervals
+
+    if resamples <= 0:
+        return ["paired: not drawn (--resamples 0)"]
+    try:
+        records = [load_records(run_a), load_records(run_b)]
+    except (OSError, ValueError) as exc:
+        return [f"paired: not drawn ({exc})"]
+    settings = _settings_from_egi(run_a, a)
+    _importable_suites(a, records[0] + records[1])
+    seed = settings.run_seed
+    intervals, matched = paired_intervals(records[0], records[1], settings.routing, weights=settings.weights,
+                                          resamples=resamples, seed=seed)
+    if not matched:
+        return ["paired: no task scored in both runs (matched by suite and task id)"]
+    lines = [f"paired B-A over {matched} tasks scored in both runs (95% bootstrap interval, "
+             f"{resamples} resamples, seed {seed}):"]
+    values = {"EGI": (_egi_figure(a)[0], _egi_figure(b)[0])}
+    for k in a["buckets"]:
+        values[k] = (a["buckets"][k]["value"], (b["buckets"].get(k) or {}).get("value"))
+    for key, (x, y) in values.items():
+        interval = intervals.get(key)
+        if x is None or y is None or interval is None:
+            continue
+        lo, hi = interval
+        beyond = "beyond the interval" if lo > 0 or hi < 0 else "within the noise (the interval holds 0)"
+        lines.append(f"  {key:8} {y - x:+.1f}  [{lo:+.1f}, {hi:+.1f}]  {beyond}")
+    return lines
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     a, b = (_load_egi(Path(p)) for p in (args.run_a, args.run_b))
 
@@ -746,6 +783,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     for label, x, y, cx, cy in rows:
         print(f"{label:10} {fmt(x):>{width}} {fmt(y):>{width}} {delta(x, y):>7}   "
               f"{ci(cx):>{ci_width}} {ci(cy):>{ci_width}}")
+    for line in _paired_lines(Path(args.run_a), Path(args.run_b), a, b, args.resamples):
+        print(line)
     for suite in sorted(set(a["suites"]) | set(b["suites"])):
         sa = (a["suites"].get(suite) or {}).get("sub_metrics") or {}
         sb = (b["suites"].get(suite) or {}).get("sub_metrics") or {}
@@ -823,6 +862,8 @@ def _parser() -> argparse.ArgumentParser:
     compare = sub.add_parser("compare", help="compare two runs bucket by bucket")
     compare.add_argument("run_a")
     compare.add_argument("run_b")
+    compare.add_argument("--resamples", type=int, default=1000, metavar="N",
+                         help="paired bootstrap resamples over the tasks in both runs (0: none)")
     compare.set_defaults(func=_cmd_compare)
     return parser
 

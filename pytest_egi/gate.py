@@ -52,6 +52,7 @@ __all__ = [
     "decide_gate",
     "gate_lines",
     "paired_differences",
+    "paired_intervals",
     "pessimistic_value",
     "settle_gate",
     "side_half_width",
@@ -592,3 +593,67 @@ def paired_differences(
         out[key] = (round(diffs[int(math.floor(alpha * (len(diffs) - 1)))], 6),
                     round(diffs[int(math.ceil((1 - alpha) * (len(diffs) - 1)))], 6))
     return out
+
+
+def paired_intervals(
+    records_a: Sequence[dict[str, Any]],
+    records_b: Sequence[dict[str, Any]],
+    routing: RoutingConfig,
+    *,
+    weights: Mapping[str, float],
+    resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[dict[str, tuple[float, float] | None], int]:
+    """Paired bootstrap intervals of run B minus run A (``egi-bench compare``).
+
+    The scored records (status passed/failed) of the tasks scored in both runs, matched by
+    (suite, task id), are resampled with the same draws for both runs (stratified by suite and
+    category like :func:`pytest_egi.scoring.bootstrap_egi`, all trials of a task together);
+    each resample's EGI figure and bucket values of B minus A's give the interval. A task in
+    one run only is left out (its difference is not paired).
+
+    Args:
+        records_a, records_b: the two runs' records.
+        routing: the routing table both runs are judged with (A's).
+        weights: the bucket weights.
+        resamples: bootstrap resamples (>= 1).
+        seed: seed of the draws.
+        level: the intervals' coverage.
+
+    Returns:
+        ``({"EGI": (lo, hi) or None, "M1": ...}, tasks matched)`` on 0-100 points.
+
+    Raises:
+        ImportError: a suite module of the records cannot be imported.
+    """
+    from pytest_egi.records import record_sort_key
+    from pytest_egi.scoring import prepare_bootstrap
+    from pytest_egi.suite import load_suite
+
+    def scored(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [r for r in records if r.get("status") in ("passed", "failed")]
+
+    a, b = scored(records_a), scored(records_b)
+    common = {(r["suite"], r["task_id"]) for r in a} & {(r["suite"], r["task_id"]) for r in b}
+    modules = {r["suite"]: r["suite_module"] for r in a + b if r.get("suite_module")}
+    suites = {name: load_suite(modules[name]) for name in sorted({s for s, _ in common}) if name in modules}
+    rows: list[list[tuple[float | None, dict[str, float | None]]]] = []
+    for recs in (a, b):
+        by_suite: dict[str, list[dict[str, Any]]] = {}
+        for r in sorted((r for r in recs if (r["suite"], r["task_id"]) in common and r["suite"] in suites),
+                        key=record_sort_key):
+            by_suite.setdefault(r["suite"], []).append(r)
+        out: list[tuple[float | None, dict[str, float | None]]] = []
+        if by_suite:
+            plan = prepare_bootstrap(
+                by_suite, {n: suites[n].summarize for n in by_suite}, routing, weights=weights,
+                summary_columns={n: suites[n].summary_columns for n in by_suite
+                                 if callable(getattr(suites[n], "summary_columns", None))},
+                notices=[],
+            )
+            plan.run(resamples=resamples, seed=seed, level=level, rows_out=out)
+        rows.append(out)
+    if not rows[0]:
+        return {"EGI": None}, 0
+    return paired_differences(rows[0], rows[1], level=level), len(common)

@@ -14,16 +14,22 @@ from pathlib import Path
 import pytest
 
 
+def _latest(path: Path) -> Path:
+    """The newest run folder (run ids of one second sort by their random suffix)."""
+    return max((path / "reports").iterdir(), key=lambda run: (run / "egi.json").stat().st_mtime_ns)
+
+
 def _egi(path: Path) -> dict:
-    runs = sorted((path / "reports").iterdir())
-    return json.loads((runs[-1] / "egi.json").read_text())
+    return json.loads((_latest(path) / "egi.json").read_text())
 
 
 @pytest.fixture
 def near_floor(toy_project):
     routing = toy_project.path / "routing.yaml"
-    text = routing.read_text().replace("bucket: M4", "bucket: M5").replace("per_category: 3", "per_category: 20")
-    routing.write_text(text.replace("M2: {name: Tools, weight: 0.22, floor: 70}", "M2: {name: Tools, weight: 0.22}"))
+    text = routing.read_text().replace("bucket: M4", "bucket: M5")
+    text = text.replace("per_category: 3", "per_category: 20")
+    routing.write_text(text.replace("M2: {name: Tools, weight: 0.22, floor: 70}",
+                                    "M2: {name: Tools, weight: 0.22}"))
     return toy_project
 
 
@@ -63,9 +69,9 @@ def test_the_three_outcomes_where_the_interval_says(near_floor):
         import math
         expected = max(1, math.floor(round(40 / (d / h) ** 2 - 40, 9)) + 1)
         assert sugg["alone"] == {"toy": expected} and sugg["together"] == {"toy": expected}
-        assert any(line.startswith(f"  to settle M5 (±{h:.1f}") and f"~{expected} more tasks of toy" in line
-                   for line in lines)
-    html = (sorted((near_floor.path / "reports").iterdir())[-1] / "report.html").read_text()
+        assert any(line.startswith(f"  to settle M5 (±{h:.1f}")
+                   and f"~{expected} more tasks of toy" in line for line in lines)
+    html = (_latest(near_floor.path) / "report.html").read_text()
     assert "Gate rule: <b>confident</b>" in html and "<b>UNDECIDED</b>" in html
 
     # --egi-gate-undecided pass: the same verdict, exit 0
@@ -76,7 +82,8 @@ def test_the_three_outcomes_where_the_interval_says(near_floor):
     # a floor below the interval: pass, READY, exit 0
     result = _run(near_floor, "--egi-floor", f"M5={math_floor(lo) - 1}")
     gate = _egi(near_floor.path)["gate"]
-    assert (gate["verdict"], gate["buckets"]["M5"]["outcome"], gate["release_ready"]) == ("READY", "pass", True)
+    outcome = (gate["verdict"], gate["buckets"]["M5"]["outcome"], gate["release_ready"])
+    assert outcome == ("READY", "pass", True)
     assert result.ret == 0
     assert ("release gate: READY (confident, 95% intervals) — every floored bucket's interval at or "
             "above its floor") in result.stdout.lines
@@ -118,7 +125,8 @@ def test_a_wider_level_turns_a_pass_into_undecided(near_floor):
     assert (gate["verdict"], gate["level"]) == ("UNDECIDED", 0.999)
     assert gate["buckets"]["M5"]["interval"][0] < floor
     assert result.ret == 1
-    assert any(line.startswith("release gate: UNDECIDED (confident, 99.9% intervals)") for line in result.stdout.lines)
+    head = "release gate: UNDECIDED (confident, 99.9% intervals)"
+    assert any(line.startswith(head) for line in result.stdout.lines)
 
 
 def test_without_an_interval_the_point_rule_decides_and_says_so(near_floor):
@@ -135,4 +143,48 @@ def test_without_an_interval_the_point_rule_decides_and_says_so(near_floor):
 def test_bad_level_is_a_usage_error(near_floor):
     result = near_floor.runpytest("toysuites", "--egi-model", "egi/oracle", "--egi-gate-level", "95")
     assert result.ret == 4
-    result.stderr.fnmatch_lines(["*--egi-gate-level: expected a number between 0 and 1 (e.g. 0.95), got '95'*"])
+    result.stderr.fnmatch_lines(
+        ["*--egi-gate-level: expected a number between 0 and 1 (e.g. 0.95), got '95'*"])
+
+
+def test_compare_gives_the_paired_interval(toy_project, monkeypatch, capsys):
+    import sys
+
+    from pytest_egi.cli import main
+    from pytest_egi.records import load_records
+    from pytest_egi.scoring import bootstrap_egi
+    from pytest_egi.suite import load_suite
+
+    for model, folder in (("egi/noisy-0.6", "noisy"), ("egi/oracle", "oracle")):
+        toy_project.runpytest("toysuites", "--egi-model", model, "--egi-mode", "deep", "--egi-bootstrap", "0",
+                              "--egi-report-dir", folder)
+    monkeypatch.syspath_prepend(str(toy_project.path))
+    for name in [m for m in sys.modules if m.startswith("toysuites")]:
+        monkeypatch.delitem(sys.modules, name)
+    noisy, oracle = (next((toy_project.path / f).iterdir()) for f in ("noisy", "oracle"))
+    egi = json.loads((noisy / "egi.json").read_text())
+    m1 = egi["buckets"]["M1"]["value"]
+
+    # a run against itself: every paired difference is 0
+    assert main(["compare", str(noisy), str(noisy), "--resamples", "300"]) == 0
+    out = capsys.readouterr().out
+    assert "paired B-A over 10 tasks scored in both runs (95% bootstrap interval, 300 resamples, seed 7):" in out
+    assert "  M1       +0.0  [+0.0, +0.0]  within the noise (the interval holds 0)" in out
+
+    # against the oracle (100 on every resample): B - A is 100 minus A's own resampled value,
+    # so the paired interval is 100 minus A's interval drawn with the same seed
+    assert main(["compare", str(noisy), str(oracle), "--resamples", "1000"]) == 0
+    out = capsys.readouterr().out
+    records = [r for r in load_records(noisy) if r["status"] in ("passed", "failed")]
+    from pytest_egi.config import load_routing
+
+    routing = load_routing(toy_project.path / "routing.yaml")[0]
+    suite = load_suite("toysuites.toy")
+    weights = egi["routing"]["weights"]
+    ci = bootstrap_egi({"toy": records}, {"toy": suite.summarize}, routing, weights=weights,
+                       floors={}, resamples=1000, seed=7)
+    lo, hi = ci["M1"]
+    assert hi < 100  # the noisy run's M1 is below the oracle's beyond its noise
+    assert (f"  M1       {100 - m1:+.1f}  [{100 - hi:+.1f}, {100 - lo:+.1f}]  beyond the interval") in out
+    assert main(["compare", str(noisy), str(oracle), "--resamples", "0"]) == 0
+    assert "paired: not drawn (--resamples 0)" in capsys.readouterr().out
