@@ -168,7 +168,8 @@ def test_compare_gives_the_paired_interval(toy_project, monkeypatch, capsys):
     # a run against itself: every paired difference is 0
     assert main(["compare", str(noisy), str(noisy), "--resamples", "300"]) == 0
     out = capsys.readouterr().out
-    assert "paired B-A over 10 tasks scored in both runs (95% bootstrap interval, 300 resamples, seed 7):" in out
+    assert ("paired B-A over 10 tasks scored in both runs (95% bootstrap interval, 300 resamples, "
+            "seed 7):") in out
     assert "  M1       +0.0  [+0.0, +0.0]  within the noise (the interval holds 0)" in out
 
     # against the oracle (100 on every resample): B - A is 100 minus A's own resampled value,
