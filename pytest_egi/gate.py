@@ -510,12 +510,12 @@ def _suggestion_lines(s: dict[str, Any]) -> list[str]:
              for suite, m in s["alone"].items() if m is not None]
     cannot = [suite for suite, m in s["alone"].items() if m is None]
     if alone:
-        lines.append(f"  to settle {b} (±{s['half_width']:.1f} around a value {s['distance']:.1f} from "
-                     f"the floor): {' or '.join(alone)}"
+        lines.append(f"  to settle {b} (interval ±{s['half_width']:.1f} on the floor's side, value "
+                     f"{s['distance']:.1f} from the floor): {' or '.join(alone)}"
                      + (f"; {', '.join(cannot)} alone cannot" if cannot else ""))
-    if s["together"]:
-        together = " + ".join(f"{m} {suite}" for suite, m in s["together"].items())
-        lines.append(f"  or, every suite of {b} grown alike: {together} more tasks")
+    if len(s["together"]) > 1 or (s["together"] and not alone):
+        together = " + ".join(f"{m} more of {suite}" for suite, m in s["together"].items())
+        lines.append(f"  or, every suite of {b} grown alike: {together}")
     if not lines:
         lines.append(f"  {b}: no per-suite variance known (no interval per suite)")
     if s["room"] and all(v == 0 for v in s["room"].values()):

@@ -69,7 +69,7 @@ def test_the_three_outcomes_where_the_interval_says(near_floor):
         import math
         expected = max(1, math.floor(round(40 / (d / h) ** 2 - 40, 9)) + 1)
         assert sugg["alone"] == {"toy": expected} and sugg["together"] == {"toy": expected}
-        assert any(line.startswith(f"  to settle M5 (±{h:.1f}")
+        assert any(line.startswith(f"  to settle M5 (interval ±{h:.1f}")
                    and f"~{expected} more tasks of toy" in line for line in lines)
     html = (_latest(near_floor.path) / "report.html").read_text()
     assert "Gate rule: <b>confident</b>" in html and "<b>UNDECIDED</b>" in html
