@@ -214,9 +214,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Continue a stopped run in its own folder: run only the items without a complete "
         "record (same model, mode, seed, routing, options and suite versions)",
     )
+    from pytest_egi.budget import add_budget_options
     from pytest_egi.gate import add_gate_options
 
     add_gate_options(group)
+    add_budget_options(group)
     parser.addini("egi_model", "Default model under test", default=None)
     parser.addini("egi_mode", "Default profile: quick or deep", default="quick")
     parser.addini("egi_routing", "Routing file, relative to the rootdir", default=None)
@@ -455,6 +457,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "egi: an EGI benchmark task (one task, one trial)")
     settings = _settings(config)
     config.stash[SETTINGS_KEY] = settings
+    if getattr(config.option, "egi_budget", None) is not None and settings.model:
+        from pytest_egi.budget import register_budget
+
+        register_budget(config, settings)
     if settings.model and not hasattr(config, "workerinput"):
         from pytest_egi.models.offline import parse_offline_model
         from pytest_egi.session import EgiSession

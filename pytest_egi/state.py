@@ -139,6 +139,8 @@ class RunSettings:
     made without the option (a run stored before it existed was judged that way)."""
     gate_level: float = 0.95
     """``--egi-gate-level``: the confidence level (0-1) of the confident gate's intervals."""
+    budget_plan: dict[str, Any] | None = None
+    """``--egi-budget``: the plan the items were cut to (``pytest_egi.budget``), for egi.json."""
     gate_undecided: str = "fail"
     """``--egi-gate-undecided``: ``fail`` (an UNDECIDED gate fails the session) or ``pass``."""
 

@@ -163,6 +163,7 @@ def build_egi_json(
             "gate": {"rule": getattr(settings, "gate_rule", "point"),
                      "level": getattr(settings, "gate_level", 0.95),
                      "undecided": getattr(settings, "gate_undecided", "fail")},
+            "budget": getattr(settings, "budget_plan", None),
             "params": digest.params,
         },
         "versions": {
