@@ -38,6 +38,7 @@ __all__ = [
     "BudgetPlan",
     "TaskCost",
     "add_budget_options",
+    "expected_width",
     "learn_costs",
     "parse_budget",
     "plan_lines",
@@ -130,6 +131,25 @@ def learn_costs(report_dir: Path, model: str, suites: Sequence[str]) -> dict[str
     return out
 
 
+def expected_width(report_dir: Path, model: str, items: int) -> float | None:
+    """The EGI interval's expected width (0-100 points) over ``items`` items: the latest
+    earlier run of ``model`` in ``report_dir`` (by folder name) with an interval (``egi.ci95``,
+    or ``egi.partial_ci95``), scaled as ``width * sqrt(its items / items)`` (a bootstrap
+    interval narrows as one over the square root of the number of tasks); None without one."""
+    if items <= 0 or not Path(report_dir).is_dir():
+        return None
+    for run in sorted(Path(report_dir).glob("*/egi.json"), reverse=True):
+        try:
+            egi = json.loads(run.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        interval = (egi.get("egi") or {}).get("ci95") or (egi.get("egi") or {}).get("partial_ci95")
+        before = sum((egi.get("counts") or {}).values())
+        if egi.get("model") == model and interval and before:
+            return (interval[1] - interval[0]) * math.sqrt(before / items)
+    return None
+
+
 @dataclass
 class BudgetPlan:
     """What a budgeted run keeps.
@@ -206,7 +226,7 @@ def plan_subset(
 
 
 def plan_lines(plan: BudgetPlan, budget: Budget, costs: Mapping[str, TaskCost], *, workers: int,
-               trials: int, full: Mapping[tuple[str, str], int]) -> list[str]:
+               trials: int, full: Mapping[tuple[str, str], int], width: float | None = None) -> list[str]:
     """The plan for people: one line for the whole run, then one per suite (tasks kept of
     collected, expected time and cost, where the figures come from), then the dropped
     categories."""
@@ -226,6 +246,7 @@ def plan_lines(plan: BudgetPlan, budget: Budget, costs: Mapping[str, TaskCost], 
             + (f" (at most {plan.cap} per category)" if plan.cap is not None else " (all of them fit)")
             + f", expected {wall(secs)} wall time"
             + (f" on {workers} workers" if workers > 1 else "") + f", {money(usd)}"
+            + (f", expected EGI interval {width:.1f} points wide" if width is not None else "")
             + ("" if plan.fits else " — over the budget even with one category: the cheapest kept"))
     lines = [head]
     for s in suites:
@@ -293,10 +314,12 @@ class BudgetPlugin:
             config.hook.pytest_deselected(items=dropped)
             items[:] = kept
         full = {k: len(v) for k, v in strata.items()}
-        lines = plan_lines(plan, self.budget, costs, workers=workers, trials=trials, full=full)
+        width = expected_width(s.report_dir, s.model, sum(len(v) for v in plan.kept.values()) * trials)
+        lines = plan_lines(plan, self.budget, costs, workers=workers, trials=trials, full=full, width=width)
         s.budget_plan = {
             "budget": self.budget.text, "kind": self.budget.kind, "amount": self.budget.amount,
             "seed": s.run_seed, "cap": plan.cap, "expected": round(plan.cost, 6), "fits": plan.fits,
+            "expected_width": None if width is None else round(width, 6),
             "kept": {f"{a}/{b}": len(v) for (a, b), v in sorted(plan.kept.items())},
             "dropped": [f"{a}/{b}" for a, b in plan.dropped],
             "costs": {n: c.__dict__ for n, c in costs.items()}, "lines": lines,

@@ -118,3 +118,16 @@ def test_budget_refuses_xdist_for_now(toy_project):
     result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "--egi-budget", "30s", "-n", "2")
     assert result.ret == 4
     result.stderr.fnmatch_lines(["*--egi-budget cannot be combined with -n yet*"])
+
+
+def test_expected_width_scales_the_last_runs_interval(tmp_path):
+    from pytest_egi.budget import expected_width
+
+    runs = (("r1", [60.0, 80.0], {"passed": 10}), ("r2", [70.0, 80.0], {"passed": 30, "failed": 10}))
+    for name, ci, counts in runs:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "egi.json").write_text(json.dumps(
+            {"model": "m", "egi": {"ci95": None, "partial_ci95": ci}, "counts": counts}))
+    # the latest (r2): 10 points over 40 items; over 10 items: 10 * sqrt(40/10) = 20
+    assert expected_width(tmp_path, "m", 10) == pytest.approx(20.0)
+    assert expected_width(tmp_path, "other", 10) is None
