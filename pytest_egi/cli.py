@@ -143,6 +143,25 @@ def _settings_from_egi(run: Path, egi: dict[str, Any]) -> RunSettings:
     )
 
 
+def _gate_overrides(settings: RunSettings, args: argparse.Namespace) -> RunSettings:
+    """``settings`` with the gate rule, level and undecided policy given to ``egi-bench report
+    --rescore`` / ``--merge`` (``--egi-gate``, ``--egi-gate-level``, ``--egi-gate-undecided``);
+    what is not given stays the run's.
+
+    Raises:
+        CliError: a level not strictly between 0 and 1.
+    """
+    level = getattr(args, "egi_gate_level", None)
+    if level is not None and not 0.0 < level < 1.0:
+        raise CliError(f"--egi-gate-level: expected a number between 0 and 1 (e.g. 0.95), got {level!r}")
+    return replace(
+        settings,
+        gate_rule=getattr(args, "egi_gate", None) or settings.gate_rule,
+        gate_level=settings.gate_level if level is None else level,
+        gate_undecided=getattr(args, "egi_gate_undecided", None) or settings.gate_undecided,
+    )
+
+
 def _judge(
     settings: RunSettings, records: list[dict[str, Any]], egi: dict[str, Any], run: Path
 ) -> tuple[Any, Verdict]:
@@ -264,7 +283,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
         return _cmd_merge(args)
     if not args.rescore:
         options = (("--egi-weights", args.egi_weights), ("--egi-floor", args.egi_floor),
-                   ("--routing", args.routing))
+                   ("--routing", args.routing), ("--egi-gate", args.egi_gate),
+                   ("--egi-gate-level", args.egi_gate_level),
+                   ("--egi-gate-undecided", args.egi_gate_undecided))
         given = [flag for flag, value in options if value]
         if given:  # a plain report shows the run as it was judged: never ignore an option silently
             where = "--rescore" if given[0] == "--routing" else "--rescore or --merge"
@@ -317,6 +338,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         selection=egi["config"].get("selection") or {},
         rescored_from=str(run.resolve()),
     )
+    settings = _gate_overrides(settings, args)
     rescored = rescore_records(run, records, settings.suite_options, settings.run_dir)
     agg, verdict = _judge(settings, rescored, egi, run)
     reasons = rescore_reasons(settings, agg, verdict)
@@ -584,7 +606,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     egi = egis[0]
     # judged with the shards' common floors and weights, or the merge's own (refused before
     # anything is written when the shards differ)
-    settings = _merge_judgement(_settings_from_egi(out, egi), shard_dirs, egis, args)
+    settings = _gate_overrides(_merge_judgement(_settings_from_egi(out, egi), shard_dirs, egis, args), args)
     for folder, rec in sourced:  # each trajectory file at the same relative path
         raw = rec.get("raw_path")
         if raw and (folder / raw).is_file():
@@ -854,6 +876,13 @@ def _parser() -> argparse.ArgumentParser:
                              "given weights, the others are scaled to fill the rest")
     report.add_argument("--egi-floor", metavar="M5=F,...",
                         help="with --rescore or --merge: release floors (0-100) to judge with")
+    report.add_argument("--egi-gate", choices=("confident", "point"), default=None,
+                        help="with --rescore or --merge: the release gate rule to judge with "
+                             "(default: the run's)")
+    report.add_argument("--egi-gate-level", type=float, default=None, metavar="LEVEL",
+                        help="with --rescore or --merge: the confident gate's level (default: the run's)")
+    report.add_argument("--egi-gate-undecided", choices=("fail", "pass"), default=None,
+                        help="with --rescore or --merge: whether UNDECIDED fails (default: the run's)")
     report.add_argument("--show", metavar="FILE",
                         help="print one file of the run folder instead of the summary, as it is "
                              "(a suite's own file such as eigent/results.csv); a path relative to "

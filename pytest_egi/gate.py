@@ -329,7 +329,8 @@ class GateDecision:
     Attributes:
         rule: ``confident``.
         level: the intervals' confidence level (0-1).
-        verdict: ``READY``, ``NOT READY``, ``UNDECIDED`` or ``NOT JUDGED``.
+        verdict: ``READY``, ``NOT READY`` or ``UNDECIDED`` (a gate not judged on its run
+            gets no decision: ``GateResult.not_judged_reason`` says why, under either rule).
         reason: one sentence, why.
         buckets: floored bucket -> :class:`BucketCall` (as a dict).
         undecided: the buckets too close to call.
@@ -419,9 +420,7 @@ def decide_gate(
         suggestions.append({"bucket": b, "distance": round(d, 6), "half_width": round(h, 6),
                             "settleable": settle.settleable, "alone": settle.alone,
                             "together": settle.together, "room": settle.room, "errored": errored})
-    if result.gate.judged is False:
-        verdict, reason = "NOT JUDGED", str(result.gate.not_judged_reason)
-    elif breach or unmeasured:
+    if breach or unmeasured:
         verdict = "NOT READY"
         parts = [f"{b} {calls[b].value:.1f}{_fmt_interval(calls[b].interval)} below floor {calls[b].floor:g}"
                  for b in breach]
@@ -457,8 +456,8 @@ def settle_gate(agg: Any, settings: Any) -> GateDecision | None:
     """
     pending = agg.pending_bootstrap
     agg.finish_bootstrap()
-    if getattr(settings, "gate_rule", "point") != "confident":
-        return None
+    if getattr(settings, "gate_rule", "point") != "confident" or not agg.result.gate.judged:
+        return None  # (a gate not judged is the same under either rule: its reason says why)
     level = float(getattr(settings, "gate_level", 0.95))
     intervals = agg.ci
     if pending is not None and abs(level - 0.95) > 1e-12:
@@ -539,8 +538,6 @@ def gate_lines(agg: Any) -> list[str] | None:
 def _decision_lines(d: GateDecision) -> list[str]:
     """:meth:`GateDecision.lines`."""
     head = f"release gate: {d.verdict} (confident, {_pct(d.level)} intervals)"
-    if d.verdict == "NOT JUDGED":
-        return [f"release gate: NOT JUDGED — {d.reason}"]
     lines = [f"{head} — {d.reason}"]
     if d.no_interval:
         lines.append(f"  {d.no_interval}")

@@ -59,8 +59,7 @@ def test_resume_compares_test_paths_and_generation_parameters(tmp_path: Path) ->
 def test_a_shard_exits_on_its_errors_not_on_the_release_gate(tmp_path: Path) -> None:
     project = _project(tmp_path / "p")
     # shard 2/2 holds beta-0 and beta-2, which egi/noisy-0.3 fails: M1 is below 100
-    shard = _pytest(project, "--egi-run-id", "G", "--egi-shard", "2/2", "--egi-floor", "M1=100,M5=100",
-                    "--egi-gate", "point")
+    shard = _pytest(project, "--egi-run-id", "G", "--egi-shard", "2/2", "--egi-floor", "M1=100,M5=100")
     assert shard.returncode == 0, shard.stdout[-2000:]
     reason = f"shard 2/2: the gate is judged on the merged run (egi-bench report --merge {project}/reports/G)"
     assert f"release gate: NOT JUDGED — {reason}" in shard.stdout.splitlines()
@@ -82,8 +81,7 @@ def test_shards_are_not_judged_and_their_whole_merge_is(tmp_path: Path, merge) -
                        .replace("weight: 0.28}", "weight: 0.28, floor: 90}"))
     run = project / "reports" / "O"
     for k in (1, 2):
-        shard = _pytest(project, "--egi-run-id", "O", "--egi-shard", f"{k}/2", "--egi-model", "egi/oracle",
-                        "--egi-gate", "point")
+        shard = _pytest(project, "--egi-run-id", "O", "--egi-shard", f"{k}/2", "--egi-model", "egi/oracle")
         assert shard.returncode == 0, shard.stdout[-2000:]
         reason = f"shard {k}/2: the gate is judged on the merged run (egi-bench report --merge {run})"
         assert f"release gate: NOT JUDGED — {reason}" in shard.stdout.splitlines()
