@@ -189,3 +189,25 @@ def test_compare_gives_the_paired_interval(toy_project, monkeypatch, capsys):
     assert (f"  M1       {100 - m1:+.1f}  [{100 - hi:+.1f}, {100 - lo:+.1f}]  beyond the interval") in out
     assert main(["compare", str(noisy), str(oracle), "--resamples", "0"]) == 0
     assert "paired: not drawn (--resamples 0)" in capsys.readouterr().out
+
+
+def test_rescore_judges_with_the_runs_rule_or_the_one_given(near_floor, monkeypatch, capsys):
+    import sys
+
+    from pytest_egi.cli import main
+
+    assert _run(near_floor).ret == 1  # UNDECIDED under the confident rule
+    monkeypatch.syspath_prepend(str(near_floor.path))
+    for name in [m for m in sys.modules if m.startswith("toysuites")]:
+        monkeypatch.delitem(sys.modules, name)
+    run = _latest(near_floor.path)
+    m5 = _egi(near_floor.path)["buckets"]["M5"]["value"]
+    assert m5 >= 70  # the point rule passes it
+    assert main(["report", "--rescore", str(run)]) == 1  # the run's own rule: confident
+    out = capsys.readouterr().out
+    assert "session fails: release gate undecided at 95%: M5" in out
+    assert main(["report", "--rescore", str(run), "--egi-gate", "point"]) == 0
+    out = capsys.readouterr().out
+    assert "release gate: READY (every floored bucket at or above its floor)" in out
+    assert main(["report", str(run), "--egi-gate", "point"]) == 2
+    assert "--egi-gate applies with --rescore or --merge" in capsys.readouterr().err
