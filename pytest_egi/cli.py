@@ -32,6 +32,7 @@ from pytest_egi.scoring.config import (
     load_routing,
     parse_bucket_values,
 )
+from pytest_egi.scoring.gate import settle_gate, undecided_reason
 from pytest_egi.scoring.verdict import (
     Verdict,
     describe_selection,
@@ -135,6 +136,29 @@ def _settings_from_egi(run: Path, egi: dict[str, Any]) -> RunSettings:
         simulator_model=None if egi.get("simulator") == "egi/rules" else egi.get("simulator"),
         data_warnings=list(egi.get("data_warnings") or []),
         weights_given=dict(egi["routing"].get("weights_given") or {}),
+        # the gate rule the run was judged by (point for a run stored before the option)
+        gate_rule=(cfg.get("gate") or {}).get("rule", "point"),
+        gate_level=(cfg.get("gate") or {}).get("level", 0.95),
+        gate_undecided=(cfg.get("gate") or {}).get("undecided", "fail"),
+    )
+
+
+def _gate_overrides(settings: RunSettings, args: argparse.Namespace) -> RunSettings:
+    """``settings`` with the gate rule, level and undecided policy given to ``egi-bench report
+    --rescore`` / ``--merge`` (``--egi-gate``, ``--egi-gate-level``, ``--egi-gate-undecided``);
+    what is not given stays the run's.
+
+    Raises:
+        CliError: a level not strictly between 0 and 1.
+    """
+    level = getattr(args, "egi_gate_level", None)
+    if level is not None and not 0.0 < level < 1.0:
+        raise CliError(f"--egi-gate-level: expected a number between 0 and 1 (e.g. 0.95), got {level!r}")
+    return replace(
+        settings,
+        gate_rule=getattr(args, "egi_gate", None) or settings.gate_rule,
+        gate_level=settings.gate_level if level is None else level,
+        gate_undecided=getattr(args, "egi_gate_undecided", None) or settings.gate_undecided,
     )
 
 
@@ -144,11 +168,12 @@ def _judge(
     """Aggregate ``records`` and judge them as the run ``egi`` (in folder ``run``) was judged
     (same items collected, same stop, same selection, same shard): its verdict, and its
     release gate not judged when the session's was not (a shard, a flagged verdict)."""
-    agg = aggregate_run(records, settings, stopped_early=stored_run_stopped(egi))
+    agg = aggregate_run(records, settings, stopped_early=stored_run_stopped(egi), defer_bootstrap=True)
     verdict = verdict_from_egi(egi, agg.error_rate, settings.max_error_rate)
     origin = Path((egi.get("config") or {}).get("rescored_from") or run)  # the run to resume
     shard = (egi.get("session") or {}).get("shard")
     agg.result.gate = judge_gate(agg.result.gate, verdict, shard=shard, run_dir=origin)
+    settle_gate(agg, settings)  # the intervals, and the confident gate on them
     return agg, verdict
 
 
@@ -175,6 +200,9 @@ def rescore_reasons(settings: RunSettings, agg: Any, verdict: Verdict) -> list[s
             "release floor breached: "
             + ", ".join(f"{b} {agg.result.buckets[b].value:.1f} < {settings.floors[b]:g}" for b in breached)
         )
+    undecided = undecided_reason(agg)
+    if gate.judged and undecided:
+        reasons.append(undecided)
     reasons += [r for f, r in zip(verdict.flags, verdict.reasons, strict=True) if f == "INVALID"]
     return reasons
 
@@ -255,7 +283,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
         return _cmd_merge(args)
     if not args.rescore:
         options = (("--egi-weights", args.egi_weights), ("--egi-floor", args.egi_floor),
-                   ("--routing", args.routing))
+                   ("--routing", args.routing), ("--egi-gate", args.egi_gate),
+                   ("--egi-gate-level", args.egi_gate_level),
+                   ("--egi-gate-undecided", args.egi_gate_undecided))
         given = [flag for flag, value in options if value]
         if given:  # a plain report shows the run as it was judged: never ignore an option silently
             where = "--rescore" if given[0] == "--routing" else "--rescore or --merge"
@@ -308,6 +338,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         selection=egi["config"].get("selection") or {},
         rescored_from=str(run.resolve()),
     )
+    settings = _gate_overrides(settings, args)
     rescored = rescore_records(run, records, settings.suite_options, settings.run_dir)
     agg, verdict = _judge(settings, rescored, egi, run)
     reasons = rescore_reasons(settings, agg, verdict)
@@ -575,7 +606,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     egi = egis[0]
     # judged with the shards' common floors and weights, or the merge's own (refused before
     # anything is written when the shards differ)
-    settings = _merge_judgement(_settings_from_egi(out, egi), shard_dirs, egis, args)
+    settings = _gate_overrides(_merge_judgement(_settings_from_egi(out, egi), shard_dirs, egis, args), args)
     for folder, rec in sourced:  # each trajectory file at the same relative path
         raw = rec.get("raw_path")
         if raw and (folder / raw).is_file():
@@ -588,7 +619,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     settings = replace(settings, report_dir=out.parent, run_id=out.name, data_warnings=warnings,
                        rootdir=Path(egi["config"].get("rootdir") or os.getcwd()))
     _importable_suites(egi, records)
-    agg = aggregate_run(records, settings)
+    agg = aggregate_run(records, settings, defer_bootstrap=True)
     from pytest_egi.scoring.verdict import judge_run
 
     verdict = judge_run(
@@ -598,6 +629,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     )
     # every shard complete, so the merged run is judged unless its verdict is flagged
     agg.result.gate = judge_gate(agg.result.gate, verdict, shard=None, run_dir=out)
+    settle_gate(agg, settings)  # the intervals, and the confident gate on them
     reasons = rescore_reasons(settings, agg, verdict)
     session = {"exit_status": 1 if reasons else 0, "reasons": reasons,
                "crashes": [c for s_ in sessions for c in s_.get("crashes") or []],
@@ -675,6 +707,43 @@ def _egi_figure(egi: dict[str, Any]) -> tuple[float | None, bool, list[float] | 
     return e.get("partial_value"), True, e.get("partial_ci95")
 
 
+def _paired_lines(
+    run_a: Path, run_b: Path, a: dict[str, Any], b: dict[str, Any], resamples: int
+) -> list[str]:
+    """``egi-bench compare``'s paired section: per bucket and for the EGI figure, B - A with
+    the paired bootstrap interval over the tasks scored in both runs
+    (:func:`pytest_egi.scoring.gate.paired_intervals`), and whether the difference is beyond it (the
+    interval excludes 0). One line saying why when it cannot be drawn."""
+    from pytest_egi.scoring.gate import paired_intervals
+
+    if resamples <= 0:
+        return ["paired: not drawn (--resamples 0)"]
+    try:
+        records = [load_records(run_a), load_records(run_b)]
+    except (OSError, ValueError) as exc:
+        return [f"paired: not drawn ({exc})"]
+    settings = _settings_from_egi(run_a, a)
+    _importable_suites(a, records[0] + records[1])
+    seed = settings.run_seed
+    intervals, matched = paired_intervals(records[0], records[1], settings.routing, weights=settings.weights,
+                                          resamples=resamples, seed=seed)
+    if not matched:
+        return ["paired: no task scored in both runs (matched by suite and task id)"]
+    lines = [f"paired B-A over {matched} tasks scored in both runs (95% bootstrap interval, "
+             f"{resamples} resamples, seed {seed}):"]
+    values = {"EGI": (_egi_figure(a)[0], _egi_figure(b)[0])}
+    for k in a["buckets"]:
+        values[k] = (a["buckets"][k]["value"], (b["buckets"].get(k) or {}).get("value"))
+    for key, (x, y) in values.items():
+        interval = intervals.get(key)
+        if x is None or y is None or interval is None:
+            continue
+        lo, hi = interval
+        beyond = "beyond the interval" if lo > 0 or hi < 0 else "within the noise (the interval holds 0)"
+        lines.append(f"  {key:8} {y - x:+.1f}  [{lo:+.1f}, {hi:+.1f}]  {beyond}")
+    return lines
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     a, b = (_load_egi(Path(p)) for p in (args.run_a, args.run_b))
 
@@ -736,6 +805,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     for label, x, y, cx, cy in rows:
         print(f"{label:10} {fmt(x):>{width}} {fmt(y):>{width}} {delta(x, y):>7}   "
               f"{ci(cx):>{ci_width}} {ci(cy):>{ci_width}}")
+    for line in _paired_lines(Path(args.run_a), Path(args.run_b), a, b, args.resamples):
+        print(line)
     for suite in sorted(set(a["suites"]) | set(b["suites"])):
         sa = (a["suites"].get(suite) or {}).get("sub_metrics") or {}
         sb = (b["suites"].get(suite) or {}).get("sub_metrics") or {}
@@ -805,6 +876,13 @@ def _parser() -> argparse.ArgumentParser:
                              "given weights, the others are scaled to fill the rest")
     report.add_argument("--egi-floor", metavar="M5=F,...",
                         help="with --rescore or --merge: release floors (0-100) to judge with")
+    report.add_argument("--egi-gate", choices=("confident", "point"), default=None,
+                        help="with --rescore or --merge: the release gate rule to judge with "
+                             "(default: the run's)")
+    report.add_argument("--egi-gate-level", type=float, default=None, metavar="LEVEL",
+                        help="with --rescore or --merge: the confident gate's level (default: the run's)")
+    report.add_argument("--egi-gate-undecided", choices=("fail", "pass"), default=None,
+                        help="with --rescore or --merge: whether UNDECIDED fails (default: the run's)")
     report.add_argument("--show", metavar="FILE",
                         help="print one file of the run folder instead of the summary, as it is "
                              "(a suite's own file such as eigent/results.csv); a path relative to "
@@ -813,6 +891,8 @@ def _parser() -> argparse.ArgumentParser:
     compare = sub.add_parser("compare", help="compare two runs bucket by bucket")
     compare.add_argument("run_a")
     compare.add_argument("run_b")
+    compare.add_argument("--resamples", type=int, default=1000, metavar="N",
+                         help="paired bootstrap resamples over the tasks in both runs (0: none)")
     compare.set_defaults(func=_cmd_compare)
     return parser
 

@@ -43,6 +43,11 @@ __all__ = ["egi", "egi_case", "egi_model", "egi_task"]
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Register the ``egi`` option group and its ini mirrors."""
     options.add_options(parser)
+    from pytest_egi.collect.budget import add_budget_options
+    from pytest_egi.scoring.gate import add_gate_options
+
+    add_gate_options(parser.getgroup("egi"))
+    add_budget_options(parser.getgroup("egi"))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -67,6 +72,10 @@ def pytest_configure(config: pytest.Config) -> None:
     session (the collector); register what the features in use need."""
     config.addinivalue_line("markers", "egi: an EGI benchmark task (one task, one trial)")
     settings = config.stash[SETTINGS_KEY] = resolve_settings(config)
+    if getattr(config.option, "egi_budget", None) is not None and settings.model:
+        from pytest_egi.collect.budget import register_budget
+
+        register_budget(config, settings)
     if settings.model and not hasattr(config, "workerinput"):
         from pytest_egi.report.session import EgiSession
         from pytest_egi.run.folder import resolve_run_dir

@@ -20,7 +20,8 @@ def _egi(pytester: pytest.Pytester) -> dict:
 
 
 def test_oracle_reaches_ceiling_and_exit_0(toy_project):
-    result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "--egi-bootstrap", "0")
+    result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "--egi-bootstrap", "0",
+                                   "--egi-gate", "point")
     result.assert_outcomes(passed=6)
     assert result.ret == 0
     egi = _egi(toy_project)
@@ -76,7 +77,8 @@ def test_strict_makes_failed_item_fail_session(toy_project):
 def test_floor_breach_on_present_bucket_exits_1(toy_project):
     routing = toy_project.path / "routing.yaml"
     routing.write_text(routing.read_text().replace("bucket: M4", "bucket: M5"))
-    result = toy_project.runpytest("toysuites", "--egi-model", "egi/noisy-0.5", "--egi-bootstrap", "0")
+    result = toy_project.runpytest("toysuites", "--egi-model", "egi/noisy-0.5", "--egi-bootstrap", "0",
+                                   "--egi-gate", "point")
     assert result.ret == 1
     egi = _egi(toy_project)
     m5 = egi["buckets"]["M5"]["value"]

@@ -752,7 +752,7 @@ def test_a_merge_judges_with_its_own_floor(tmp_path, sharded, reference, merge):
     """The toy's M4 (acc) is 80.0 on these records: --egi-floor M4=90 given to the merge
     breaches it (before, the merge took shard 1's floors and ignored its own flag)."""
     run = _copy_shards(sharded, tmp_path)
-    status, out, err = merge(run, "--egi-floor", "M4=90")
+    status, out, err = merge(run, "--egi-floor", "M4=90", "--egi-gate", "point")
     assert (status, err) == (1, "")
     egi = _json(run / "egi.json")
     assert egi["routing"]["floors"] == {"M2": 70, "M4": 90, "M5": 70}
@@ -761,7 +761,7 @@ def test_a_merge_judges_with_its_own_floor(tmp_path, sharded, reference, merge):
     assert "release gate: NOT READY — M4 80.0 below floor 90; M2 not measured (floor 70); M5 not measured " \
            "(floor 70)" in out.splitlines()
     assert (run / "records.jsonl").read_bytes() == (reference / "records.jsonl").read_bytes()
-    status, _, err = merge(run, "--egi-floor", "M4=80")  # met: the same records pass
+    status, _, err = merge(run, "--egi-floor", "M4=80", "--egi-gate", "point")  # met: the same records pass
     assert (status, err) == (0, "")
     assert _json(run / "egi.json")["gate"]["breached"] == []
 

@@ -290,7 +290,7 @@ def test_a_stopped_xdist_run_is_interrupted(toy_project):
 def test_a_floor_breach_keeps_the_score_and_the_gate_says_so(toy_project):
     routing = toy_project.path / "routing.yaml"
     routing.write_text(routing.read_text().replace("bucket: M4", "bucket: M5"))
-    result = toy_project.runpytest("toysuites", *_flags("egi/null"))
+    result = toy_project.runpytest("toysuites", *_flags("egi/null"), "--egi-gate", "point")
     assert result.ret == 1
     egi = _egi(toy_project)
     assert egi["egi"]["flags"] == [] and egi["egi"]["status"] == "valid"

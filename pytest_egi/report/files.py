@@ -112,7 +112,8 @@ def build_egi_json(
             "headline": egi_headline(agg, verdict),
         },
         "buckets": buckets,
-        "gate": res.gate.__dict__,
+        # the point rule's keys; the confident rule adds its own (pytest_egi.scoring.gate.GateDecision)
+        "gate": {**res.gate.__dict__, **(agg.gate_decision.to_dict() if agg.gate_decision else {})},
         "suites": {
             name: {
                 "version": s.version,
@@ -159,6 +160,10 @@ def build_egi_json(
             "api_base": settings.api_base,
             "suite_options": settings.suite_options,
             "bootstrap_resamples": settings.bootstrap,
+            "gate": {"rule": getattr(settings, "gate_rule", "point"),
+                     "level": getattr(settings, "gate_level", 0.95),
+                     "undecided": getattr(settings, "gate_undecided", "fail")},
+            "budget": getattr(settings, "budget_plan", None),
             "params": digest.params,
         },
         "versions": {

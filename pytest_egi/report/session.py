@@ -22,6 +22,7 @@ from pytest_egi.run.interrupt import REASONS
 from pytest_egi.run.runlog import Journal, read_manifest
 from pytest_egi.run.state import RunSettings, case_of, loaded_tasks_of
 from pytest_egi.scoring.aggregate import Aggregate, aggregate_run
+from pytest_egi.scoring.gate import settle_gate, undecided_reason
 from pytest_egi.scoring.verdict import Verdict, judge_gate, judge_run, session_selection, stopped_before_end
 
 __all__ = ["CRASH_TEXT", "EARLY_STOP_ERRORS", "EgiSession"]
@@ -495,6 +496,14 @@ class EgiSession:
         if int(exitstatus) == pytest.ExitCode.NO_TESTS_COLLECTED and (self.resumed or self.empty_shard):
             # resumed with every item already complete, or a shard dealt no item: complete
             exitstatus = pytest.ExitCode.OK
+        # the files made from the records, and what egi.json and the terminal summary take
+        # from them; then the records go, before the bootstrap imports numpy and draws its
+        # resamples (the peak memory of a run of many items: records and numpy never coexist)
+        write_record_files(s, records)
+        digest = RecordsDigest.of(s, records)
+        del records
+        # the intervals, then the gate (the confident rule judges on them) and the exit status
+        settle_gate(self.aggregate, s)
         status = self._exit_status(int(exitstatus))
         if final:
             self._manifest_base()  # (a merged run, resumed: where it was merged from)
@@ -512,13 +521,6 @@ class EgiSession:
             "items_deselected": self.items_deselected,
             "stop_reason": self.verdict.stop_reason,
         }
-        # the files made from the records, and what egi.json and the terminal summary take
-        # from them; then the records go, before the bootstrap imports numpy and draws its
-        # resamples (the peak memory of a run of many items: records and numpy never coexist)
-        write_record_files(s, records)
-        digest = RecordsDigest.of(s, records)
-        del records
-        self.aggregate.finish_bootstrap()
         self.written = write_report_files(s, self.aggregate, digest, session_info=info, verdict=self.verdict)
         if final and not stop:
             self._write_manifest("complete")
@@ -590,6 +592,9 @@ class EgiSession:
                     for b in gate.breached
                 )
             )
+        undecided = undecided_reason(agg)
+        if gate.judged and undecided:
+            self.exit_reasons.append(undecided)
         for flag, reason in zip(verdict.flags, verdict.reasons, strict=True):
             if flag == "INVALID":
                 self.exit_reasons.append(reason)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_egi.models.usage import format_usage_lines, summarize_usage
 from pytest_egi.scoring.aggregate import Aggregate
 from pytest_egi.scoring.config import BUCKETS, describe_weights
+from pytest_egi.scoring.gate import gate_lines
 from pytest_egi.scoring.verdict import Verdict
 
 if TYPE_CHECKING:
@@ -147,7 +148,7 @@ def summary_lines(
     weights_line = describe_weights(dict(settings.weights), getattr(settings, "weights_given", None))
     if weights_line:
         lines.append(weights_line)
-    lines.append(gate_line(agg))
+    lines += gate_lines(agg) or [gate_line(agg)]  # the confident rule's lines, else the point rule's
     for warning in getattr(settings, "data_warnings", None) or []:
         lines.append(f"data warning ({warning['suite']}): {warning['warning']}")
     subs = Table(box=None, pad_edge=False, show_edge=False)

@@ -77,6 +77,9 @@ def resolve_settings(config: pytest.Config) -> RunSettings:
         shard=tuple(workerinput["egi_shard"]) if workerinput and workerinput.get("egi_shard")
         else opt.egi_shard,
     )
+    from pytest_egi.scoring.gate import gate_options
+
+    settings.gate_rule, settings.gate_level, settings.gate_undecided = gate_options(opt)
     if workerinput and workerinput.get("egi_resumed"):
         settings.resumed = {(s, t, int(k)): v for s, t, k, v in workerinput["egi_resumed"]}
     if model:

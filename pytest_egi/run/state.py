@@ -133,6 +133,16 @@ class RunSettings:
     resumed: dict[tuple[str, str, int], str | None] = field(default_factory=dict)
     """On resume: (suite, task id, trial) -> suite version of every complete record of the
     run; those items are not run again."""
+    gate_rule: str = "point"
+    """``--egi-gate``: ``confident`` (the plugin's default: judged on the intervals,
+    :mod:`pytest_egi.scoring.gate`) or ``point`` (on the point values); ``point`` here, for settings
+    made without the option (a run stored before it existed was judged that way)."""
+    gate_level: float = 0.95
+    """``--egi-gate-level``: the confidence level (0-1) of the confident gate's intervals."""
+    budget_plan: dict[str, Any] | None = None
+    """``--egi-budget``: the plan the items were cut to (``pytest_egi.collect.budget``), for egi.json."""
+    gate_undecided: str = "fail"
+    """``--egi-gate-undecided``: ``fail`` (an UNDECIDED gate fails the session) or ``pass``."""
 
     @property
     def run_seed(self) -> int:

@@ -97,6 +97,9 @@ class Aggregate:
     error_rate: float
     counts: dict[str, int]
     pending_bootstrap: tuple[BootstrapPlan, int, int] | None = None
+    gate_decision: Any = None
+    """The confident gate's :class:`pytest_egi.scoring.gate.GateDecision` (``settle_gate``); None
+    under ``--egi-gate point`` or before the intervals are drawn."""
 
     def finish_bootstrap(self) -> None:
         """Draw the deferred bootstrap's resamples into :attr:`ci` (numpy is imported here);

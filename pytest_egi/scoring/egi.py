@@ -653,9 +653,12 @@ class BootstrapPlan:
     covered: tuple[str, ...] = ()
 
     def run(
-        self, *, resamples: int = 1000, seed: int = 0, level: float = 0.95
+        self, *, resamples: int = 1000, seed: int = 0, level: float = 0.95,
+        rows_out: list[tuple[float | None, dict[str, float | None]]] | None = None,
     ) -> dict[str, tuple[float, float] | None]:
-        """The intervals (:func:`bootstrap_egi`'s return value); numpy is imported here."""
+        """The intervals (:func:`bootstrap_egi`'s return value); numpy is imported here.
+        ``rows_out``, when given, gets each resample's ``(EGI figure or None, {bucket: value
+        or None})`` in draw order (paired comparisons, per-suite variance: ``pytest_egi.scoring.gate``)."""
         import operator
 
         fast, slow_tasks, by_task, flat, summarize = (
@@ -704,6 +707,8 @@ class BootstrapPlan:
                 same = all((bucket_values[b] is not None) == (b in self.covered) for b in BUCKETS)
                 if egi is not None and same:
                     samples["EGI"].append(egi)
+                if rows_out is not None:
+                    rows_out.append((egi if same else None, bucket_values))
                 for b, value in bucket_values.items():
                     if value is not None:
                         samples[b].append(value)
