@@ -81,7 +81,8 @@ def test_shards_are_not_judged_and_their_whole_merge_is(tmp_path: Path, merge) -
                        .replace("weight: 0.28}", "weight: 0.28, floor: 90}"))
     run = project / "reports" / "O"
     for k in (1, 2):
-        shard = _pytest(project, "--egi-run-id", "O", "--egi-shard", f"{k}/2", "--egi-model", "egi/oracle")
+        shard = _pytest(project, "--egi-run-id", "O", "--egi-shard", f"{k}/2", "--egi-model", "egi/oracle",
+                        "--egi-gate", "point")
         assert shard.returncode == 0, shard.stdout[-2000:]
         reason = f"shard {k}/2: the gate is judged on the merged run (egi-bench report --merge {run})"
         assert f"release gate: NOT JUDGED — {reason}" in shard.stdout.splitlines()
