@@ -43,6 +43,7 @@ SIGTERM_TO = os.environ.get("EGI_TEST_SIGTERM_TO", "")  # "self", "parent" (the 
 SIGTERMS = int(os.environ.get("EGI_TEST_SIGTERMS") or 1)
 FAIL = [t for t in os.environ.get("EGI_TEST_FAIL", "").split(",") if t]  # these items raise
 SLOW = float(os.environ.get("EGI_TEST_SLOW") or 0)  # seconds each item sleeps
+HOLD = os.environ.get("EGI_TEST_HOLD", "")  # each item waits (up to 120 s) until this file exists
 _started = 0
 
 
@@ -55,6 +56,9 @@ def pytest_runtest_logstart(nodeid, location):
 
 def pytest_runtest_call(item):
     time.sleep(SLOW)
+    deadline = time.monotonic() + 120
+    while HOLD and not os.path.exists(HOLD) and time.monotonic() < deadline:
+        time.sleep(0.05)
     if SIGINT_IN and item.nodeid.endswith(f"[{SIGINT_IN}]"):
         for _ in range(SIGINTS):
             os.killpg(os.getpgid(0), signal.SIGINT)

@@ -22,7 +22,8 @@ from tests.test_resume_shard_interrupt import (
 
 def test_a_second_session_on_a_run_folder_in_use_is_refused(tmp_path: Path) -> None:
     project = _project(tmp_path / "p")
-    first = _start(project, "--egi-run-id", "W", "--egi-shard", "1/2", slow="0.4")
+    release = tmp_path / "release"  # the first session's items wait for it: it holds the folder
+    first = _start(project, "--egi-run-id", "W", "--egi-shard", "1/2", hold=str(release))
     try:
         lock = project / "reports" / "W" / "shard-1-of-2" / "run.lock"
         deadline = time.monotonic() + 60
@@ -30,6 +31,7 @@ def test_a_second_session_on_a_run_folder_in_use_is_refused(tmp_path: Path) -> N
             time.sleep(0.05)
         second = _pytest(project, "--egi-run-id", "W", "--egi-shard", "1/2")
     finally:
+        release.touch()
         done = _wait(first)
     assert second.returncode == 4
     message = _usage_error(second)[0]
