@@ -729,9 +729,23 @@ def _paired_lines(
                                           resamples=resamples, seed=seed)
     if not matched:
         return ["paired: no task scored in both runs (matched by suite and task id)"]
+    def scored_tasks(recs: list[dict[str, Any]]) -> int:
+        return len({(r["suite"], r["task_id"]) for r in recs if r.get("status") in ("passed", "failed")})
+
+    same_tasks = scored_tasks(records[0]) == scored_tasks(records[1]) == matched
     lines = [f"paired B-A over {matched} tasks scored in both runs (95% bootstrap interval, "
              f"{resamples} resamples, seed {seed}):"]
-    values = {"EGI": (_egi_figure(a)[0], _egi_figure(b)[0])}
+    if not same_tasks:  # the whole runs' differences (above) are over other task sets
+        lines.append("  (the runs scored different tasks: each interval is of the difference over the "
+                     "matched tasks only, so no point difference is shown beside it)")
+    values: dict[str, tuple[float | None, float | None]] = {}
+    (fig_a, part_a, _), (fig_b, part_b, _) = _egi_figure(a), _egi_figure(b)
+    cover_a, cover_b = a["egi"].get("covered_buckets"), b["egi"].get("covered_buckets")
+    if part_a != part_b or cover_a != cover_b:
+        lines.append(f"  EGI      not paired: A's figure covers {', '.join(cover_a or []) or '?'}, B's "
+                     f"{', '.join(cover_b or []) or '?'} (different figures)")
+    else:
+        values["EGI"] = (fig_a, fig_b)
     for k in a["buckets"]:
         values[k] = (a["buckets"][k]["value"], (b["buckets"].get(k) or {}).get("value"))
     for key, (x, y) in values.items():
@@ -739,8 +753,10 @@ def _paired_lines(
         if x is None or y is None or interval is None:
             continue
         lo, hi = interval
-        beyond = "beyond the interval" if lo > 0 or hi < 0 else "within the noise (the interval holds 0)"
-        lines.append(f"  {key:8} {y - x:+.1f}  [{lo:+.1f}, {hi:+.1f}]  {beyond}")
+        beyond = ("beyond the noise (the interval excludes 0)" if lo > 0 or hi < 0
+                  else "within the noise (the interval holds 0)")
+        point = f"{y - x:+.1f}  " if same_tasks else ""
+        lines.append(f"  {key:8} {point}[{lo:+.1f}, {hi:+.1f}]  {beyond}")
     return lines
 
 
@@ -851,7 +867,8 @@ def _parser() -> argparse.ArgumentParser:
                     "re-aggregate, and write the result as a new run folder inside it.",
         epilog="exit status: 0 for report (it displays a stored run, whatever that run's "
                "status was); with --rescore, 1 when the rescored run breaches a floor on a "
-               "measured bucket (its release gate judged) or its error rate is above the "
+               "measured bucket (its release gate judged), its confident gate is UNDECIDED "
+               "(unless --egi-gate-undecided pass), or its error rate is above the "
                "run's --egi-max-error-rate (the rule of pytest's exit status), else 0; 2 for a "
                "usage error.",
     )

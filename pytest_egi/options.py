@@ -69,6 +69,10 @@ def parse_model(text: str) -> str:
         raise pytest.UsageError(f"--egi-model: {exc}") from None
     if not text.strip():
         raise pytest.UsageError("--egi-model: empty model name")
+    bare = text.strip().lower()
+    if bare in ("oracle", "null") or re.fullmatch(r"noisy-[0-9.]+", bare):
+        raise pytest.UsageError(f"--egi-model: {text!r} is not a provider's model; the offline policy "
+                                f"is named egi/{bare} (did you mean --egi-model egi/{bare}?)")
     return text
 
 

@@ -131,3 +131,13 @@ def test_expected_width_scales_the_last_runs_interval(tmp_path):
     # the latest (r2): 10 points over 40 items; over 10 items: 10 * sqrt(40/10) = 20
     assert expected_width(tmp_path, "m", 10) == pytest.approx(20.0)
     assert expected_width(tmp_path, "other", 10) is None
+
+
+def test_a_budget_every_task_fits_is_not_a_subset(toy_project):
+    result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "--egi-budget", "1h",
+                                   "--egi-bootstrap", "0", "--egi-gate", "point")
+    assert result.ret == 0
+    run = max((toy_project.path / "reports").iterdir(), key=lambda p: p.name)
+    egi = json.loads((run / "egi.json").read_text())
+    assert egi["egi"]["subset"] == []
+    assert egi["config"]["budget"]["dropped"] == [] and egi["config"]["budget"]["fits"] is True

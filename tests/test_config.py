@@ -208,6 +208,12 @@ def test_broken_routing_exits_4(toy_project):
     [
         (["--egi-model", "egi/noisy-2"], "*--egi-model: unknown offline policy 'egi/noisy-2'*"),
         (
+            ["--egi-model", "oracle"],
+            "*--egi-model: 'oracle' is not a provider's model; the offline policy is named egi/oracle "
+            "(did you mean --egi-model egi/oracle?)",
+        ),
+        (["--egi-model", "noisy-0.3"], "*did you mean --egi-model egi/noisy-0.3?)"),
+        (
             ["--egi-model", "egi/oracle", "--egi-weights", "M1=0.9,M5=0.3"],
             "ERROR: --egi-weights: the named bucket weights alone sum to 1.2000 (M1=0.9, M5=0.3), above 1; "
             "the six weights must sum to 1",

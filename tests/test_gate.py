@@ -209,3 +209,19 @@ def test_paired_differences_by_hand():
     assert got["EGI"] == (2.0, 8.0)
     assert got["M1"] == (1.0, 1.0)  # the same +1 on every paired resample: no spread at all
     assert got["M5"] is None
+
+
+def test_suggestion_lines_when_no_suite_alone_settles_it():
+    from pytest_egi.scoring.gate import _suggestion_lines
+
+    s = {"bucket": "M5", "settleable": True, "distance": 2.0, "half_width": 9.0, "errored": {},
+         "alone": {"a": None, "b": None}, "together": {"a": 30, "b": 12}, "room": {}}
+    assert _suggestion_lines(s) == [
+        "  to settle M5, every suite of M5 grown alike: 30 more of a + 12 more of b"
+    ]
+    s["alone"] = {"a": 40, "b": None}
+    assert _suggestion_lines(s) == [
+        "  to settle M5 (interval ±9.0 on the floor's side, value 2.0 from the floor): ~40 more tasks of a; "
+        "b alone cannot",
+        "  or, every suite of M5 grown alike: 30 more of a + 12 more of b",
+    ]

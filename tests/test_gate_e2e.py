@@ -9,6 +9,7 @@ value is too close to call, one far below passes, one far above is breached.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -186,9 +187,26 @@ def test_compare_gives_the_paired_interval(toy_project, monkeypatch, capsys):
                        floors={}, resamples=1000, seed=7)
     lo, hi = ci["M1"]
     assert hi < 100  # the noisy run's M1 is below the oracle's beyond its noise
-    assert (f"  M1       {100 - m1:+.1f}  [{100 - hi:+.1f}, {100 - lo:+.1f}]  beyond the interval") in out
+    assert (f"  M1       {100 - m1:+.1f}  [{100 - hi:+.1f}, {100 - lo:+.1f}]  "
+            "beyond the noise (the interval excludes 0)") in out
     assert main(["compare", str(noisy), str(oracle), "--resamples", "0"]) == 0
     assert "paired: not drawn (--resamples 0)" in capsys.readouterr().out
+
+    # figures over other buckets are not paired; other task sets show intervals only
+    other = toy_project.path / "other" / noisy.name
+    shutil.copytree(noisy, other)
+    stored = json.loads((other / "egi.json").read_text())
+    covered = stored["egi"]["covered_buckets"]
+    stored["egi"]["covered_buckets"] = covered[:-1]
+    (other / "egi.json").write_text(json.dumps(stored))
+    lines = (other / "records.jsonl").read_text().splitlines(keepends=True)
+    (other / "records.jsonl").write_text("".join(lines[:-1]))
+    assert main(["compare", str(noisy), str(other), "--resamples", "300"]) == 0
+    out = capsys.readouterr().out
+    assert (f"  EGI      not paired: A's figure covers {', '.join(covered)}, B's {', '.join(covered[:-1])} "
+            "(different figures)") in out
+    assert "paired B-A over 9 tasks scored in both runs" in out
+    assert "  M1       [" in out and "  M1       +" not in out.split("paired B-A")[1]
 
 
 def test_rescore_judges_with_the_runs_rule_or_the_one_given(near_floor, monkeypatch, capsys):

@@ -313,6 +313,8 @@ class BudgetPlugin:
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = kept
+        else:  # every task fits: the run is the whole selection, not a subset of it
+            s.selection.pop("--egi-budget", None)
         full = {k: len(v) for k, v in strata.items()}
         width = expected_width(s.report_dir, s.model, sum(len(v) for v in plan.kept.values()) * trials)
         lines = plan_lines(plan, self.budget, costs, workers=workers, trials=trials, full=full, width=width)

@@ -514,7 +514,8 @@ def _suggestion_lines(s: dict[str, Any]) -> list[str]:
                      + (f"; {', '.join(cannot)} alone cannot" if cannot else ""))
     if len(s["together"]) > 1 or (s["together"] and not alone):
         together = " + ".join(f"{m} more of {suite}" for suite, m in s["together"].items())
-        lines.append(f"  or, every suite of {b} grown alike: {together}")
+        lines.append(f"  {'or, every' if alone else f'to settle {b}, every'} suite of {b} grown alike: "
+                     f"{together}")
     if not lines:
         lines.append(f"  {b}: no per-suite variance known (no interval per suite)")
     if s["room"] and all(v == 0 for v in s["room"].values()):
