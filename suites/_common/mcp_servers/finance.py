@@ -177,6 +177,29 @@ _NEWS = [
     "{name} shares move after sector rotation",
 ]
 
+_TWO_PI = 2.0 * math.pi
+
+
+def _day_bar(
+    rand: Any, close: float, drift: float, vol: float, s_open: float, s_range: float
+) -> tuple[float, float, float, float]:
+    """One trading day's (open, close, high, low) from the previous close: four
+    ``random.gauss`` draws written out (CPython's formula: two Box-Muller pairs, cos part
+    first), so the draws and floats are those of ``r.gauss(0, s)`` called four times, at a
+    fraction of the cost (a task's reference answer generates the companies it names)."""
+    log, sqrt, cos, sin = math.log, math.sqrt, math.cos, math.sin
+    x2pi = rand() * _TWO_PI
+    g2rad = sqrt(-2.0 * log(1.0 - rand()))
+    z_open, z_close = cos(x2pi) * g2rad, sin(x2pi) * g2rad
+    x2pi = rand() * _TWO_PI
+    g2rad = sqrt(-2.0 * log(1.0 - rand()))
+    z_high, z_low = cos(x2pi) * g2rad, sin(x2pi) * g2rad
+    open_ = close * (1 + (0 + z_open * s_open))
+    close = max(1.0, close * math.exp(drift + z_close * vol))
+    high = max(open_, close) * (1 + abs(0 + z_high * s_range))
+    low = min(open_, close) * (1 - abs(0 + z_low * s_range))
+    return open_, close, high, low
+
 
 def _trading_days() -> list[date]:
     return [d for d in days(START, TODAY) if d.weekday() < 5 and d.isoformat() not in HOLIDAYS]
@@ -199,7 +222,6 @@ def build_world(seed: int, open_world: bool = False) -> dict[str, Any]:
     r = rng(seed, "finance")
     trading = _trading_days()
     trading_ts = [(d, _ts(d)) for d in trading]
-    log, sqrt, cos, sin, exp, two_pi = math.log, math.sqrt, math.cos, math.sin, math.exp, 2.0 * math.pi
     tickers: dict[str, Any] = {}
     for symbol, name, sector, industry, price0 in COMPANIES:
         drift, vol = r.uniform(-0.0002, 0.0009), r.uniform(0.012, 0.028)
@@ -219,16 +241,7 @@ def build_world(seed: int, open_world: bool = False) -> dict[str, Any]:
             if d == split_day:
                 close /= 2
                 split = 2.0
-            x2pi = rand() * two_pi
-            g2rad = sqrt(-2.0 * log(1.0 - rand()))
-            z_open, z_close = cos(x2pi) * g2rad, sin(x2pi) * g2rad
-            x2pi = rand() * two_pi
-            g2rad = sqrt(-2.0 * log(1.0 - rand()))
-            z_high, z_low = cos(x2pi) * g2rad, sin(x2pi) * g2rad
-            open_ = close * (1 + (0 + z_open * s_open))
-            close = max(1.0, close * exp(drift + z_close * vol))
-            high = max(open_, close) * (1 + abs(0 + z_high * s_range))
-            low = min(open_, close) * (1 - abs(0 + z_low * s_range))
+            open_, close, high, low = _day_bar(rand, close, drift, vol, s_open, s_range)
             dividend = div if d in ex_days else 0.0
             prices.append(
                 {
@@ -823,20 +836,10 @@ def _open_company(seed: int, symbol: str) -> dict[str, Any]:
     if r.gauss_next is not None:  # never here (no gauss drawn before); keep r.gauss exact
         raise AssertionError("a pending gauss value would shift the draws")
     rand, below = r.random, r._randbelow
-    log, sqrt, cos, sin, exp, two_pi = math.log, math.sqrt, math.cos, math.sin, math.exp, 2.0 * math.pi
     s_open, s_range = vol / 3, vol / 2
     append = prices.append
     for d, ts, year, month, mday in _open_day_rows():
-        x2pi = rand() * two_pi
-        g2rad = sqrt(-2.0 * log(1.0 - rand()))
-        z_open, z_close = cos(x2pi) * g2rad, sin(x2pi) * g2rad
-        x2pi = rand() * two_pi
-        g2rad = sqrt(-2.0 * log(1.0 - rand()))
-        z_high, z_low = cos(x2pi) * g2rad, sin(x2pi) * g2rad
-        open_ = close * (1 + (0 + z_open * s_open))
-        close = max(1.0, close * exp(drift + z_close * vol))
-        high = max(open_, close) * (1 + abs(0 + z_high * s_range))
-        low = min(open_, close) * (1 - abs(0 + z_low * s_range))
+        open_, close, high, low = _day_bar(rand, close, drift, vol, s_open, s_range)
         dividend = 0.0
         if (
             pays
