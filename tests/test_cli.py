@@ -318,7 +318,8 @@ def test_report_help_documents_the_exit_status(capsys):
     help_text = " ".join(capsys.readouterr().out.split())
     assert ("exit status: 0 for report (it displays a stored run, whatever that run's status "
             "was); with --rescore, 1 when the rescored run breaches a floor on a measured bucket "
-            "(its release gate judged) or its error rate is above the run's --egi-max-error-rate "
+            "(its release gate judged), its confident gate is UNDECIDED (unless --egi-gate-undecided "
+            "pass), or its error rate is above the run's --egi-max-error-rate "
             "(the rule of pytest's exit status), else 0; 2 for a usage error.") in help_text
 
 
