@@ -20,6 +20,7 @@ from typing import Any
 from pytest_egi.scoring.config import BUCKETS, Route, RoutingConfig
 
 __all__ = [
+    "percentile_interval",
     "BucketResult",
     "Contribution",
     "EgiResult",
@@ -713,17 +714,27 @@ class BootstrapPlan:
                     if value is not None:
                         samples[b].append(value)
             done += size_now
-        out: dict[str, tuple[float, float] | None] = {}
-        alpha = (1.0 - level) / 2.0
-        for key in ("EGI", *BUCKETS):
-            vals = sorted(samples.get(key, []))
-            if len(vals) < resamples / 2 or not vals:
-                out[key] = None
-                continue
-            lo = vals[int(math.floor(alpha * (len(vals) - 1)))]
-            hi = vals[int(math.ceil((1 - alpha) * (len(vals) - 1)))]
-            out[key] = (lo, hi)
-        return out
+        return {key: percentile_interval(samples.get(key, []), level, resamples) for key in ("EGI", *BUCKETS)}
+
+
+def percentile_interval(values: Sequence[float], level: float, draws: int) -> tuple[float, float] | None:
+    """The percentile interval of a statistic's bootstrap values: the ``(1 - level) / 2`` and
+    ``(1 + level) / 2`` order statistics (floor and ceiling of the rank), on the statistic's
+    own scale.
+
+    Args:
+        values: the statistic over the resamples where it was defined.
+        level: the coverage (0.95: the 2.5th to 97.5th percentile).
+        draws: the number of resamples drawn.
+
+    Returns:
+        ``(lo, hi)``; None when the statistic was defined in fewer than half of the ``draws``.
+    """
+    vals = sorted(values)
+    if not vals or len(vals) < draws / 2:
+        return None
+    alpha = (1.0 - level) / 2.0
+    return vals[int(math.floor(alpha * (len(vals) - 1)))], vals[int(math.ceil((1 - alpha) * (len(vals) - 1)))]
 
 
 def prepare_bootstrap(

@@ -574,9 +574,10 @@ def paired_differences(
         ``{"EGI": (lo, hi), "M1": ...}`` on 0-100 points; None where the difference was
         undefined in more than half of the resamples.
     """
+    from pytest_egi.scoring.egi import percentile_interval
+
     keys = ["EGI", *sorted({k for _, bs in rows_a for k in bs})]
     out: dict[str, tuple[float, float] | None] = {}
-    alpha = (1.0 - level) / 2.0
     n = min(len(rows_a), len(rows_b))
     for key in keys:
         diffs = []
@@ -584,12 +585,8 @@ def paired_differences(
             x, y = (ea, eb) if key == "EGI" else (ba.get(key), bb.get(key))
             if x is not None and y is not None:
                 diffs.append(y - x)
-        if not diffs or len(diffs) < n / 2:
-            out[key] = None
-            continue
-        diffs.sort()
-        out[key] = (round(diffs[int(math.floor(alpha * (len(diffs) - 1)))], 6),
-                    round(diffs[int(math.ceil((1 - alpha) * (len(diffs) - 1)))], 6))
+        interval = percentile_interval(diffs, level, n)
+        out[key] = None if interval is None else (round(interval[0], 6), round(interval[1], 6))
     return out
 
 
