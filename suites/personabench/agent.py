@@ -52,14 +52,14 @@ def resolve_retriever(option: str | None, client: Any) -> tuple[str, bool]:
     """
     if option is not None:
         if option == MINILM:
-            from suites.personabench.env.minilm import minilm_available
+            from suites.personabench.env.weights import minilm_available
 
             if not minilm_available():
                 return BM25, True
         return option, False
     if isinstance(client, (PolicyClient, NullClient)):
         return GT_CONTEXT, False
-    from suites.personabench.env.minilm import minilm_available
+    from suites.personabench.env.weights import minilm_available
 
     return (MINILM, False) if minilm_available() else (BM25, True)
 

@@ -11,7 +11,7 @@ from pytest_egi.models.offline import NullClient
 from pytest_egi.suite import SuiteProfile
 from suites.personabench import SUITE, PersonaBenchOptions
 from suites.personabench.agent import resolve_retriever, run_trial
-from suites.personabench.env.minilm import minilm_available
+from suites.personabench.env.weights import minilm_available
 
 needs_minilm = pytest.mark.skipif(
     not minilm_available(),
@@ -69,9 +69,9 @@ def test_offline_policies_read_gt_context_and_an_explicit_retriever_applies_to_e
 
 
 def test_bm25_fallback_is_recorded_and_warned(monkeypatch):
-    import suites.personabench.env.minilm as minilm
+    import suites.personabench.env.weights as weights
 
-    monkeypatch.setattr(minilm, "minilm_available", lambda: False)
+    monkeypatch.setattr(weights, "minilm_available", lambda: False)
     assert resolve_retriever(None, _Echo()) == ("bm25", True)
     task = _tasks(n=1)[0]
     traj = run_trial(task, _Echo(), None).to_dict()
