@@ -44,10 +44,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     """Register the ``egi`` option group and its ini mirrors."""
     options.add_options(parser)
     from pytest_egi.collect.budget import add_budget_options
+    from pytest_egi.collect.target import add_target_options
     from pytest_egi.scoring.gate import add_gate_options
 
     add_gate_options(parser.getgroup("egi"))
     add_budget_options(parser.getgroup("egi"))
+    add_target_options(parser.getgroup("egi"))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -76,6 +78,10 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_egi.collect.budget import register_budget
 
         register_budget(config, settings)
+    if getattr(config.option, "egi_target_ci", None) is not None and settings.model:
+        from pytest_egi.collect.target import register_target
+
+        register_target(config, settings)
     if settings.model and not hasattr(config, "workerinput"):
         from pytest_egi.report.session import EgiSession
         from pytest_egi.run.folder import resolve_run_dir

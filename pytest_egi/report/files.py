@@ -164,6 +164,7 @@ def build_egi_json(
                      "level": getattr(settings, "gate_level", 0.95),
                      "undecided": getattr(settings, "gate_undecided", "fail")},
             "budget": getattr(settings, "budget_plan", None),
+            "target_ci": getattr(settings, "target_ci", None),
             "params": digest.params,
         },
         "versions": {

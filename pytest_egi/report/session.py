@@ -478,6 +478,7 @@ class EgiSession:
             self.items_deselected = int(collected.get("deselected") or 0)
         if self.items_collected is not None:
             self.items_collected += self.resumed
+        self._drop_target_not_run()
         stopped = stopped_before_end(items_ran=len(records), items_collected=self.items_collected,
                                      stop_reason=stop)
         # the intervals are drawn further on, once the records have been let go of
@@ -526,6 +527,25 @@ class EgiSession:
             self._write_manifest("complete")
         self._usage = digest.usage  # for the terminal summary, then dropped
         session.exitstatus = status
+
+    def _drop_target_not_run(self) -> None:
+        """``--egi-target-ci`` reached its target: the items it did not run count as deselected,
+        and leave the run's plan (``run.json``), so the run is a complete subset."""
+        target = self.config.pluginmanager.get_plugin("egi-target-ci")
+        if target is None:
+            return
+        self.settings.target_ci = target.summary()
+        if not target.not_run:
+            return
+        gone = set(target.not_run)
+        if self.items_collected is not None:
+            self.items_collected -= len(gone)
+        self.items_deselected = (self.items_deselected or 0) + len(gone)
+        if self.plan is not None:
+            self.plan = [nodeid for nodeid in self.plan if nodeid not in gone]
+        if self.manifest is not None and self.manifest.get("plan"):
+            self.manifest["plan"] = [nodeid for nodeid in self.manifest["plan"] if nodeid not in gone]
+            self._plan_in_manifest = self.plan
 
     def _is_empty_shard(self, exitstatus: int, stop: str | None) -> bool:
         """A shard (``--egi-shard K/N``) that was dealt no EGI item (more shards than selected

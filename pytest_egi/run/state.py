@@ -141,6 +141,9 @@ class RunSettings:
     """``--egi-gate-level``: the confidence level (0-1) of the confident gate's intervals."""
     budget_plan: dict[str, Any] | None = None
     """``--egi-budget``: the plan the items were cut to (``pytest_egi.collect.budget``), for egi.json."""
+    target_ci: dict[str, Any] | None = None
+    """``--egi-target-ci``: the target, the width last checked and what ended the run
+    (``pytest_egi.collect.target``), for egi.json."""
     gate_undecided: str = "fail"
     """``--egi-gate-undecided``: ``fail`` (an UNDECIDED gate fails the session) or ``pass``."""
 

@@ -51,7 +51,8 @@ __all__ = [
 FLAGS = ("INTERRUPTED", "INCOMPLETE", "INVALID")
 """Verdict flags, most severe first."""
 
-SUBSET_KEYS = ("-k", "-m", "--lf", "--sw", "--deselect", "node ids", "--egi-shard", "--egi-budget")
+SUBSET_KEYS = ("-k", "-m", "--lf", "--sw", "--deselect", "node ids", "--egi-shard", "--egi-budget",
+               "--egi-target-ci")
 """``RunSettings.selection`` keys that leave items of the profile out (``--egi-shard`` is added
 by the session: one shard is a part of its run until merged). ``--ff`` only reorders: it is
 recorded, but does not by itself make a subset."""
