@@ -114,10 +114,23 @@ def test_a_budgeted_run_is_planned_before_it_runs_and_labelled_a_subset(toy_proj
     assert sum(egi["counts"].values()) == 14
 
 
-def test_budget_refuses_xdist_for_now(toy_project):
-    result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "--egi-budget", "30s", "-n", "2")
-    assert result.ret == 4
-    result.stderr.fnmatch_lines(["*--egi-budget cannot be combined with -n yet*"])
+def test_a_budgeted_run_under_xdist_plans_on_the_workers_and_prints_the_plan_once(toy_project):
+    routing = toy_project.path / "routing.yaml"
+    routing.write_text(routing.read_text().replace("per_category: 3", "per_category: 20"))
+    # 2 s per toy item over 2 workers: 1 s of wall time each -> 15 s hold 2 categories x 7 tasks
+    _history(toy_project.path / "reports", "0-earlier", "egi/noisy-0.3",
+             [{"suite": "toy", "call_s": 2.0, "usage": {"cost_usd": 0.0}}])
+    plan_line = ("egi budget 15s: 14 of 40 tasks (at most 7 per category), expected 14.0 s wall time on 2 "
+                 "workers, $0.00")
+    result = toy_project.runpytest_subprocess("toysuites", "--egi-model", "egi/noisy-0.3", "--egi-budget",
+                                              "15s", "--egi-bootstrap", "0", "--egi-gate", "point", "-n", "2")
+    assert result.stdout.lines.count(plan_line) == 1, result.stdout.str()
+    run = max((toy_project.path / "reports").iterdir(), key=lambda p: p.name)
+    egi = json.loads((run / "egi.json").read_text())
+    assert egi["egi"]["subset"] == ['--egi-budget "15s"']
+    assert egi["config"]["budget"]["kept"] == {"toy/alpha": 7, "toy/beta": 7}
+    assert egi["config"]["budget"]["lines"][0] == plan_line
+    assert sum(egi["counts"].values()) == 14
 
 
 def test_expected_width_scales_the_last_runs_interval(tmp_path):

@@ -13,7 +13,9 @@ budget, by the EGI-Bench report's subsetting rules (:func:`plan_subset`):
 The expected cost of a task (:func:`learn_costs`) is the mean over the items of the same
 suite in earlier runs of the same model in the report folder (their ``timings.jsonl``:
 seconds of the item's call, and the cost actually paid), else a default (stated in the plan).
-The wall time is the sum over the kept items divided by the xdist worker count.
+The wall time is the sum over the kept items divided by the xdist worker count. Under ``-n``
+each worker makes the plan where it collects (the same plan: the same earlier runs, the same
+seed) and the controller prints the first worker's (:data:`PLAN_FILE` in the shared folder).
 
 The plan is printed before any item runs (also under ``--collect-only``), recorded in
 egi.json (``config.budget``), and the run is labelled a subset (``--egi-budget`` in its
@@ -49,6 +51,8 @@ DEFAULT_SECONDS = 60.0
 """Seconds per task assumed for a suite no earlier run of the model measured (a model call
 loop of a few turns); an offline policy (``egi/...``) is assumed :data:`OFFLINE_SECONDS`."""
 OFFLINE_SECONDS = 0.05
+PLAN_FILE = "budget-plan.json"
+"""Under ``-n``: the plan a worker made, in the session's shared directory, for the controller."""
 DEFAULT_USD = 0.02
 """USD per task assumed for a suite no earlier run of the model measured (offline: 0)."""
 
@@ -292,7 +296,11 @@ class BudgetPlugin:
             return
         suites = sorted({k[0] for k in strata})
         costs = learn_costs(s.report_dir, s.model, suites)
-        workers = int(getattr(config.option, "numprocesses", None) or 1)
+        workerinput = getattr(config, "workerinput", None)
+        if workerinput is not None:
+            workers = int(workerinput.get("workercount") or 1)
+        else:
+            workers = int(getattr(config.option, "numprocesses", None) or 1)
         trials = max(1, int(s.trials))
         if self.budget.kind == "seconds":
             unit = {n: costs[n].seconds * trials / workers for n in suites}
@@ -324,10 +332,37 @@ class BudgetPlugin:
             "expected_width": None if width is None else round(width, 6),
             "kept": {f"{a}/{b}": len(v) for (a, b), v in sorted(plan.kept.items())},
             "dropped": [f"{a}/{b}" for a, b in plan.dropped],
-            "costs": {n: c.__dict__ for n, c in costs.items()}, "lines": lines,
+            "costs": {n: c.__dict__ for n, c in costs.items()}, "lines": lines, "all_fit": not dropped,
         }
+        if workerinput is not None:  # for the controller, which collects nothing
+            from pytest_egi.cache.shared import shared_dir
+            from pytest_egi.records import atomic_write_text
+
+            directory = shared_dir()
+            if directory is not None:
+                atomic_write_text(Path(directory) / PLAN_FILE, json.dumps(s.budget_plan))
+            return
+        self._print(config, lines)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """Under ``-n``, on the controller: the plan the first worker made (every worker makes
+        the same one, from the same earlier runs), printed once before any item runs."""
+        if self.settings.budget_plan is not None or self.settings.shared_dir is None:
+            return
+        try:
+            plan = json.loads((Path(self.settings.shared_dir) / PLAN_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        self.settings.budget_plan = plan
+        if plan.get("all_fit"):
+            self.settings.selection.pop("--egi-budget", None)
+        self._print(node.config, plan["lines"])
+
+    @staticmethod
+    def _print(config: pytest.Config, lines: list[str]) -> None:
         reporter = config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None and not hasattr(config, "workerinput"):
+        if reporter is not None:
             for line in lines:
                 reporter.write_line(line)
 
@@ -336,14 +371,15 @@ def register_budget(config: pytest.Config, settings: Any) -> None:
     """With ``--egi-budget``: refuse what it cannot be combined with yet, mark the run a subset
     (``selection["--egi-budget"]``), and register :class:`BudgetPlugin`.
 
+    Under ``-n`` every worker makes the same plan (from the same earlier runs) and the
+    controller prints the first worker's (:data:`PLAN_FILE`).
+
     Raises:
-        pytest.UsageError: with ``-n`` (the plan is made where the items are collected, on
-            the workers), ``--egi-shard`` or ``--egi-resume`` (the message names the fix).
+        pytest.UsageError: with ``--egi-shard`` or ``--egi-resume`` (the message names the fix).
     """
     budget = config.option.egi_budget
     opt = config.option
-    for on, name in ((getattr(opt, "numprocesses", None), "-n"), (opt.egi_shard, "--egi-shard"),
-                     (opt.egi_resume, "--egi-resume")):
+    for on, name in ((opt.egi_shard, "--egi-shard"), (opt.egi_resume, "--egi-resume")):
         if on:
             raise pytest.UsageError(f"--egi-budget cannot be combined with {name} yet: run the budgeted "
                                     f"subset serially, or choose the items with -k / -m")
