@@ -1080,8 +1080,8 @@ def _parser() -> argparse.ArgumentParser:
                     "page over all of them (models by EGI, M1-M6 heatmap and radar profiles, EGI "
                     "against cost, the gate row, the tasks that flipped, paired sub-metric deltas).",
         epilog="exit status: 0; with --fail-on-regression, 1 when a later run's bucket got worse "
-               "beyond its interval (the paired 95%% bootstrap interval of later - baseline lies "
-               "below 0; without paired intervals, the two runs' own 95%% intervals do not "
+               "beyond its interval (the paired 95% bootstrap interval of later - baseline lies "
+               "below 0; without paired intervals, the two runs' own 95% intervals do not "
                "overlap) or its release gate verdict is worse (READY > UNDECIDED > NOT READY); 2 "
                "for a usage error.",
     )
