@@ -142,6 +142,10 @@ def test_compare_three_runs_writes_a_page_and_fails_on_a_regression(toy_runs, ca
     assert len(b["flips"]) == sum(r["status"] == "failed" for r in noisy_records) > 0
     assert {f["direction"] for f in b["flips"]} == {"pass->fail"}
     assert c["paired"]["M1"]["beyond"] == "worse" and c["paired"]["M1"]["interval"] == [-100.0, -100.0]
+    [acc] = [m for m in c["sub_metrics"] if m["metric"] == "acc"]
+    assert (acc["a"], acc["b"], acc["delta"], acc["interval"], acc["beyond"]) == (
+        1.0, 0.0, -1.0, [-1.0, -1.0], "down")
+    assert "<b>▼ down, beyond its interval</b>" in page.read_text()
     # --fail-on-regression: 1 when a later run got worse, 0 when it only got better
     assert main(["compare", oracle, null, "--resamples", "300", "--fail-on-regression",
                  "--html", str(toy_runs["egi/null"].parent / "c.html")]) == 1

@@ -91,7 +91,7 @@ def _egi_bars(runs: list[dict[str, Any]]) -> str:
     """Horizontal bars of each run's EGI figure with its interval whisker (0-100)."""
     x0, w, h = 260, 420, 30
     height = len(runs) * h + 30
-    out = [f'<svg id="egi-bars" width="760" height="{height}" role="img" aria-label="EGI by model" '
+    out = [f'<svg id="egi-bars" width="900" height="{height}" role="img" aria-label="EGI by model" '
            'font-family="system-ui,sans-serif">']
     for t in (0, 25, 50, 75, 100):
         x = _x(t, x0, w)
@@ -168,7 +168,7 @@ def _radar(runs: list[dict[str, Any]]) -> str:
     """Each run's M1-M6 profile as a polygon on six axes (0 at the centre, 100 at the rim;
     an unmeasured bucket is drawn at 0 and named in the legend)."""
     cx, cy, rad = 190, 170, 130
-    out = ['<svg id="radar" width="560" height="350" role="img" aria-label="M1 to M6 profiles" '
+    out = ['<svg id="radar" width="760" height="350" role="img" aria-label="M1 to M6 profiles" '
            'font-family="system-ui,sans-serif">']
 
     def pt(k: int, v: float) -> tuple[float, float]:
@@ -219,7 +219,7 @@ def _cost_plot(runs: list[dict[str, Any]]) -> str:
         out.append(f'<text x="{x}" y="{y0 + h + 16}" font-size="11" text-anchor="middle" fill="#667085">'
                    f'${c:.4g}</text>')
     out.append(f'<text x="{x0 + w / 2}" y="{y0 + h + 36}" font-size="12" text-anchor="middle">'
-               'cost of the model under test (USD, egi.json usage.model.cost_usd)</text>'
+               'cost of the run (USD: egi.json usage, model, judge and simulator)</text>'
                f'<text x="14" y="{y0 + h / 2}" font-size="12" text-anchor="middle" '
                f'transform="rotate(-90 14 {y0 + h / 2})">EGI</text>')
     for r in known:
