@@ -61,21 +61,22 @@ def shots(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("screenshots")
 
 
-def _run(tmp: Path, model: str) -> Path:
-    out = tmp / model.replace("/", "-")
-    subprocess.run(
-        [sys.executable, "-m", "pytest", f"suites/{SUITE}", "--egi-model", model, "--egi-mode", "quick",
-         "--egi-report-dir", str(out), "--egi-bootstrap", "200", "-p", "no:cacheprovider", "-q"],
-        cwd=ROOT, check=False, capture_output=True, text=True, timeout=600,
-    )
-    [run] = [p for p in out.iterdir() if (p / "egi.json").exists()]
-    return run
-
-
 @pytest.fixture(scope="session")
 def runs(tmp_path_factory) -> dict[str, Path]:
+    """The two quick runs, made side by side (each a pytest process)."""
     tmp = tmp_path_factory.mktemp("runs")
-    return {model: _run(tmp, model) for model in ("egi/oracle", "egi/noisy-0.3")}
+    procs = {}
+    for model in ("egi/oracle", "egi/noisy-0.3"):
+        out = tmp / model.replace("/", "-")
+        procs[model] = (out, subprocess.Popen(
+            [sys.executable, "-m", "pytest", f"suites/{SUITE}", "--egi-model", model, "--egi-mode", "quick",
+             "--egi-report-dir", str(out), "--egi-bootstrap", "200", "-p", "no:cacheprovider", "-q"],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    found = {}
+    for model, (out, proc) in procs.items():
+        proc.wait(timeout=600)
+        [found[model]] = [p for p in out.iterdir() if (p / "egi.json").exists()]
+    return found
 
 
 def _open(browser, path: Path, width: int = 1280):
