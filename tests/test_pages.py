@@ -115,9 +115,9 @@ def test_flipped_tasks_are_matched_by_suite_task_and_trial():
     b = [rec("t-2", "failed"), rec("t-10", "passed"), rec("t-3", "passed"), rec("t-4", "failed"),
          rec("t-2", "failed", trial=2), rec("t-5", "failed")]
     flips = flipped_tasks(a, b)
-    assert [(f["task_id"], f["trial"], f["direction"]) for f in flips] == [
-        ("t-10", 1, "fail->pass"), ("t-2", 1, "pass->fail")]
-    assert flips[1]["got_a"] == "t-2 passed" and flips[1]["got_b"] == "t-2 failed"
+    assert [(f["task_id"], f["trial"], f["direction"]) for f in flips] == [  # t-2 before t-10
+        ("t-2", 1, "pass->fail"), ("t-10", 1, "fail->pass")]
+    assert flips[0]["got_a"] == "t-2 passed" and flips[0]["got_b"] == "t-2 failed"
 
 
 def test_compare_three_runs_writes_a_page_and_fails_on_a_regression(toy_runs, capsys):

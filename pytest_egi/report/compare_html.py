@@ -11,6 +11,7 @@ page; its small script only filters the flipped-task table.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from markupsafe import escape
@@ -75,8 +76,13 @@ def flipped_tasks(records_a: list[dict[str, Any]], records_b: list[dict[str, Any
             "got_a": old.get("got"), "got_b": r.get("got"),
             "failure_kind": r.get("failure_kind") if r["status"] == "failed" else old.get("failure_kind"),
         })
-    out.sort(key=lambda f: (f["suite"], f["task_id"], f["trial"] or 0))
+    out.sort(key=lambda f: (f["suite"], _natural(f["task_id"]), f["trial"] or 0))
     return out
+
+
+def _natural(text: str) -> list[tuple[int, int, str]]:
+    """Sort key of natural order: digit runs compare as numbers (task-2 before task-10)."""
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t.lower()) for t in re.findall(r"\d+|\D+", text)]
 
 
 def _e(text: Any) -> str:
