@@ -129,7 +129,7 @@ def test_report_page_renders_filters_and_sorts(browser, runs, shots, model):
     page.select_option("#f-status", "passed")
     rows = _visible_rows(page)
     assert len(rows) == passed and {r["status"] for r in rows} <= {"passed"}
-    assert page.text_content("#shown") == f"{passed} matching of {len(records)}"
+    assert page.text_content("#shown") == f"{passed} of {len(records)} match"
     page.select_option("#f-status", "")
     category = records[0]["category"]
     page.select_option("#f-category", category)
@@ -192,7 +192,7 @@ def test_report_page_at_5000_tasks(browser, runs, shots, tmp_path):
     assert page.locator("#tasks tbody tr").count() == 5000  # every row made once
     # the first 200 shown (failures first), the others a click away
     assert len(_visible_rows(page)) == 200
-    assert page.text_content("#shown") == "first 200 of 5000 matching of 5000"
+    assert page.text_content("#shown") == "5000 of 5000 match; the first 200 shown"
     page.click("#more")
     assert len(_visible_rows(page)) == 400
     # failures first (errored, then failed), natural order of ids inside
@@ -206,7 +206,7 @@ def test_report_page_at_5000_tasks(browser, runs, shots, tmp_path):
     kinds = ["wrong final answer", "wrong tool", "missing call"]
     failed = [i for i in range(1, 5001) if i % 7 == 0 and i % 50]
     matching = sum(1 for i in failed if i % 3 == 1 and (i // 7) % 3 == 1)
-    assert page.text_content("#shown") == f"first 200 of {matching} matching of 5000"
+    assert page.text_content("#shown") == f"{matching} of 5000 match; the first 200 shown"
     assert len(rows) == 200
     assert {r["kind"] for r in rows} == {"wrong tool"} and {r["suite"] for r in rows} == {"beta"}
     # why it failed, counted: per suite
