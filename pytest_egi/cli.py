@@ -1,4 +1,4 @@
-"""``egi-bench``: doctor | report [RUN] | report --rescore RUN | compare RUN_A RUN_B.
+"""``egi-bench``: doctor | report [RUN] | report --rescore RUN | compare RUN RUN [RUN...].
 
 None of these calls a model under test: ``report`` re-reads a run, ``--rescore`` re-runs the
 suites' scorers on the stored trajectories and re-aggregates with the current (or given)
@@ -648,8 +648,12 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     return int(session["exit_status"])
 
 
-def _comparability_notes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    """Reasons the two runs' numbers may not be like for like."""
+def _comparability_notes(
+    a: dict[str, Any], b: dict[str, Any], names: tuple[str, str] = ("A", "B")
+) -> list[str]:
+    """Reasons the two runs' numbers may not be like for like (``names``: how the lines call
+    the two runs)."""
+    na, nb = names
     notes = []
     if a["routing"]["sha256"] != b["routing"]["sha256"]:
         notes.append("different routing files: rescore one run with the other's routing")
@@ -657,7 +661,7 @@ def _comparability_notes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     covered_b = [k for k, v in b["buckets"].items() if v["value"] is not None]
     if covered_a != covered_b:
         notes.append(
-            f"different coverage: A measured {' '.join(covered_a) or 'no bucket'}, B "
+            f"different coverage: {na} measured {' '.join(covered_a) or 'no bucket'}, {nb} "
             f"{' '.join(covered_b) or 'no bucket'}; the EGI values are not comparable"
         )
     weights_a, weights_b = a["routing"]["weights"], b["routing"]["weights"]
@@ -669,19 +673,19 @@ def _comparability_notes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
         )
         notes.append(f"different bucket weights ({changed}): the EGI differs by weighting alone")
     if a["routing"]["floors"] != b["routing"]["floors"]:
-        notes.append(f"different floors: A {a['routing']['floors']}, B {b['routing']['floors']}")
+        notes.append(f"different floors: {na} {a['routing']['floors']}, {nb} {b['routing']['floors']}")
     if sorted(a["suites"]) != sorted(b["suites"]):
-        notes.append(f"different suites: A ran {sorted(a['suites'])}, B ran {sorted(b['suites'])}")
+        notes.append(f"different suites: {na} ran {sorted(a['suites'])}, {nb} ran {sorted(b['suites'])}")
     for key, label in (("mode", "mode"),):
         if a.get(key) != b.get(key):
-            notes.append(f"different {label}: A {a.get(key)}, B {b.get(key)}")
+            notes.append(f"different {label}: {na} {a.get(key)}, {nb} {b.get(key)}")
     for key in ("seed", "trials", "suite_options", "selection"):
         if a["config"].get(key) != b["config"].get(key):
-            notes.append(f"different {key}: A {a['config'].get(key)!r}, B {b['config'].get(key)!r}")
+            notes.append(f"different {key}: {na} {a['config'].get(key)!r}, {nb} {b['config'].get(key)!r}")
     for suite in sorted(set(a["suites"]) & set(b["suites"])):
         ca, cb = a["suites"][suite]["counts"], b["suites"][suite]["counts"]
         if sum(ca.values()) != sum(cb.values()):
-            notes.append(f"{suite}: A has {sum(ca.values())} items, B {sum(cb.values())}")
+            notes.append(f"{suite}: {na} has {sum(ca.values())} items, {nb} {sum(cb.values())}")
     return notes
 
 
@@ -708,12 +712,18 @@ def _egi_figure(egi: dict[str, Any]) -> tuple[float | None, bool, list[float] | 
 
 
 def _paired_lines(
-    run_a: Path, run_b: Path, a: dict[str, Any], b: dict[str, Any], resamples: int
+    run_a: Path, run_b: Path, a: dict[str, Any], b: dict[str, Any], resamples: int,
+    info: dict[str, Any] | None = None,
 ) -> list[str]:
     """``egi-bench compare``'s paired section: per bucket and for the EGI figure, B - A with
     the paired bootstrap interval over the tasks scored in both runs
     (:func:`pytest_egi.scoring.gate.paired_intervals`), and whether the difference is beyond it (the
-    interval excludes 0). One line saying why when it cannot be drawn."""
+    interval excludes 0). One line saying why when it cannot be drawn.
+
+    ``info``, when given, is filled with what the page needs: ``intervals`` (``{"EGI"|bucket:
+    (lo, hi) or None}``, 0-100 points), ``sub_metrics`` (``{(suite, sub-metric): (lo, hi) or
+    None}``, the sub-metric's scale), ``matched`` (tasks) and ``same_tasks``; empty when the
+    intervals were not drawn."""
     from pytest_egi.scoring.gate import paired_intervals
 
     if resamples <= 0:
@@ -725,8 +735,9 @@ def _paired_lines(
     settings = _settings_from_egi(run_a, a)
     _importable_suites(a, records[0] + records[1])
     seed = settings.run_seed
+    subs: dict[tuple[str, str], tuple[float, float] | None] = {}
     intervals, matched = paired_intervals(records[0], records[1], settings.routing, weights=settings.weights,
-                                          resamples=resamples, seed=seed)
+                                          resamples=resamples, seed=seed, sub_metrics_out=subs)
     if not matched:
         return ["paired: no task scored in both runs (matched by suite and task id)"]
     def scored_tasks(recs: list[dict[str, Any]]) -> int:
@@ -735,6 +746,9 @@ def _paired_lines(
     same_tasks = scored_tasks(records[0]) == scored_tasks(records[1]) == matched
     lines = [f"paired B-A over {matched} tasks scored in both runs (95% bootstrap interval, "
              f"{resamples} resamples, seed {seed}):"]
+    if info is not None:
+        info.update(intervals=intervals, sub_metrics=subs, matched=matched, same_tasks=same_tasks,
+                    header=lines[0])
     if not same_tasks:  # the whole runs' differences (above) are over other task sets
         lines.append("  (the runs scored different tasks: each interval is of the difference over the "
                      "matched tasks only, so no point difference is shown beside it)")
@@ -744,6 +758,8 @@ def _paired_lines(
     if part_a != part_b or cover_a != cover_b:
         lines.append(f"  EGI      not paired: A's figure covers {', '.join(cover_a or []) or '?'}, B's "
                      f"{', '.join(cover_b or []) or '?'} (different figures)")
+        if info is not None:
+            info["intervals"] = {k: v for k, v in intervals.items() if k != "EGI"}
     else:
         values["EGI"] = (fig_a, fig_b)
     for k in a["buckets"]:
@@ -760,8 +776,12 @@ def _paired_lines(
     return lines
 
 
-def _cmd_compare(args: argparse.Namespace) -> int:
-    a, b = (_load_egi(Path(p)) for p in (args.run_a, args.run_b))
+def _compare_pair(
+    run_a: Path, run_b: Path, a: dict[str, Any], b: dict[str, Any], resamples: int,
+    info: dict[str, Any] | None = None,
+) -> None:
+    """Print the two-run comparison of ``egi-bench compare`` (B against A); ``info`` as
+    :func:`_paired_lines`'s."""
 
     def fmt(x: float | None, digits: int = 1) -> str:
         return "—" if x is None else f"{x:.{digits}f}"
@@ -813,6 +833,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     xa, xb = figures["A"][0], figures["B"][0]
     print(f"{'EGI':10} {egi_cell('A'):>{width}} {egi_cell('B'):>{width}} "
           f"{delta(xa, xb) if ok else '':>7}   {ci_cell('A'):>{ci_width}} {ci_cell('B'):>{ci_width}}")
+    if info is not None:
+        info["egi_comparable"] = ok
     rows = [
         (k, a["buckets"][k]["value"], b["buckets"][k]["value"], a["buckets"][k]["ci95"],
          b["buckets"][k]["ci95"])
@@ -821,7 +843,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     for label, x, y, cx, cy in rows:
         print(f"{label:10} {fmt(x):>{width}} {fmt(y):>{width}} {delta(x, y):>7}   "
               f"{ci(cx):>{ci_width}} {ci(cy):>{ci_width}}")
-    for line in _paired_lines(Path(args.run_a), Path(args.run_b), a, b, args.resamples):
+    for line in _paired_lines(run_a, run_b, a, b, resamples, info):
         print(line)
     for suite in sorted(set(a["suites"]) | set(b["suites"])):
         sa = (a["suites"].get(suite) or {}).get("sub_metrics") or {}
@@ -829,7 +851,153 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         for m in sorted(set(sa) | set(sb)):
             x, y = sa.get(m), sb.get(m)
             print(f"  {suite}/{m}: {fmt(x, 3)} -> {fmt(y, 3)} {delta(x, y, 3)}")
-    return 0
+
+
+def _run_cost(egi: dict[str, Any]) -> float | None:
+    """The run's cost in USD: every role's ``usage.<role>.cost_usd`` summed (model under test,
+    judge, user simulator); None when a role that made calls has an unknown cost."""
+    total = 0.0
+    for t in (egi.get("usage") or {}).values():
+        if not isinstance(t, dict) or not t.get("calls"):
+            continue
+        if t.get("cost_usd") is None:
+            return None
+        total += float(t["cost_usd"])
+    return total
+
+
+def _bucket_change(
+    a: dict[str, Any], b: dict[str, Any], key: str, paired: dict[str, Any]
+) -> tuple[float | None, float | None, list[float] | None, str | None]:
+    """(A's value, B's, the interval the judgement used, ``"worse"``/``"better"``/None) of one
+    bucket or of ``"EGI"``: beyond its interval when the paired interval of B - A excludes 0;
+    without a paired interval, when the two runs' own 95% intervals do not overlap."""
+    if key == "EGI":
+        x, y = _egi_figure(a)[0], _egi_figure(b)[0]
+        cx, cy = _egi_figure(a)[2], _egi_figure(b)[2]
+    else:
+        ba, bb = a["buckets"].get(key) or {}, b["buckets"].get(key) or {}
+        x, y, cx, cy = ba.get("value"), bb.get("value"), ba.get("ci95"), bb.get("ci95")
+    if x is None or y is None:
+        return x, y, None, None
+    intervals = paired.get("intervals")
+    if intervals is not None:
+        iv = intervals.get(key)
+        if iv is None:
+            return x, y, None, None
+        return x, y, list(iv), "worse" if iv[1] < 0 else "better" if iv[0] > 0 else None
+    if cx and cy:
+        if cy[1] < cx[0]:
+            return x, y, None, "worse"
+        if cy[0] > cx[1]:
+            return x, y, None, "better"
+    return x, y, None, None
+
+
+def _page_run(label: str, path: Path, egi: dict[str, Any]) -> dict[str, Any]:
+    """One run's entry of the compare page (:func:`render_compare_html`'s ``runs``)."""
+    from pytest_egi.report.compare_html import gate_verdict
+
+    flags, subset, _ = _run_flags(egi)
+    value, partial, interval = _egi_figure(egi)
+    not_a_score = bool(flags)
+    text = flags[0] if flags else ("—" if value is None else f"{value:.1f}")
+    tags = [t for t, on in (("partial", partial and not flags), ("subset", bool(subset))) if on]
+    if tags:
+        text += f" ({', '.join(tags)})"
+    notes = []
+    if flags:
+        notes.append(f"its EGI is not a score: {egi['egi'].get('headline')}")
+    if subset:
+        notes.append(f"a subset of its profile ({', '.join(subset)})")
+    gate = egi.get("gate") or {}
+    reason = gate.get("reason") or gate.get("not_judged_reason") or ""
+    return {
+        "label": label, "model": egi.get("model"), "run_id": egi.get("run_id"), "path": path.name,
+        "egi": value, "egi_text": text, "ci": interval, "partial": partial, "not_a_score": not_a_score,
+        "buckets": {k: {"value": v.get("value"), "ci95": v.get("ci95"), "floor": v.get("floor"),
+                        "ceiling": v.get("ceiling")} for k, v in egi["buckets"].items()},
+        "gate": gate_verdict(egi), "gate_reason": reason, "cost_usd": _run_cost(egi), "notes": notes,
+    }
+
+
+def _page_pair(
+    labels: tuple[str, str], paths: tuple[Path, Path], a: dict[str, Any], b: dict[str, Any],
+    info: dict[str, Any],
+) -> dict[str, Any]:
+    """One later run against the baseline, for the compare page and --fail-on-regression."""
+    from pytest_egi.report.compare_html import flipped_tasks, gate_verdict, gate_worse
+
+    la, lb = labels
+    paired: dict[str, Any] = {}
+    regressions = []
+    for key in ("EGI", *a["buckets"]):
+        if key == "EGI" and not info.get("egi_comparable", False):
+            continue
+        x, y, iv, beyond = _bucket_change(a, b, key, info)
+        paired[key] = {"a": x, "b": y, "delta": None if x is None or y is None else y - x,
+                       "interval": iv, "beyond": beyond}
+        if beyond == "worse" and key != "EGI":
+            how = (f"paired interval [{iv[0]:+.1f}, {iv[1]:+.1f}]" if iv else
+                   "its 95% interval below the baseline's")
+            regressions.append(f"{key} {x:.1f} -> {y:.1f} ({how})")
+    if gate_worse(a, b):
+        regressions.append(f"release gate {gate_verdict(a)} -> {gate_verdict(b)}")
+    subs_iv = info.get("sub_metrics") or {}
+    sub_rows = []
+    for suite in sorted(set(a["suites"]) | set(b["suites"])):
+        sa = (a["suites"].get(suite) or {}).get("sub_metrics") or {}
+        sb = (b["suites"].get(suite) or {}).get("sub_metrics") or {}
+        for m in sorted(set(sa) | set(sb)):
+            x, y = sa.get(m), sb.get(m)
+            iv = subs_iv.get((suite, m))
+            beyond = None if iv is None else ("down" if iv[1] < 0 else "up" if iv[0] > 0 else None)
+            sub_rows.append({"suite": suite, "metric": m, "a": x, "b": y,
+                             "delta": None if x is None or y is None else y - x,
+                             "interval": None if iv is None else list(iv), "beyond": beyond})
+    try:
+        flips = flipped_tasks(load_records(paths[0]), load_records(paths[1]))
+    except (OSError, ValueError):
+        flips = []
+    if info.get("intervals") is not None:
+        note = (f"paired {lb} − {la} over the {info['matched']} tasks scored in both runs: "
+                f"{info['header'].split('(', 1)[1].rstrip('):')}")
+    else:
+        note = ("paired intervals not drawn: a bucket counts as beyond its interval when the two runs' "
+                "own 95% intervals do not overlap")
+    return {"a": la, "b": lb, "paired": paired, "matched": info.get("matched"), "sub_metrics": sub_rows,
+            "flips": flips, "regressions": regressions, "notes": _comparability_notes(a, b, (la, lb)),
+            "paired_note": note}
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from pytest_egi.report.compare_html import render_compare_html
+
+    paths = [Path(p) for p in args.runs]
+    if len(paths) < 2:
+        raise CliError("compare: give two or more run folders (the first is the baseline)")
+    egis = [_load_egi(p) for p in paths]
+    letters = [chr(ord("A") + i) if i < 26 else f"R{i + 1}" for i in range(len(paths))]
+    pairs = []
+    for k in range(1, len(paths)):
+        if len(paths) > 2:
+            print(f"== {letters[k]} against {letters[0]} (the baseline); below, A = {letters[0]} and "
+                  f"B = {letters[k]}")
+        info: dict[str, Any] = {}
+        _compare_pair(paths[0], paths[k], egis[0], egis[k], args.resamples, info)
+        pairs.append(_page_pair((letters[0], letters[k]), (paths[0], paths[k]), egis[0], egis[k], info))
+    runs = [_page_run(letters[i], paths[i], egis[i]) for i in range(len(paths))]
+    out = Path(args.html) if args.html else paths[0] / "compare.html"
+    try:
+        out.write_text(render_compare_html(runs, pairs), encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"--html {out}: cannot write the compare page ({exc.strerror or exc}); "
+                       "give a writable path with --html") from None
+    regressed = [(p["b"], g) for p in pairs for g in p["regressions"]]
+    for label, what in regressed:
+        print(f"regression: {label} against {letters[0]}: {what}")
+    print(f"egi compare page: {out}")
+    return 1 if args.fail_on_regression and regressed else 0
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
@@ -905,9 +1073,26 @@ def _parser() -> argparse.ArgumentParser:
                              "(a suite's own file such as eigent/results.csv); a path relative to "
                              "the run folder, which it may not leave")
     report.set_defaults(func=_cmd_report)
-    compare = sub.add_parser("compare", help="compare two runs bucket by bucket")
-    compare.add_argument("run_a")
-    compare.add_argument("run_b")
+    compare = sub.add_parser(
+        "compare", help="compare two or more runs bucket by bucket, and write a page",
+        description="Compare runs: the first run is the baseline, each later one is compared with it "
+                    "(the terminal shows each pair; A is the baseline). Writes one self-contained HTML "
+                    "page over all of them (models by EGI, M1-M6 heatmap and radar profiles, EGI "
+                    "against cost, the gate row, the tasks that flipped, paired sub-metric deltas).",
+        epilog="exit status: 0; with --fail-on-regression, 1 when a later run's bucket got worse "
+               "beyond its interval (the paired 95% bootstrap interval of later - baseline lies "
+               "below 0; without paired intervals, the two runs' own 95% intervals do not "
+               "overlap) or its release gate verdict is worse (READY > UNDECIDED > NOT READY); 2 "
+               "for a usage error.",
+    )
+    compare.add_argument("runs", nargs="+", metavar="RUN",
+                         help="run folders, two or more; the first is the baseline")
+    compare.add_argument("--html", metavar="PATH", default=None,
+                         help="where to write the compare page (default: compare.html in the first "
+                              "run's folder, replaced by the next compare of that run)")
+    compare.add_argument("--fail-on-regression", action="store_true",
+                         help="exit 1 when a bucket or the release gate got worse beyond its interval "
+                              "in a later run against the first")
     compare.add_argument("--resamples", type=int, default=1000, metavar="N",
                          help="paired bootstrap resamples over the tasks in both runs (0: none)")
     compare.set_defaults(func=_cmd_compare)

@@ -368,7 +368,7 @@ def write_report_files(
     rows = records if records is not None else RecordLines(rd.records_jsonl, digest.items)
     egi = build_egi_json(settings, digest, agg, session_info, verdict)
     with atomic_file(rd.report_html) as page:
-        for part in render_html_parts(egi, rows):
+        for part in render_html_parts(egi, rows, run_dir=rd.root):
             page.write(part)
     # egi.json last: a run folder with an egi.json has every other file of its session written
     try:

@@ -656,10 +656,13 @@ class BootstrapPlan:
     def run(
         self, *, resamples: int = 1000, seed: int = 0, level: float = 0.95,
         rows_out: list[tuple[float | None, dict[str, float | None]]] | None = None,
+        subs_out: list[dict[str, Mapping[str, float | None]]] | None = None,
     ) -> dict[str, tuple[float, float] | None]:
         """The intervals (:func:`bootstrap_egi`'s return value); numpy is imported here.
         ``rows_out``, when given, gets each resample's ``(EGI figure or None, {bucket: value
-        or None})`` in draw order (paired comparisons, per-suite variance: ``pytest_egi.scoring.gate``)."""
+        or None})`` in draw order (paired comparisons, per-suite variance: ``pytest_egi.scoring.gate``);
+        ``subs_out`` each resample's ``{suite: {sub-metric: value or None}}`` (paired
+        sub-metric differences, ``egi-bench compare``)."""
         import operator
 
         fast, slow_tasks, by_task, flat, summarize = (
@@ -704,6 +707,8 @@ class BootstrapPlan:
                 for row, values in enumerate(sums.tolist()):
                     subs_of[row][suite] = cols.finish(dict(zip(cols.names, values, strict=True)))
             for subs in subs_of:
+                if subs_out is not None:
+                    subs_out.append(subs)
                 egi, bucket_values = _egi_figures(subs, by_bucket, self.weights)
                 same = all((bucket_values[b] is not None) == (b in self.covered) for b in BUCKETS)
                 if egi is not None and same:

@@ -599,6 +599,7 @@ def paired_intervals(
     resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    sub_metrics_out: dict[tuple[str, str], tuple[float, float] | None] | None = None,
 ) -> tuple[dict[str, tuple[float, float] | None], int]:
     """Paired bootstrap intervals of run B minus run A (``egi-bench compare``).
 
@@ -615,6 +616,9 @@ def paired_intervals(
         resamples: bootstrap resamples (>= 1).
         seed: seed of the draws.
         level: the intervals' coverage.
+        sub_metrics_out: when given, filled with ``{(suite, sub-metric): (lo, hi) or None}``:
+            the same resamples' percentile intervals of each sub-metric's B - A, on the
+            sub-metric's own scale (None where it was undefined in more than half of them).
 
     Returns:
         ``({"EGI": (lo, hi) or None, "M1": ...}, tasks matched)`` on 0-100 points.
@@ -634,12 +638,14 @@ def paired_intervals(
     modules = {r["suite"]: r["suite_module"] for r in a + b if r.get("suite_module")}
     suites = {name: load_suite(modules[name]) for name in sorted({s for s, _ in common}) if name in modules}
     rows: list[list[tuple[float | None, dict[str, float | None]]]] = []
+    subs: list[list[dict[str, Mapping[str, float | None]]]] = []
     for recs in (a, b):
         by_suite: dict[str, list[dict[str, Any]]] = {}
         for r in sorted((r for r in recs if (r["suite"], r["task_id"]) in common and r["suite"] in suites),
                         key=record_sort_key):
             by_suite.setdefault(r["suite"], []).append(r)
         out: list[tuple[float | None, dict[str, float | None]]] = []
+        subs_run: list[dict[str, Mapping[str, float | None]]] = []
         if by_suite:
             plan = prepare_bootstrap(
                 by_suite, {n: suites[n].summarize for n in by_suite}, routing, weights=weights,
@@ -647,8 +653,25 @@ def paired_intervals(
                                  if callable(getattr(suites[n], "summary_columns", None))},
                 notices=[],
             )
-            plan.run(resamples=resamples, seed=seed, level=level, rows_out=out)
+            plan.run(resamples=resamples, seed=seed, level=level, rows_out=out,
+                     subs_out=subs_run if sub_metrics_out is not None else None)
         rows.append(out)
+        subs.append(subs_run)
     if not rows[0]:
         return {"EGI": None}, 0
+    if sub_metrics_out is not None:
+        from pytest_egi.scoring.egi import percentile_interval
+
+        diffs: dict[tuple[str, str], list[float]] = {}
+        for sa, sb in zip(subs[0], subs[1], strict=False):
+            for suite, values in sa.items():
+                other = sb.get(suite) or {}
+                for metric, x in values.items():
+                    y = other.get(metric)
+                    if isinstance(x, (int, float)) and isinstance(y, (int, float)):
+                        diffs.setdefault((suite, metric), []).append(float(y) - float(x))
+        n = min(len(subs[0]), len(subs[1]))
+        for key, d in sorted(diffs.items()):
+            iv = percentile_interval(d, level, n)
+            sub_metrics_out[key] = None if iv is None else (round(iv[0], 6), round(iv[1], 6))
     return paired_differences(rows[0], rows[1], level=level), len(common)
