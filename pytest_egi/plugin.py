@@ -11,8 +11,9 @@
   :mod:`pytest_egi.report.header`
 
 Objects only a feature needs are registered only when it is on: the controller's session (a
-model), the xdist hooks (:mod:`pytest_egi.collect.xdist`), the JSON junit property
-(:mod:`pytest_egi.report.junit`), the model gateway (:mod:`pytest_egi.run.gateway`).
+model), the xdist hooks (:mod:`pytest_egi.collect.xdist`), the JSON junit property and suite
+properties (:mod:`pytest_egi.report.junit`), pytest-json-report's record and summary
+(:mod:`pytest_egi.report.jsonreport`), the model gateway (:mod:`pytest_egi.run.gateway`).
 Without ``--egi-model`` (or ``egi_model`` in the ini file) the plugin still parametrizes
 suite tests so they can be listed, but skips them with the reason, and writes no report.
 """
@@ -96,6 +97,10 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_egi.report.junit import JunitXmlJson
 
         config.pluginmanager.register(JunitXmlJson(), "egi-junitxml")
+    if getattr(config.option, "json_report", False):
+        from pytest_egi.report.jsonreport import register as register_json_report
+
+        register_json_report(config)
     share_builds(config)
 
 
