@@ -60,7 +60,8 @@ def test_each_test_carries_its_record_and_the_summary_the_result(toy_project, on
 def test_inert_without_the_option(toy_project, on_path):
     """Installed but not asked for: no report file, and no unknown-hook complaint."""
     result = toy_project.runpytest_subprocess(
-        "toysuites", "--egi-model", "egi/oracle", "--egi-bootstrap", "0", "-p", "no:cacheprovider", "-W", "error",
+        "toysuites", "--egi-model", "egi/oracle", "--egi-bootstrap", "0", "-p", "no:cacheprovider",
+        "-W", "error",
     )
     assert result.ret == 0, result.stdout.str()
     assert not (toy_project.path / ".report.json").exists()
