@@ -96,5 +96,6 @@ def test_personabench_tells_the_doctor_about_its_weights(monkeypatch, available)
         assert text == "all-MiniLM-L6-v2 weights and runtime installed (the default retriever)"
     else:
         assert level == "info"
-        assert text.startswith("all-MiniLM-L6-v2 weights not installed: a model under test gets the BM25 retriever")
+        assert text.startswith("all-MiniLM-L6-v2 weights not installed: a model under test gets the BM25 "
+                               "retriever")
         assert weights.INSTALL_HINT in text
