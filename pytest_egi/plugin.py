@@ -77,6 +77,12 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_egi.collect.budget import register_budget
 
         register_budget(config, settings)
+    if getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
+        from pytest_egi.report.junit import JunitXmlJson
+
+        # registered before the session: its tryfirst pytest_sessionfinish then runs after the
+        # session's (the later registered runs first), which writes egi.json
+        config.pluginmanager.register(JunitXmlJson(), "egi-junitxml")
     if settings.model and not hasattr(config, "workerinput"):
         from pytest_egi.report.session import EgiSession
         from pytest_egi.run.folder import resolve_run_dir
@@ -93,10 +99,6 @@ def pytest_configure(config: pytest.Config) -> None:
         install_for(config, getattr(config.stash.get(SESSION_KEY, None), "interrupt", None))
     if config.pluginmanager.hasplugin("xdist"):
         egi_xdist.register(config)
-    if getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
-        from pytest_egi.report.junit import JunitXmlJson
-
-        config.pluginmanager.register(JunitXmlJson(), "egi-junitxml")
     if getattr(config.option, "json_report", False):
         from pytest_egi.report.jsonreport import register as register_json_report
 

@@ -57,6 +57,39 @@ def test_each_test_carries_its_record_and_the_summary_the_result(toy_project, on
     assert summary["run_dir"] == str(run)
 
 
+def test_the_summary_is_added_when_json_report_built_its_report_first(tmp_path):
+    """pytest-json-report builds and saves its report in a tryfirst pytest_sessionfinish, as the
+    EGI session writes egi.json in one: their order is their registration order. When the
+    report was built first, the summary is added after every sessionfinish and saved again."""
+    from types import SimpleNamespace
+
+    from pytest_egi.report.jsonreport import JsonReportEgi
+    from pytest_egi.run.state import SESSION_KEY
+
+    egi = {"egi": {"value": 91.5, "ci95": [90.0, 93.0], "status": "valid"},
+           "buckets": {"M2": {"value": 71.0, "ci95": [69.0, 73.0]}},
+           "gate": {"judged": True, "release_ready": False, "verdict": "UNDECIDED", "reason": "M2 too close"},
+           "run_id": "R"}
+    (tmp_path / "egi.json").write_text(json.dumps(egi))
+    saved = []
+    json_plugin = SimpleNamespace(report={"summary": {"total": 1}, "tests": []},
+                                  save_report=lambda path: saved.append(path))
+    config = SimpleNamespace(stash={}, option=SimpleNamespace(json_report_file="out.json"),
+                             _json_report=json_plugin)
+    hooks = JsonReportEgi(config)
+    hooks.pytest_json_modifyreport(json_plugin.report)  # the session has written nothing yet
+    assert "egi" not in json_plugin.report["summary"]
+    config.stash[SESSION_KEY] = SimpleNamespace(written={"run_dir": str(tmp_path),
+                                                         "egi_json": str(tmp_path / "egi.json")})
+    hooks.pytest_sessionfinish(None)
+    summary = json_plugin.report["summary"]["egi"]
+    assert (summary["egi"], summary["egi_ci95"], summary["M2"], summary["gate"]) == (
+        91.5, [90.0, 93.0], 71.0, "UNDECIDED")
+    assert saved == ["out.json"]
+    hooks.pytest_sessionfinish(None)  # already there: not saved again
+    assert saved == ["out.json"]
+
+
 def test_inert_without_the_option(toy_project, on_path):
     """Installed but not asked for: no report file, and no unknown-hook complaint."""
     result = toy_project.runpytest_subprocess(

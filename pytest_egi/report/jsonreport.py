@@ -49,14 +49,38 @@ class JsonReportEgi:
 
     def pytest_json_modifyreport(self, json_report: dict[str, Any]) -> None:
         """On the controller: ``summary.egi`` is the run's result, read from the egi.json the
-        EGI session has written by then (its ``pytest_sessionfinish`` is a wrapper that runs
-        before pytest-json-report's); nothing when no egi.json was written."""
+        EGI session wrote; when pytest-json-report builds its report before the session has
+        written it (both hooks are ``tryfirst``: their order is their plugins' registration
+        order), :meth:`pytest_sessionfinish` adds it and saves the report again."""
+        self._add_summary(json_report)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """After every ``pytest_sessionfinish`` (egi.json written, the JSON report saved): add
+        the summary the report lacks and save it again, to the same file."""
+        plugin = getattr(self.config, "_json_report", None)
+        report = getattr(plugin, "report", None)
+        if hasattr(self.config, "workerinput") or not isinstance(report, dict):
+            return
+        if "egi" in report.get("summary", {}):
+            return
+        if self._add_summary(report) and self.config.option.json_report_file:
+            try:
+                plugin.save_report(self.config.option.json_report_file)
+            except OSError:  # pytest-json-report's own save said so already, or will
+                pass
+
+    def _add_summary(self, json_report: dict[str, Any]) -> bool:
+        """Put the run's result in ``json_report["summary"]["egi"]``; False when no egi.json
+        was written (yet, or at all: no EGI item ran, a usage error)."""
         from pytest_egi.report.summary import read_summary
         from pytest_egi.run.state import SESSION_KEY
 
         egi_session = self.config.stash.get(SESSION_KEY, None)
         if egi_session is None:
-            return
+            return False
         summary = read_summary(getattr(egi_session, "written", None) or {})
-        if summary is not None:
-            json_report.setdefault("summary", {})["egi"] = summary
+        if summary is None:
+            return False
+        json_report.setdefault("summary", {})["egi"] = summary
+        return True

@@ -44,9 +44,9 @@ class JunitXmlJson:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Add the run's result to the XML's global properties: after the EGI session wrote
-        egi.json (its own ``pytest_sessionfinish`` is a wrapper, so it ran first) and before
-        junitxml writes the file (its hook is a plain one). Nothing when no egi.json was
-        written (no EGI item ran, a usage error)."""
+        egi.json (its ``tryfirst`` hook runs first: this object is registered before it) and
+        before junitxml writes the file (its hook is not ``tryfirst``). Nothing when no
+        egi.json was written (no EGI item ran, a usage error)."""
         from _pytest.junitxml import xml_key
 
         from pytest_egi.report.summary import read_summary

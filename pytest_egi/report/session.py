@@ -410,16 +410,13 @@ class EgiSession:
         report.user_properties = [p for p in report.user_properties if p[0] != "egi"]
         report.user_properties.append(("egi", record))
 
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> Any:
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Aggregate, judge the run, write the run directory, and set the exit status (DESIGN §5).
 
-        Runs first, as a wrapper that does its work before it yields: under xdist every report
-        has arrived when the session finishes, and the workers' own shutdown (stopping their
-        servers, ``teardown_nodes``) then overlaps none of this work instead of coming before
-        it; and every plain ``pytest_sessionfinish``, ``tryfirst`` ones included, sees the
-        written egi.json (pytest-json-report builds its report in one, junitxml writes its
-        file in one).
+        Runs first: under xdist every report has arrived when the session finishes, and the
+        workers' own shutdown (stopping their servers, ``teardown_nodes``) then overlaps none
+        of this work instead of coming before it.
 
         The journal is closed first; every finished item is in it, so a failure further on
         loses nothing. A session ended by a usage error (a refused ``--egi-resume``, found
@@ -429,11 +426,6 @@ class EgiSession:
         file is written, the exit status is 2 (interrupted), and the terminal says so in one
         line (:meth:`_write_failed`); ``--egi-resume`` continues the run once the disk is
         fixed."""
-        self._session_finish(session, exitstatus)
-        return (yield)
-
-    def _session_finish(self, session: pytest.Session, exitstatus: int) -> None:
-        """:meth:`pytest_sessionfinish`'s work, before it yields."""
         if self.journal is not None:
             try:
                 self.journal.close()
