@@ -90,6 +90,27 @@ def test_the_summary_is_added_when_json_report_built_its_report_first(tmp_path):
     assert saved == ["out.json"]
 
 
+def test_a_crashed_workers_item_carries_its_error_record(toy_project, on_path, monkeypatch):
+    from pytest_egi.report.session import CRASH_TEXT
+    from tests.test_session_faults import CRASH_CONFTEST
+
+    toy_project.makeconftest(CRASH_CONFTEST)
+    monkeypatch.setenv("EGI_TEST_CRASH", "kill")
+    out = toy_project.path / "report.json"
+    result = toy_project.runpytest_subprocess(
+        "toysuites", "--egi-model", "egi/oracle", "--egi-bootstrap", "0", "--json-report",
+        f"--json-report-file={out}", "-p", "no:cacheprovider", "-n", "2",
+    )
+    assert result.ret == 1, result.stdout.str()
+    (run,) = (toy_project.path / "reports").iterdir()
+    written = {r["task_id"]: r for r in map(json.loads, (run / "records.jsonl").read_text().splitlines())}
+    tests = json.loads(out.read_text())["tests"]
+    found = {t["metadata"]["egi"]["task_id"]: t["metadata"]["egi"] for t in tests}
+    assert sorted(found) == sorted(written)
+    assert (found["alpha-1"]["status"], found["alpha-1"]["error"]) == ("error", CRASH_TEXT)
+    assert split_timing(found["alpha-1"])[0] == written["alpha-1"]
+
+
 def test_inert_without_the_option(toy_project, on_path):
     """Installed but not asked for: no report file, and no unknown-hook complaint."""
     result = toy_project.runpytest_subprocess(

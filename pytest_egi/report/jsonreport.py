@@ -47,6 +47,19 @@ class JsonReportEgi:
         record = state.record if state is not None else None
         return {"egi": dict(record)} if record is not None else None
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """On the controller, before pytest-json-report reads the report: an item whose xdist
+        worker crashed has no metadata from that worker (its report is made by xdist, with
+        ``when="???"``); its error record (the session's) becomes its ``metadata.egi``."""
+        if report.when != "???":
+            return
+        record = next((v for n, v in report.user_properties if n == "egi" and isinstance(v, dict)), None)
+        if record is not None:
+            extra = getattr(report, "_json_report_extra", None) or {}
+            extra.setdefault("metadata", {})["egi"] = dict(record)
+            report._json_report_extra = extra  # type: ignore[attr-defined]
+
     def pytest_json_modifyreport(self, json_report: dict[str, Any]) -> None:
         """On the controller: ``summary.egi`` is the run's result, read from the egi.json the
         EGI session wrote; when pytest-json-report builds its report before the session has
