@@ -1,6 +1,8 @@
-"""``egi-bench``: doctor | report [RUN] | report --rescore RUN | compare RUN RUN [RUN...].
+"""``egi-bench``: run [ARGS] | init | doctor | report [RUN] | report --rescore RUN | compare RUN RUN [RUN...].
 
-None of these calls a model under test: ``report`` re-reads a run, ``--rescore`` re-runs the
+``run`` runs the main job on the installed suites (pytest on the ``suites`` package's folder, in
+the current folder); ``init`` writes the default ``routing.yaml`` there for a team to edit. No
+other command calls a model under test: ``report`` re-reads a run, ``--rescore`` re-runs the
 suites' scorers on the stored trajectories and re-aggregates with the current (or given)
 routing, weights and floors.
 """
@@ -1011,18 +1013,139 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         params = parse_params("--egi-model-params", args.egi_model_params or "")
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    suites, routing = _doctor_paths(args.suites)
     return run_doctor(
-        args.egi_api_base, Path(args.suites), model=args.egi_model,
+        args.egi_api_base, suites, model=args.egi_model, routing=routing,
         cache_dir=Path(".egi_cache/responses"), model_params=params,
     )
+
+
+def _doctor_paths(given: str | None) -> tuple[Path, Path | None]:
+    """The suites folder and routing file ``egi-bench doctor`` checks: ``--suites DIR`` (its
+    parent's ``routing.yaml``), else ``./suites`` in a checkout, else the installed suites with
+    ``./routing.yaml`` or the installed default, as ``egi-bench run`` would use them."""
+    from pytest_egi.run.settings import packaged_routing
+
+    if given is not None or Path("suites").is_dir():
+        return Path(given or "suites"), None
+    try:
+        suites = installed_suites()
+    except CliError:
+        return Path("suites"), None  # the doctor names it missing
+    local = Path("routing.yaml")
+    return suites, local if local.is_file() else packaged_routing()
+
+
+def installed_suites() -> Path:
+    """The folder of the importable ``suites`` package (site-packages' copy for an installed
+    wheel, the checkout's own in a checkout), found without importing it.
+
+    Raises:
+        CliError: no ``suites`` package is importable (names the fix).
+    """
+    import importlib.util
+
+    from pytest_egi.run.settings import SUITES_PACKAGE
+
+    try:
+        spec = importlib.util.find_spec(SUITES_PACKAGE)
+    except (ImportError, ValueError):
+        spec = None
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not folders:
+        raise CliError(f"no {SUITES_PACKAGE!r} package is importable here: install the wheel "
+                       "(pip install pytest-egi) or run from a checkout")
+    return Path(folders[0])
+
+
+def _suite_names(suites: Path) -> list[str]:
+    return sorted(p.name for p in suites.iterdir()
+                  if p.is_dir() and not p.name.startswith(("_", ".")) and (p / "__init__.py").is_file())
+
+
+def run_args(argv: list[str], suites: Path, cwd: Path) -> list[str]:
+    """pytest's arguments for ``egi-bench run ARGS``: the installed suites folder (or, with
+    ``--suite NAME``, repeatable, that suite's folder), the current folder as the rootdir (so
+    ``reports/``, ``.egi_cache/`` and a ``routing.yaml`` written by ``egi-bench init`` are
+    the current folder's; without one the installed default routing is used), and the
+    current folder's ``pytest.ini`` as the ini file when there is one (else none: no ini
+    file of site-packages' ancestors is picked up), then ``argv`` without ``--suite``.
+
+    Raises:
+        CliError: ``--suite`` without a name, or naming no installed suite (lists them).
+    """
+    rest: list[str] = []
+    picked: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        if arg == "--suite":
+            name = next(args, None)
+            if name is None:
+                raise CliError("--suite needs a suite name, e.g. --suite crmarena")
+            picked.append(name)
+        elif arg.startswith("--suite="):
+            picked.append(arg.partition("=")[2])
+        else:
+            rest.append(arg)
+    names = _suite_names(suites)
+    for name in picked:
+        if name not in names:
+            raise CliError(f"--suite {name!r}: no such suite in {suites}; valid: {', '.join(names)}")
+    paths = [str(suites / name) for name in picked] or [str(suites)]
+    head = [f"--rootdir={cwd}"]
+    if not any(a in ("-c", "--config-file") or a.startswith(("--config-file=", "-c")) for a in rest):
+        ini = cwd / "pytest.ini"
+        head.append(f"--config-file={ini if ini.is_file() else os.devnull}")
+    return [*paths, *head, *rest]
+
+
+def _cmd_run(argv: list[str]) -> int:
+    """``egi-bench run [--suite NAME]... [PYTEST ARGS]``: pytest on the installed suites
+    (:func:`run_args`); returns pytest's exit status."""
+    if argv[:1] in (["-h"], ["--help"]):
+        print("usage: egi-bench run [--suite NAME]... [PYTEST ARGS...]\n\n"
+              "Run the main job on the installed suites in the current folder: pytest on the "
+              "suites package's folder,\nwith the current folder as rootdir (reports/, "
+              ".egi_cache/ and routing.yaml are looked for there; without a\nrouting.yaml, "
+              "the installed default is used). Every argument but --suite goes to pytest, e.g.\n"
+              "  egi-bench run --egi-model egi/oracle --egi-mode quick -n 2\n"
+              "  egi-bench run --suite crmarena --egi-model gpt-4o-mini")
+        return 0
+    args = run_args(argv, installed_suites(), Path.cwd())
+    return int(pytest.main(args))
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    """``egi-bench init``: write the installed default ``routing.yaml`` (with its comments)
+    into the current folder, where a run finds it (the rootdir of ``egi-bench run``)."""
+    from pytest_egi.run.settings import packaged_routing
+
+    source = packaged_routing()
+    if source is None:
+        raise CliError("the installed suites ship no routing.yaml: reinstall pytest-egi")
+    target = Path(args.out)
+    if target.exists() and not args.force:
+        raise CliError(f"{target} exists; pass --force to overwrite it")
+    target.write_bytes(source.read_bytes())
+    print(f"wrote {target} (the default routing: buckets, weights, floors, routes, profiles); "
+          "edit it, then egi-bench run uses it from this folder")
+    return 0
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="egi-bench", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("run", help="run the main job on the installed suites (pytest args follow; "
+                               "egi-bench run --help)", add_help=False)
+    init = sub.add_parser("init", help="write the default routing.yaml into the current folder")
+    init.add_argument("--out", default="routing.yaml", metavar="PATH",
+                      help="where to write it (default: routing.yaml)")
+    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    init.set_defaults(func=_cmd_init)
     doctor = sub.add_parser("doctor", help="check the installation, suites and providers")
     doctor.add_argument("--egi-api-base", default=None, metavar="URL")
-    doctor.add_argument("--suites", default="suites", metavar="DIR")
+    doctor.add_argument("--suites", default=None, metavar="DIR",
+                        help="the suites folder (default: ./suites, else the installed suites)")
     doctor.add_argument("--egi-model", default=None, metavar="MODEL",
                         help="also check this model's provider key and make one tiny call")
     doctor.add_argument("--egi-model-params", default=None, metavar="KEY=VALUE,...",
@@ -1101,10 +1224,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``egi-bench`` console script; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = _parser()
-    args = parser.parse_args(argv)
+    if argv[:1] != ["run"]:
+        args = parser.parse_args(argv)
     try:
-        status = int(args.func(args))
+        status = _cmd_run(argv[1:]) if argv[:1] == ["run"] else int(args.func(args))
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return status
     except CliError as exc:

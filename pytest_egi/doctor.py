@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata as md
+import importlib.util
 import os
 import sys
 import tempfile
@@ -240,6 +241,10 @@ def _check_suites(rep: _Report, suites_dir: Path, routing: Path,
                                  f"suite {name!r} (its sub-metrics will not be routed)")
             else:
                 rep.line("ok", f"suite {name}: world built, {len(tasks)} quick tasks ({took:.2f}s)")
+            checks = getattr(suite, "doctor_checks", None)
+            for level, text in (checks() if callable(checks) else []):
+                rep.line("warn" if level == "warn" else "info" if level != "ok" else "ok",
+                         f"suite {name}: {text}")
             if found is not None:
                 found[name] = suite_generation_params(f"{suites_dir.name}.{name}")
     finally:
@@ -328,6 +333,72 @@ def _check_model_keys(rep: _Report, model: str, api_base: str | None) -> None:
         rep.line("ok", f"model {model}: the keys LiteLLM needs are present")
 
 
+def _extras() -> dict[str, list[str]]:
+    """The package's optional extras (``pyproject.toml`` ``optional-dependencies``) and the
+    distributions each names, from the installed metadata."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        reqs = md.requires("pytest-egi") or []
+    except md.PackageNotFoundError:
+        return {}
+    extras: dict[str, list[str]] = {}
+    for req in reqs:
+        try:
+            parsed = Requirement(req)
+        except InvalidRequirement:
+            continue
+        marker = str(parsed.marker or "")
+        if "extra" in marker:
+            name = marker.split("extra", 1)[1].strip(" =!\"'")
+            extras.setdefault(name, []).append(parsed.name)
+    return extras
+
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+"""Executables a headless browser test can drive through Playwright (Debian's ``chromium``)."""
+
+
+def _check_installation(rep: _Report, suites_dir: Path, routing: Path,
+                        package_version: Callable[[str], str | None]) -> None:
+    """Where the suites and the routing come from, the optional extras, and what the browser
+    tests need (Playwright's Python package and a Chromium): information, never a failure,
+    except a suites package that cannot be imported (checked in :func:`_check_suites`)."""
+    import shutil
+
+    from pytest_egi.run.settings import SUITES_PACKAGE, packaged_routing
+
+    spec = importlib.util.find_spec(SUITES_PACKAGE)
+    where = list(spec.submodule_search_locations or []) if spec is not None else []
+    if where:
+        rep.line("ok", f"suites package {SUITES_PACKAGE!r} importable from {where[0]}")
+    else:
+        rep.line("warn", f"no {SUITES_PACKAGE!r} package is importable (pip install pytest-egi, "
+                         "or run from a checkout); egi-bench run needs it")
+    default = packaged_routing()
+    if routing.is_file() and default is not None and routing.resolve() == default.resolve():
+        rep.line("info", f"routing: the installed default {routing} (egi-bench init writes an "
+                         "editable copy into this folder)")
+    elif routing.is_file():
+        rep.line("info", f"routing: {routing}")
+    for extra, names in sorted(_extras().items()):
+        missing = [n for n in names if package_version(n) is None]
+        if missing:
+            rep.line("info", f"extra [{extra}] not installed (missing {', '.join(missing)}): "
+                             f"pip install 'pytest-egi[{extra}]'")
+        else:
+            rep.line("ok", f"extra [{extra}] installed")
+    playwright = importlib.util.find_spec("playwright") is not None
+    browser = next((b for b in BROWSERS if shutil.which(b)), None)
+    if playwright and browser:
+        rep.line("ok", f"browser tests: playwright and {shutil.which(browser)}")
+    else:
+        missing = [x for x, ok in (("the playwright package", playwright),
+                                   (f"a Chromium ({' or '.join(BROWSERS[:2])} on PATH)", browser)) if not ok]
+        rep.line("info", f"browser tests will skip: {' and '.join(missing)} not found "
+                         "(apt-get install chromium; pip install playwright)")
+
+
 def run_doctor(api_base: str | None, suites_dir: Path, *, model: str | None = None,
                routing: Path | None = None, cache_dir: Path | None = None,
                env_file: Path | None = None, out: IO[str] | None = None,
@@ -403,7 +474,9 @@ def run_doctor(api_base: str | None, suites_dir: Path, *, model: str | None = No
         _check_model_keys(rep, model, api_base)
 
     found: dict[str, Any] = {}
-    _check_suites(rep, suites_dir, routing or suites_dir.parent / "routing.yaml", found)
+    routing = routing or suites_dir.parent / "routing.yaml"
+    _check_installation(rep, suites_dir, routing, package_version)
+    _check_suites(rep, suites_dir, routing, found)
 
     if cache_dir is not None:
         try:

@@ -348,7 +348,8 @@ def add_options(parser: pytest.Parser) -> None:
         dest="egi_routing",
         metavar="PATH",
         default=None,
-        help="Routing file (default: routing.yaml in the rootdir)",
+        help="Routing file (default: routing.yaml in the rootdir, else the one installed with the "
+        "suites)",
     )
     group.addoption(
         "--egi-weights",

@@ -11,8 +11,9 @@
   :mod:`pytest_egi.report.header`
 
 Objects only a feature needs are registered only when it is on: the controller's session (a
-model), the xdist hooks (:mod:`pytest_egi.collect.xdist`), the JSON junit property
-(:mod:`pytest_egi.report.junit`), the model gateway (:mod:`pytest_egi.run.gateway`).
+model), the xdist hooks (:mod:`pytest_egi.collect.xdist`), the JSON junit property and suite
+properties (:mod:`pytest_egi.report.junit`), pytest-json-report's record and summary
+(:mod:`pytest_egi.report.jsonreport`), the model gateway (:mod:`pytest_egi.run.gateway`).
 Without ``--egi-model`` (or ``egi_model`` in the ini file) the plugin still parametrizes
 suite tests so they can be listed, but skips them with the reason, and writes no report.
 """
@@ -82,6 +83,12 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_egi.collect.target import register_target
 
         register_target(config, settings)
+    if getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
+        from pytest_egi.report.junit import JunitXmlJson
+
+        # registered before the session: its tryfirst pytest_sessionfinish then runs after the
+        # session's (the later registered runs first), which writes egi.json
+        config.pluginmanager.register(JunitXmlJson(), "egi-junitxml")
     if settings.model and not hasattr(config, "workerinput"):
         from pytest_egi.report.session import EgiSession
         from pytest_egi.run.folder import resolve_run_dir
@@ -98,10 +105,10 @@ def pytest_configure(config: pytest.Config) -> None:
         install_for(config, getattr(config.stash.get(SESSION_KEY, None), "interrupt", None))
     if config.pluginmanager.hasplugin("xdist"):
         egi_xdist.register(config)
-    if getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
-        from pytest_egi.report.junit import JunitXmlJson
+    if getattr(config.option, "json_report", False):
+        from pytest_egi.report.jsonreport import register as register_json_report
 
-        config.pluginmanager.register(JunitXmlJson(), "egi-junitxml")
+        register_json_report(config)
     share_builds(config)
 
 

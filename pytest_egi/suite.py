@@ -473,6 +473,10 @@ class Suite(Protocol):
     placing whole suites on workers (:mod:`pytest_egi.collect.scheduling`); the times that run learns
     replace it from the next run on. Without it the suite's items count the mean of the
     others' (or one each, when no suite declares or learned any)."""
+    doctor_checks: Callable[[], list[tuple[str, str]]]
+    """Optional: what the suite needs beyond the core's dependencies (an extra, model weights),
+    as ``(level, text)`` lines for ``egi-bench doctor`` (level ``ok``, ``info`` or ``warn``;
+    never a failure: a suite without them falls back or skips with the reason)."""
     diagnostic_patterns: tuple[str, ...]
     """Optional: :mod:`fnmatch` patterns of diagnostic keys whose names depend on the data
     (``tag.*.checker_pass_rate``): a key ``summarize`` returns that matches one counts as a

@@ -1,4 +1,4 @@
-"""What a warm collection does not do (README "Performance"): it builds no Task object (the
+"""What a warm collection does not do (docs/performance.md): it builds no Task object (the
 tasks stay one pickle until an item needs them, ``pytest_egi.cache.taskcache.LoadedTasks``), runs
 no suite data check (their results are cached beside the tasks), parses no routing file
 (its parsed YAML is cached too), and imports none of the heavy modules a run may need.

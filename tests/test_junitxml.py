@@ -1,4 +1,5 @@
-"""With ``--junitxml``, each benchmark item's ``egi`` property is its record as JSON."""
+"""With ``--junitxml``, each benchmark item's ``egi`` property is its record as JSON, and the
+test suite's properties carry the run's EGI, its interval, the six buckets and the gate."""
 
 from __future__ import annotations
 
@@ -35,3 +36,36 @@ def test_egi_property_is_the_record_as_json(toy_project, extra, monkeypatch):
         assert split_timing(record)[0] == written[record["task_id"]]
     assert sorted(found) == sorted(written) and len(found) == 6
     assert {r["status"] for r in found.values()} == {"passed", "failed"}
+    _assert_suite_properties(ET.parse(xml).getroot(), json.loads((run / "egi.json").read_text()))
+
+
+def _assert_suite_properties(root: ET.Element, egi: dict) -> None:
+    """The ``<testsuite><properties>`` hold egi.json's EGI, buckets and gate, as JSON values."""
+    (suite,) = root.iter("testsuite")
+    props = {p.get("name"): json.loads(p.get("value")) for p in suite.find("properties").iter("property")}
+    # the toy routing measures M1 and M4 only: a partial figure, no full EGI
+    assert props["egi"] is None and egi["egi"]["value"] is None
+    assert props["egi_partial_value"] == egi["egi"]["partial_value"] is not None
+    assert props["egi_covered_buckets"] == ["M1", "M4"]
+    assert props["egi_status"] == "valid"
+    for bucket in ("M1", "M2", "M3", "M4", "M5", "M6"):
+        assert props[f"egi_{bucket}"] == egi["buckets"][bucket]["value"]
+    assert props["egi_M1"] is not None and props["egi_M2"] is None
+    # M2 and M5 carry floors and are not measured: NOT READY
+    assert props["egi_gate"] == "NOT READY" == egi["gate"]["verdict"]
+    assert props["egi_gate_release_ready"] is False
+    assert props["egi_gate_unmeasured"] == ["M2", "M5"]
+    assert props["egi_gate_reason"] == egi["gate"]["reason"]
+    assert props["egi_run_id"] == egi["run_id"]
+
+
+def test_suite_properties_without_an_egi_item_are_absent(toy_project, monkeypatch):
+    """A junit run with a model but no EGI item writes no egi.json, hence no egi suite property."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    toy_project.makepyfile(test_plain="def test_plain():\n    assert True\n")
+    xml = toy_project.path / "junit.xml"
+    result = toy_project.runpytest_subprocess(
+        "test_plain.py", "--egi-model", "egi/oracle", f"--junitxml={xml}", "-p", "no:cacheprovider")
+    assert result.ret == 0, result.stdout.str()
+    (suite,) = ET.parse(xml).getroot().iter("testsuite")
+    assert suite.get("tests") == "1" and suite.find("properties") is None

@@ -17,8 +17,31 @@ from pytest_egi.cache.shared import configure as configure_shared
 from pytest_egi.options import parse_fraction, parse_mode, parse_model, parse_suite_option
 from pytest_egi.run.state import SETTINGS_KEY, RunSettings
 
-__all__ = ["check_report_dir", "check_servers", "data_error", "load_routing", "resolve_settings",
-           "share_builds", "stop_sharing"]
+__all__ = ["check_report_dir", "check_servers", "data_error", "load_routing", "packaged_routing",
+           "resolve_settings", "share_builds", "stop_sharing"]
+
+SUITES_PACKAGE = "suites"
+"""The package holding one subpackage per suite (``suites/<name>/``), as the checkout lays it out
+and the wheel installs it."""
+
+
+def packaged_routing() -> Path | None:
+    """The default routing file shipped with the suites package (``suites/routing.yaml``; in a
+    checkout a link to its ``routing.yaml``): what a run uses when neither ``--egi-routing``
+    nor the ini key ``egi_routing`` names a file and the rootdir has no ``routing.yaml``, such as
+    ``egi-bench run`` in a folder of its own. None when the package is not importable or ships
+    no such file. Finds the package without importing it."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(SUITES_PACKAGE)
+    except (ImportError, ValueError):
+        return None
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        path = Path(folder) / "routing.yaml"
+        if path.is_file():
+            return path
+    return None
 
 
 def resolve_settings(config: pytest.Config) -> RunSettings:
@@ -31,10 +54,13 @@ def resolve_settings(config: pytest.Config) -> RunSettings:
     if model:
         parse_model(model)
     mode = opt.egi_mode or parse_mode(config.getini("egi_mode") or "quick")
-    routing_path = Path(opt.egi_routing or config.getini("egi_routing") or "routing.yaml")
+    given = opt.egi_routing or config.getini("egi_routing")
+    routing_path = Path(given or "routing.yaml")
     if not routing_path.is_absolute():
         base = Path(config.invocation_params.dir) if opt.egi_routing else rootdir
         routing_path = base / routing_path
+    if not given and not routing_path.exists():  # outside a checkout: the installed default
+        routing_path = packaged_routing() or routing_path
     report_dir = Path(opt.egi_report_dir or config.getini("egi_report_dir") or rootdir / "reports")
     if not report_dir.is_absolute():
         report_dir = Path(config.invocation_params.dir) / report_dir

@@ -115,6 +115,17 @@ class PersonaBenchSuite:
     version = "1"
     categories = CATEGORIES
     item_seconds = {"*": 0.015}  # egi/oracle, quick, one core (a placement hint: pytest_egi/scheduling.py)
+
+    def doctor_checks(self) -> list[tuple[str, str]]:
+        """``egi-bench doctor``'s line on the MiniLM retriever: its weights and runtime
+        installed, or the BM25 fallback a model under test then gets, and how to install them."""
+        from suites.personabench.env.weights import INSTALL_HINT, minilm_available
+
+        if minilm_available():
+            return [("ok", "all-MiniLM-L6-v2 weights and runtime installed (the default retriever)")]
+        return [("info", "all-MiniLM-L6-v2 weights not installed: a model under test gets the BM25 "
+                         f"retriever, flagged not comparable; to install them: {INSTALL_HINT}")]
+
     options_model = PersonaBenchOptions
     profile_keys = frozenset(PROFILE_KEYS)
     sub_metric_notes = {f"noise_{x}.{c}.f1": "word-set F1, 0-1" for x in NOISE_LEVELS for c in CATS}
