@@ -213,6 +213,7 @@ CSV_FIELDS = (
     "termination",
     "finish_reason",
     "no_answer",
+    "failure_kind",
     "expected",
     "got",
     "error",

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from pytest_egi.agents.loops import Trajectory, call_model, keep_partial
+from pytest_egi.agents.loops import Trajectory, call_model, end_with_text, keep_partial
 from pytest_egi.models.base import ModelClient
 from pytest_egi.models.params import scaffold_params
 from pytest_egi.suite import Task
@@ -203,7 +203,9 @@ def run_trial(
             calls = message.get("tool_calls") or []
             if not calls:
                 info["ended"] = "no_tool_call"
-                traj.termination = "truncated" if traj.finish_reason == "length" else "text_answer"
+                # the text is the episode's final answer (blank or cut off: none), so an
+                # "I don't know." reply reads as one in the record, as in every suite
+                end_with_text(traj, message.get("content"), "text_answer")
                 break
             first = calls[0]
             args = _arguments(first)
