@@ -240,5 +240,6 @@ def run_trial(
     info["active"] = env.state["active_elicited_preferences"]
     info["passive"] = env.state["passive_elicited_preferences"]
     info["best_remaining"] = list(env.state["remaining_best_options"])
-    traj.final_answer = list(answers) or None
+    # the options recommended; with none, a closing text reply (``end_with_text``) stands
+    traj.final_answer = list(answers) or traj.final_answer
     return traj
