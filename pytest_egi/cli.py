@@ -261,7 +261,8 @@ def rescore_records(
         task = Task(id=rec["task_id"], category=rec["category"], data=raw["task"])
         score = suite.score(task, raw["trajectory"], options_cache[suite.name], None)
         try:
-            failure_kind = checked_failure_kind(suite.name, bool(score.success), score.failure_kind)
+            failure_kind = checked_failure_kind(suite.name, bool(score.success), score.failure_kind,
+                                                raw["trajectory"])
         except FailureKindError as exc:
             raise CliError(f"{raw_path}: {exc}") from None
         new = dict(rec)

@@ -54,29 +54,35 @@ answer, failed as ``turn_limit``; any other no-answer ending is ``no_answer``.""
 
 class FailureKindError(ValueError):
     """A suite's score carries a failure kind the core cannot record: not one of
-    :data:`FAILURE_KINDS`, none on a failed trial, or one on a passed trial. A fault of the
-    suite: the item errors with this message (naming the suite and the allowed kinds)."""
+    :data:`FAILURE_KINDS`, or one on a passed trial. A fault of the suite: the item errors with
+    this message (naming the suite and the allowed kinds)."""
 
 
 def _allowed() -> str:
     return ", ".join(FAILURE_KINDS)
 
 
-def checked_failure_kind(suite: str, success: bool, kind: Any) -> str | None:
+def checked_failure_kind(
+    suite: str, success: bool, kind: Any, trajectory: Mapping[str, Any] | None = None
+) -> str | None:
     """The ``failure_kind`` to record for a trial ``suite`` scored.
 
     Args:
         suite: the suite's name (named in the message).
         success: the score's ``success``.
         kind: the score's ``failure_kind``.
+        trajectory: the stored trajectory, for a failed trial whose suite gave no kind.
 
     Returns:
-        None for a passed trial; ``kind`` for a failed one.
+        None for a passed trial; ``kind`` for a failed one; for a failed one whose suite gave
+        none (a suite written before the field), how its episode ended
+        (:func:`ending_kind`), else ``wrong_answer``.
 
     Raises:
-        FailureKindError: ``kind`` is not one of :data:`FAILURE_KINDS`, or is None on a failed
-            trial, or is set on a passed one. E.g. ``suite 'toy' gave failure_kind 'timeout',
-            which is not a failure kind; allowed: wrong_answer, wrong_tool, ...``.
+        FailureKindError: ``kind`` is not one of :data:`FAILURE_KINDS`, or is set on a passed
+            trial. E.g. ``suite 'toy' gave failure_kind 'timeout', which is not a failure kind;
+            allowed: wrong_answer, wrong_tool, wrong_argument, missing_call, extra_call,
+            state_differs, policy_violated, no_answer, turn_limit, gave_up``.
     """
     if success:
         if kind is not None:
@@ -85,9 +91,7 @@ def checked_failure_kind(suite: str, success: bool, kind: Any) -> str | None:
                 "none (set TaskScore.failure_kind only when success is False)")
         return None
     if kind is None:
-        raise FailureKindError(
-            f"suite {suite!r} scored a failed trial without a failure_kind; set "
-            f"TaskScore.failure_kind to one of: {_allowed()}")
+        return (ending_kind(trajectory) if trajectory is not None else None) or "wrong_answer"
     if not isinstance(kind, str) or kind not in FAILURE_KINDS:
         raise FailureKindError(
             f"suite {suite!r} gave failure_kind {kind!r}, which is not a failure kind; allowed: "

@@ -287,9 +287,10 @@ class TaskScore(BaseModel):
             :data:`pytest_egi.outcomes.FAILURE_KINDS` (``wrong_answer``, ``wrong_tool``,
             ``no_answer``, ...), from what the scorer compared; None on a passed trial. How the
             episode ended comes first (:func:`pytest_egi.outcomes.ending_kind`). The core
-            refuses an unknown kind, a failed trial without one and a passed trial with one
+            refuses an unknown kind and a passed trial with one
             (:func:`pytest_egi.outcomes.checked_failure_kind`: the item errors, naming the
-            suite and the allowed kinds).
+            suite and the allowed kinds); a failed trial without one gets how its episode
+            ended, else ``wrong_answer``.
     """
 
     model_config = ConfigDict(defer_build=True)  # built on the first score, not at collection

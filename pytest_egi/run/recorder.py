@@ -274,8 +274,9 @@ class EgiRecorder:
         """
         if item_state(self._item).record is not None:
             raise RuntimeError("egi.record() called twice for one item")
-        failure_kind = checked_failure_kind(self._case.suite.name, bool(score.success), score.failure_kind)
         traj = trajectory.to_dict() if isinstance(trajectory, Trajectory) else dict(trajectory)
+        failure_kind = checked_failure_kind(
+            self._case.suite.name, bool(score.success), score.failure_kind, traj)
         case, settings = self._case, self._settings
         judge_name = getattr(self.judge, "name", None) or RULES_JUDGE
         payload = {
