@@ -165,14 +165,14 @@ def test_userbench_kinds():
         score = SUITE.score(task, _said(final, termination, info=info), None)
         return score.success, score.failure_kind
 
-    assert kind("terminated", [], ["A3"], "submitted") == (True, None)
+    assert kind("submitted", [], ["A3"], "submitted") == (True, None)
     # a second-best option recommended, the episode then cut at the turn limit
-    assert kind("truncated", best[1:], ["A3"], "max_turns") == (False, "turn_limit")
+    assert kind("max_turns", best[1:], ["A3"], "max_turns") == (False, "turn_limit")
     # recommended a near-miss and closed the conversation in words
-    assert kind("no_tool_call", best, "I recommend option A3; have a nice trip!", "text_answer") == (
+    assert kind("text_answer", best, "I recommend option A3; have a nice trip!", "text_answer") == (
         False, "wrong_answer")
     assert kind("malformed_call", best, ["A3"], "text_answer") == (False, "wrong_argument")
-    assert kind("no_tool_call", best, "I'm unable to find a matching flight.", "text_answer") == (
+    assert kind("text_answer", best, "I'm unable to find a matching flight.", "text_answer") == (
         False, "gave_up")
 
 
