@@ -62,8 +62,12 @@ def bucket_failure_counts(
     """Failed records per bucket and failure kind, through the routing.
 
     A failed record counts once in each bucket that has a route from one of the sub-metrics
-    its suite's ``summarize([record])`` gives a value (not None). A suite whose ``summarize``
-    is not given, or raises on one record alone, adds that record to no bucket.
+    its suite's ``summarize([record])`` gives a value (not None). ``summarize`` is called once
+    per (suite, category, shape of ``values``), the shape telling each value apart as absent,
+    None, zero or non-zero (what decides whether a sub-metric is defined: Benchforce's
+    ``finished`` 0 or 1), so a run of thousands of failures costs a few calls per category. A
+    suite whose ``summarize`` is not given, or raises on one record alone, adds that record to
+    no bucket.
 
     Args:
         records: a run's records (only ``failed`` ones count).
@@ -79,21 +83,29 @@ def bucket_failure_counts(
         route_buckets[(route.suite, route.sub_metric)].add(route.bucket)
     routed_suites = {suite for suite, _ in route_buckets}
     out: dict[str, Counter[str]] = defaultdict(Counter)
+    fed_by_shape: dict[tuple[Any, ...], frozenset[str]] = {}
     for rec in records:
         suite = rec.get("suite")
         if rec.get("status") != "failed" or suite not in routed_suites or suite not in summarize:
             continue
-        try:
-            fed = summarize[suite]([dict(rec)])
-        except Exception:  # noqa: BLE001 - a summarize that needs more than one record
-            continue
-        buckets = set()
-        for name, value in fed.items():
-            if value is not None:
-                buckets |= route_buckets.get((suite, name), set())
+        shape = (suite, rec.get("category"), _shape(rec.get("values") or {}))
+        buckets = fed_by_shape.get(shape)
+        if buckets is None:
+            try:
+                fed = summarize[suite]([dict(rec)])
+            except Exception:  # noqa: BLE001 - a summarize that needs more than one record
+                fed = {}
+            buckets = fed_by_shape[shape] = frozenset(
+                b for name, value in fed.items() if value is not None
+                for b in route_buckets.get((suite, name), ()))  # fmt: skip
         for bucket in buckets:
             out[bucket][_kind(rec)] += 1
     return {b: ordered(out[b]) for b in sorted(out)}
+
+
+def _shape(values: Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
+    """Each value of a record as absent-or-None (0), zero (1) or anything else (2), by key."""
+    return tuple(sorted((k, 0 if v is None else 1 if v == 0 else 2) for k, v in values.items()))
 
 
 def failure_kinds_line(counts: Mapping[str, int] | None) -> list[str]:
