@@ -240,6 +240,7 @@ def rescore_records(
     Raises:
         CliError: a raw trajectory file is missing or unreadable (names the file).
     """
+    from pytest_egi.outcomes import FailureKindError, checked_failure_kind
     from pytest_egi.run.recorder import trajectory_fields
 
     out = []
@@ -261,6 +262,11 @@ def rescore_records(
             options_cache[suite.name] = suite.options_model.model_validate(suite_options.get(suite.name, {}))
         task = Task(id=rec["task_id"], category=rec["category"], data=raw["task"])
         score = suite.score(task, raw["trajectory"], options_cache[suite.name], None)
+        try:
+            failure_kind = checked_failure_kind(suite.name, bool(score.success), score.failure_kind,
+                                                raw["trajectory"])
+        except FailureKindError as exc:
+            raise CliError(f"{raw_path}: {exc}") from None
         new = dict(rec)
         if out_dir is not None:  # keep raw_path valid relative to the new run folder
             new["raw_path"] = os.path.relpath(raw_path, out_dir)
@@ -270,6 +276,7 @@ def rescore_records(
             values=dict(score.values),
             details=score.model_dump(mode="json")["details"],
             judge="egi/rules",
+            failure_kind=failure_kind,
             **trajectory_fields(raw["trajectory"]),
         )
         out.append(new)

@@ -28,7 +28,7 @@ import string
 import unicodedata
 from typing import Literal
 
-__all__ = ["fold_text", "is_punctuation", "normalize_answer"]
+__all__ = ["REFUSAL_RE", "fold_text", "is_punctuation", "is_refusal", "normalize_answer"]
 
 _TYPOGRAPHIC = str.maketrans(
     {
@@ -95,3 +95,41 @@ def normalize_answer(
     if articles:
         text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
+
+
+REFUSAL_RE = re.compile(
+    r"\b(i\s+(do\s+not|don'?t|cannot|can'?t|could\s*not|couldn'?t|am\s+unable\s+to|was\s+unable"
+    r"\s+to)\s+(know|find|answer|determine|locate|identify|tell)"
+    r"|(cannot|can'?t|could\s*not|couldn'?t|unable\s+to)\s+(be\s+)?(answer|find|determin|locat"
+    r"|identif|found)\w*"
+    r"|(is|are|was|were)\s+not\s+(available|mentioned|provided|found|specified|stated|present"
+    r"|included)"
+    r"|no\s+(information|record|records|mention|data|evidence|details?)\b"
+    r"|(does|do)\s+not\s+(contain|provide|mention|include|specify|say)"
+    r"|(not|un)\s*answerable|insufficient\s+(information|context|evidence)"
+    r"|there\s+(is|are)\s+no\s+(such|matching|relevant))",
+    re.IGNORECASE,
+)
+"""A phrase that declines to answer ("I don't know", "I could not find", "the information is
+not available", "insufficient context"), searched in folded text. HERB's abstention rule
+(reference §2, "unanswerable": an answer that says the information is missing) reads it with
+its own guard (the reply names no entity); :func:`is_refusal` with a length guard."""
+
+REFUSAL_MAX_WORDS = 30
+"""A reply longer than this is never read as a bare refusal by :func:`is_refusal` (a long reply
+that says it could not find one thing usually goes on to answer)."""
+
+
+def is_refusal(text: str) -> bool:
+    """True when ``text`` only declines to answer: "I don't know.", "I could not find that",
+    "The information is not available." (:data:`REFUSAL_RE`, after :func:`fold_text`, so
+    ``I don’t know`` with a typographic apostrophe counts), in at most
+    :data:`REFUSAL_MAX_WORDS` words. The one rule every suite uses to count an "I don't
+    know"-style answer (failure kind ``gave_up``, :func:`pytest_egi.outcomes.ending_kind`);
+    a blank text is not a refusal but no answer.
+
+    Args:
+        text: the final answer text.
+    """
+    folded = fold_text(text)
+    return bool(folded) and len(folded.split()) <= REFUSAL_MAX_WORDS and bool(REFUSAL_RE.search(folded))

@@ -13,6 +13,15 @@ builtins only, so it survives pytest-xdist). Its fields:
 ``success``             the suite's success rule, None unless scored
 ``values``              per-task values for the suite's ``summarize``
 ``expected`` ``got``    renderings for people
+``failure_kind``        why a ``failed`` trial failed, one of ``pytest_egi.outcomes.FAILURE_KINDS``
+                        (``wrong_answer``, ``wrong_tool``, ``wrong_argument``, ``missing_call``,
+                        ``extra_call``, ``state_differs``, ``policy_violated``, ``no_answer``,
+                        ``turn_limit``, ``gave_up``), set by the suite's scorer; null when passed,
+                        errored or skipped (an error is infrastructure, not a failure kind)
+``termination``         how the episode ended (``pytest_egi.agents.loops.Termination``: ``submitted``,
+                        ``text_answer``, ``max_turns``, ``user_stop``, ``max_user_turns``,
+                        ``context_exceeded``, ``truncated``, ``error``); ``finish_reason`` the
+                        provider's last one; ``turns`` model calls; ``no_answer`` the shared rule
 ``details``             scorer extras (e.g. which judge graded)
 ``model`` ``judge``     identities of the model under test and of the grader
 ``usage``               token/cost counters of the model under test (``judge_usage`` likewise)
@@ -353,7 +362,7 @@ def compact_record(
 
 _KEY_FIELDS = (("suite", str), ("task_id", str), ("trial", int), ("status", str))
 _TEXT_OR_NULL = ("suite_module", "suite_version", "expected", "got", "error", "error_kind", "raw_path",
-                 "model", "judge", "termination", "finish_reason")
+                 "model", "judge", "termination", "finish_reason", "failure_kind")
 _MAPPING_OR_NULL = ("details", "usage", "judge_usage", "simulator_usage", "timing", "params")
 
 
@@ -406,6 +415,16 @@ def record_problem(record: Any) -> str | None:
         value = record.get(name)
         if value is not None and not isinstance(value, str):
             return f"field {name!r}: expected text or null, got {_shown(value)}"
+    kind = record.get("failure_kind")
+    if kind is not None:
+        from pytest_egi.outcomes import FAILURE_KINDS
+
+        if kind not in FAILURE_KINDS:
+            return (f"field 'failure_kind': {kind!r} is not a failure kind "
+                    f"({', '.join(FAILURE_KINDS)})")
+        if record["status"] != "failed":
+            return (f"field 'failure_kind': {kind!r} on a {record['status']} record (only a failed "
+                    "one has one)")
     for name in _MAPPING_OR_NULL:
         value = record.get(name)
         if value is not None and not isinstance(value, dict):

@@ -283,6 +283,14 @@ class TaskScore(BaseModel):
         expected: gold, rendered for the failure message.
         got: the model's answer, rendered for the failure message.
         details: anything else worth keeping in the raw file (JSON-safe).
+        failure_kind: why a failed trial failed, one of
+            :data:`pytest_egi.outcomes.FAILURE_KINDS` (``wrong_answer``, ``wrong_tool``,
+            ``no_answer``, ...), from what the scorer compared; None on a passed trial. How the
+            episode ended comes first (:func:`pytest_egi.outcomes.ending_kind`). The core
+            refuses an unknown kind and a passed trial with one
+            (:func:`pytest_egi.outcomes.checked_failure_kind`: the item errors, naming the
+            suite and the allowed kinds); a failed trial without one gets how its episode
+            ended, else ``wrong_answer``.
     """
 
     model_config = ConfigDict(defer_build=True)  # built on the first score, not at collection
@@ -292,6 +300,7 @@ class TaskScore(BaseModel):
     expected: Any = None
     got: Any = None
     details: dict[str, Any] = Field(default_factory=dict)
+    failure_kind: str | None = None
 
 
 @dataclass(frozen=True)
@@ -529,6 +538,11 @@ class Suite(Protocol):
           a failure with the lowest value of every per-task value, and ``got`` says why. It is
           never an abstention and never matches a gold "None"; only an explicit abstention by
           the suite's own rule (a refusal text, a structured ``answerable=false``) is one.
+        * **Why it failed.** A failed trial carries ``failure_kind`` (one of
+          :data:`pytest_egi.outcomes.FAILURE_KINDS`): :func:`pytest_egi.outcomes.ending_kind`
+          first (``no_answer``, ``turn_limit``, or ``gave_up`` for an "I don't know."-style
+          answer, :func:`pytest_egi.normalize.is_refusal`, unless the suite's own rule credits
+          that abstention), else the kind of the comparison that failed.
         * **Unicode-aware normalisation.** Answer and gold texts are compared after
           :func:`pytest_egi.normalize.fold_text` / :func:`~pytest_egi.normalize.normalize_answer`
           (with the options the upstream formula uses), never with an ASCII-only normaliser.

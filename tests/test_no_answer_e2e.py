@@ -70,6 +70,12 @@ def test_records_and_reports_say_how_each_trial_ended(faulty_project: pytest.Pyt
         "beta-1": ("failed", "text_answer", "stop", 2, True),
         "beta-2": ("passed", "submitted", "tool_calls", 2, False),
     }
+    # why each failed (issue 28): the toy suite gives no kind, so the core's ending rule does;
+    # an error has none (infrastructure, not a failure kind)
+    assert {k: r["failure_kind"] for k, r in records.items()} == {
+        "alpha-0": None, "alpha-1": "no_answer", "alpha-2": None,
+        "beta-0": "no_answer", "beta-1": "no_answer", "beta-2": None,
+    }  # fmt: skip
     # the errored item's partial trajectory says why it ended
     raw = json.loads((run / records["alpha-2"]["raw_path"]).read_text())
     assert raw["trajectory"]["termination"] == "error"
@@ -92,11 +98,46 @@ def test_records_and_reports_say_how_each_trial_ended(faulty_project: pytest.Pyt
             "toy v1: 1 error, 3 failed, 2 passed",
             "  no answer 60.0% of scored trials; ended by: 1 context_exceeded, 1 error, 2 submitted, "
             "1 text_answer, 1 truncated",
+            "  failed by kind: 3 no_answer",
         ]
     )
+    egi = json.loads((run / "egi.json").read_text())
+    # each failed toy task feeds acc_<category> (M1) and acc (M4)
+    assert egi["failure_kinds"] == {"suites": {"toy": {"no_answer": 3}},
+                                    "buckets": {"M1": {"no_answer": 3}, "M4": {"no_answer": 3}}}
     html = (run / "report.html").read_text()
     assert "no answer: 60.0% of scored trials" in html and "1 context_exceeded" in html
     header = (run / "results.csv").read_text().splitlines()[0]
     assert header.startswith(
         "suite,category,task_id,trial,status,success,termination,finish_reason,no_answer,"
     )
+
+
+BAD_KIND_MODULE = """
+from pytest_egi.agents.loops import run_tool_loop
+from toysuites.toy import SUITE
+
+
+def test_task(egi_task, egi_model, egi):
+    messages = [{"role": "user", "content": f"What is the code of item {egi_task.data['item']}?"}]
+    trajectory = run_tool_loop(egi_model, messages, SUITE.toolkit(egi_task, egi.options),
+                               max_turns=egi.options.max_turns)
+    score = SUITE.score(egi_task, trajectory.to_dict(), egi.options)
+    if not score.success:
+        score = score.model_copy(update={"failure_kind": "timeout"})
+    egi.record(score, trajectory)
+"""
+
+
+def test_an_unknown_failure_kind_errors_the_item_naming_the_suite(toy_project: pytest.Pytester) -> None:
+    (toy_project.path / "toysuites" / "toy" / "test_toy.py").write_text(BAD_KIND_MODULE)
+    result = toy_project.runpytest("toysuites", "--egi-model", "egi/null", "--egi-bootstrap", "0",
+                                   "--egi-max-error-rate", "1")
+    result.assert_outcomes(errors=6)
+    run = next((toy_project.path / "reports").iterdir())
+    records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    assert {(r["status"], r["failure_kind"]) for r in records} == {("error", None)}
+    assert records[0]["error"] == (
+        "FailureKindError: suite 'toy' gave failure_kind 'timeout', which is not a failure kind; "
+        "allowed: wrong_answer, wrong_tool, wrong_argument, missing_call, extra_call, state_differs, "
+        "policy_violated, no_answer, turn_limit, gave_up")

@@ -64,7 +64,9 @@ def test_null_is_floor_failures_do_not_fail_session(toy_project):
     egi = _egi(toy_project)
     assert egi["suites"]["toy"]["sub_metrics"]["acc"] == 0.0
     assert (egi["egi"]["value"], egi["egi"]["partial_value"]) == (None, 0.0)
-    result.stdout.fnmatch_lines(["*alpha-0 [[]alpha[]]: expected C*, got I don't know.*"])
+    # the one-line reason names the failure kind and how the episode ended (issue 28)
+    result.stdout.fnmatch_lines(
+        ["*alpha-0 [[]alpha[]] gave_up: expected C*, got I don't know. (ended: text_answer)*"])
 
 
 def test_strict_makes_failed_item_fail_session(toy_project):

@@ -10,6 +10,11 @@ off by the token limit (``finish_reason == "length"``: termination ``truncated``
 out (``max_turns``), or the model's context window overflowed (the client raised
 :class:`~pytest_egi.models.base.ContextWindowExceeded`: ``context_exceeded``, scored as a
 failure, never an error). Any other exception ends the episode as ``error`` and propagates.
+
+These :data:`Termination` words are the ones records (``termination``), failure lines
+(``(ended: max_turns)``) and suites' own episode notes use; a failed trial's failure kind
+follows from them first (:func:`pytest_egi.outcomes.ending_kind`: ``max_turns`` without an
+answer is ``turn_limit``, any other ending without one ``no_answer``).
 """
 
 from __future__ import annotations

@@ -127,6 +127,11 @@ def build_egi_json(
             }
             for name, s in agg.suites.items()
         },
+        # failed trials per failure kind (pytest_egi.outcomes), per suite and per bucket
+        "failure_kinds": {
+            "suites": {name: s.failure_kinds for name, s in agg.suites.items() if s.failure_kinds},
+            "buckets": agg.failure_kinds_by_bucket,
+        },
         "missing": [m.__dict__ for m in res.missing],
         "data_warnings": list(getattr(settings, "data_warnings", None) or []),
         "counts": agg.counts,
@@ -214,6 +219,7 @@ CSV_FIELDS = (
     "termination",
     "finish_reason",
     "no_answer",
+    "failure_kind",
     "expected",
     "got",
     "error",

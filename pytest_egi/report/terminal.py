@@ -7,6 +7,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from pytest_egi.models.usage import format_usage_lines, summarize_usage
+from pytest_egi.report.failures import failure_kinds_line
 from pytest_egi.scoring.aggregate import Aggregate
 from pytest_egi.scoring.config import BUCKETS, describe_weights
 from pytest_egi.scoring.gate import gate_lines
@@ -161,6 +162,7 @@ def summary_lines(
         lines.append(f"{name} v{summary.version}: {counts}" + (f" — {summary.note}" if summary.note else ""))
         if summary.no_answer_share is not None:
             lines.append(no_answer_line(summary))
+        lines += failure_kinds_line(summary.failure_kinds)
         for metric, value in summary.sub_metrics.items():
             subs.add_row(
                 name,

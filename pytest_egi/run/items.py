@@ -377,7 +377,7 @@ def _egi_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.T
             and excinfo.errisinstance(pytest.fail.Exception)
         )
         if excinfo is not None and report.when == "call" and not model_failure:
-            existing.update(status="error", success=None, error=_error_text(excinfo))
+            existing.update(status="error", success=None, failure_kind=None, error=_error_text(excinfo))
             _shorten_error(report, item, excinfo, existing["error"])
             report.user_properties = [p for p in report.user_properties if p[0] != "egi"]
             report.user_properties.append(("egi", existing))

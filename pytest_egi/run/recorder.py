@@ -12,11 +12,12 @@ from pytest_egi.agents.loops import Trajectory, no_answer_reason
 from pytest_egi.judges import RULES_JUDGE
 from pytest_egi.models.replies import escape_obj, has_lone_surrogate
 from pytest_egi.models.secrets import holds_secret_json, redact_obj
+from pytest_egi.outcomes import checked_failure_kind
 from pytest_egi.records import RECORD_SCHEMA, RunDir, dump_json_line
 from pytest_egi.run.state import Case, RunSettings, case_of, item_state
 from pytest_egi.suite import TaskScore
 
-__all__ = ["EgiRecorder", "base_record", "hint_span", "json_safe", "keep_raw", "render",
+__all__ = ["EgiRecorder", "base_record", "failure_line", "hint_span", "json_safe", "keep_raw", "render",
            "shorten", "store_record", "trajectory_fields", "trial_usage"]
 
 MAX_RENDER = 300
@@ -113,7 +114,19 @@ def base_record(item: pytest.Item, case: Case, settings: RunSettings) -> dict[st
         "finish_reason": None,
         "turns": None,
         "no_answer": None,
+        "failure_kind": None,
     }
+
+
+def failure_line(record: Mapping[str, Any]) -> str:
+    """The one-line reason of a failed trial: ``<task> [<category>] <failure kind>: expected
+    <expected>, got <got> (ended: <termination>)``, in the words the record holds
+    (``failure_kind``, ``termination``)."""
+    kind = record.get("failure_kind")
+    ended = record.get("termination")
+    return (f"{record['task_id']} [{record['category']}]{f' {kind}' if kind else ''}: "
+            f"expected {record['expected']}, got {record['got']}"
+            + (f" (ended: {ended})" if ended else ""))
 
 
 def trajectory_fields(trajectory: Mapping[str, Any] | None, *, errored: bool = False) -> dict[str, Any]:
@@ -262,6 +275,8 @@ class EgiRecorder:
         if item_state(self._item).record is not None:
             raise RuntimeError("egi.record() called twice for one item")
         traj = trajectory.to_dict() if isinstance(trajectory, Trajectory) else dict(trajectory)
+        failure_kind = checked_failure_kind(
+            self._case.suite.name, bool(score.success), score.failure_kind, traj)
         case, settings = self._case, self._settings
         judge_name = getattr(self.judge, "name", None) or RULES_JUDGE
         payload = {
@@ -290,12 +305,10 @@ class EgiRecorder:
             usage=dict(traj.get("usage") or {}),
             judge=judge_name,
             raw_path=rel,
+            failure_kind=failure_kind,
             **trajectory_fields(traj),
         )
         record.update(trial_usage(item_state(self._item).client, self))
         record = store_record(self._item, record)  # the message below shows it as stored
         if not score.success:
-            pytest.fail(
-                f"{case.task.id} [{case.task.category}]: expected {record['expected']}, got {record['got']}",
-                pytrace=False,
-            )
+            pytest.fail(failure_line(record), pytrace=False)

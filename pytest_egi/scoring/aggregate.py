@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_egi.records import record_sort_key
+from pytest_egi.report.failures import bucket_failure_counts, failure_counts
 from pytest_egi.scoring.config import RoutingConfig
 from pytest_egi.scoring.egi import BootstrapPlan, EgiResult, compute_egi, pass_hat_k, prepare_bootstrap
 from pytest_egi.suite import Suite, load_suite
@@ -63,6 +64,9 @@ class SuiteSummary:
         terminations: trials per episode termination (``submitted``, ``max_turns``,
             ``context_exceeded``, ``error``, ...) over every trial that ran (skipped ones
             excluded), sorted by name.
+        failure_kinds: failed trials per failure kind (record field ``failure_kind``,
+            :data:`pytest_egi.outcomes.FAILURE_KINDS`), in the vocabulary's order; empty when
+            none failed (:func:`pytest_egi.report.failures.failure_counts`).
     """
 
     sub_metrics: dict[str, float | None]
@@ -73,6 +77,7 @@ class SuiteSummary:
     sub_metric_notes: dict[str, str] = field(default_factory=dict)
     no_answer_share: float | None = None
     terminations: dict[str, int] = field(default_factory=dict)
+    failure_kinds: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -97,6 +102,9 @@ class Aggregate:
     error_rate: float
     counts: dict[str, int]
     pending_bootstrap: tuple[BootstrapPlan, int, int] | None = None
+    failure_kinds_by_bucket: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Failed trials per bucket and failure kind, through the routing (a failed trial counts
+    in each bucket its routed sub-metrics feed: :func:`pytest_egi.report.failures.bucket_failure_counts`)."""
     gate_decision: Any = None
     """The confident gate's :class:`pytest_egi.scoring.gate.GateDecision` (``settle_gate``); None
     under ``--egi-gate point`` or before the intervals are drawn."""
@@ -173,6 +181,7 @@ def aggregate(
         summary = SuiteSummary({}, dict(sorted(counts.items())), getattr(suite, "version", None))
         summary.sub_metric_notes = dict(getattr(suite, "sub_metric_notes", {}) or {})
         summary.no_answer_share, summary.terminations = no_answer_figures(recs)
+        summary.failure_kinds = failure_counts(recs).get(name, {})
         if suite is None:
             summary.note = import_failures.get(name, "suite not importable")
         elif not scored:
@@ -226,6 +235,8 @@ def aggregate(
     ran = sum(v for k, v in counts.items() if k != "skipped")
     error_rate = counts.get("error", 0) / ran if ran else 0.0
     agg = Aggregate(result, summaries, {}, error_rate, dict(sorted(counts.items())))
+    agg.failure_kinds_by_bucket = bucket_failure_counts(
+        records, {n: s.summarize for n, s in objects.items()}, routing.routes)
     if plan is not None:
         agg.pending_bootstrap = (plan, bootstrap_resamples, seed)
         if not defer_bootstrap:

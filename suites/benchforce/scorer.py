@@ -47,6 +47,7 @@ from typing import Any
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.normalize import fold_text
+from pytest_egi.outcomes import ending_kind
 from suites.benchforce.env.base import Environment, dry_run
 
 __all__ = [
@@ -190,6 +191,13 @@ def score_trial(env: Environment, data: dict[str, Any], trajectory: dict[str, An
     caller: upstream's efficiency ``turns``, the exchanges completed, A7.4; not the record's
     ``turns``, which counts every model call, a call that asks for a tool included),
     ``tool_calls`` and ``invalid_tool_calls``.
+
+    ``failure_kind`` of a failed trial, the first that holds: ``policy_violated`` (a forbidden
+    action ran, whatever the ending), ``no_answer`` / ``turn_limit`` / ``gave_up`` (how the
+    episode ended: :func:`pytest_egi.outcomes.ending_kind`), ``turn_limit`` (the session's
+    ending ``max_turns`` or ``timeout``: the turn or wall-clock budget ran out), then
+    ``state_differs``, ``missing_call`` (a look-up entry's gold calls not all made) and
+    ``wrong_answer`` (an expected output not said).
     """
     info = (trajectory.get("info") or {}).get("benchforce") or {}
     calls = list(trajectory.get("tool_calls") or [])
@@ -240,8 +248,15 @@ def score_trial(env: Environment, data: dict[str, Any], trajectory: dict[str, An
     problems += ["a look-up entry's gold calls were not all made"] if not calls_ok else []
     problems += [f"no answer: {why}"] if why else []
     got = "; ".join(problems) if problems else "final state, actions and outputs as expected"
+    kind = None
+    if not passed:
+        kind = "policy_violated" if forbidden else ending_kind(trajectory)
+        if kind is None and ending in ("max_turns", "timeout"):  # the caller was cut off
+            kind = "turn_limit"
+        kind = kind or ("state_differs" if diff else "missing_call" if not calls_ok else "wrong_answer")
     return {
         "success": passed,
+        "failure_kind": kind,
         "values": values,
         "expected": {
             "actions": [

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
+from pytest_egi.outcomes import ending_kind
 from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, load_each
 
 __all__ = ["SUITE", "CrmArenaOptions", "CrmArenaSuite", "TASK_TYPES"]
@@ -289,7 +290,9 @@ class CrmArenaSuite:
         Returns:
             ``values = {"reward": 0-1}`` (KQA also ``"em"``); ``details`` hold ``extracted``
             (the answer list read from the reply), ``extractor`` (``"exact"``, ``"egi/rules"``
-            or the judge's name; exact_match tasks) and ``extraction_rule``.
+            or the judge's name; exact_match tasks) and ``extraction_rule``. ``failure_kind``:
+            ``no_answer`` / ``turn_limit`` (no answer), ``gave_up`` ("I don't know."-style, or
+            an exact-match reply the reader finds no answer in), else ``wrong_answer``.
 
         Raises:
             JudgeError, ProviderError: the judge failed (the item is an error, not a score).
@@ -311,12 +314,16 @@ class CrmArenaSuite:
         if "no_answer" in result:
             got = f"(no answer: {result['no_answer']})"
             details["no_answer"] = result["no_answer"]
+        kind = None
+        if not result["success"]:  # an empty extraction: the reply gave no answer in words
+            kind = ending_kind(trajectory) or ("gave_up" if result.get("extracted") == [] else "wrong_answer")
         return TaskScore(
             success=result["success"],
             values=values,
             expected=gold[0] if task.data["reward_metric"] == "fuzzy_match" else format_answer(gold),
             got=got,
             details=details,
+            failure_kind=kind,
         )
 
     def constant_answer_check(self, tasks: list[Task], options: CrmArenaOptions) -> dict[str, str]:

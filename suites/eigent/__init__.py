@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
+from pytest_egi.outcomes import ending_kind
 from pytest_egi.suite import SuiteProfile, Task, TaskScore, load_each, suite_options
 from suites.eigent.data import DIFFICULTIES
 from suites.eigent.scorer import aggregate_values, results_csv, summarize_records, task_values
@@ -138,7 +139,9 @@ class EigentSuite:
     def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
         """Score from the checker and grader results stored in the trajectory
         (:func:`~suites.eigent.scorer.task_values`); success = every checker passed and the
-        trial gave an answer. Pure: rescoring reads the stored results."""
+        trial gave an answer. Pure: rescoring reads the stored results. ``failure_kind``:
+        ``no_answer`` / ``turn_limit``, ``gave_up`` ("I don't know."-style), else
+        ``state_differs`` (a checker found the workspace not as the task wants)."""
         info = (trajectory.get("info") or {}).get("eigent") or {}
         results = info.get("results") or []
         why = no_answer_reason(trajectory)
@@ -161,8 +164,10 @@ class EigentSuite:
         for key in ("model", "model_kwargs", "mcp_servers"):
             if info.get(key) is not None:
                 details[key] = info[key]
+        success = bool(values["passed"]) and why is None
         return TaskScore(
-            success=bool(values["passed"]) and why is None,
+            success=success,
+            failure_kind=None if success else ending_kind(trajectory) or "state_differs",
             values=values,
             expected="every checker passes: "
             + ", ".join(r["script"] for r in results if r["type"] == "checker"),

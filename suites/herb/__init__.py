@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
+from pytest_egi.outcomes import ending_kind
 from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, load_each, suite_options
 from suites.herb.data import SUITE_VERSION, World, company_names, get_world, release_worlds, world_spec
 from suites.herb.data.generator import MAX_PRODUCTS
@@ -275,14 +276,25 @@ class HerbSuite:
         ``abstained`` (0/1) for unanswerable. Success: F1 = 1, content ≥ 80, or abstained.
         A trial with no answer (the core's ``no_answer_reason``: blank or cut-off reply,
         turns run out, context overflow) scores 0 and fails; it is never an abstention.
+        ``failure_kind``: ``no_answer`` / ``turn_limit`` (no answer), ``gave_up`` (an
+        answerable question declined: "I don't know.", ``answerable=false``), else
+        ``wrong_answer`` (a wrong or partial answer; an unanswerable question answered).
         """
         companies = None
         if task.category == "company" and not (
             isinstance(trajectory.get("final_answer"), dict) and trajectory["final_answer"].get("entities")
         ):
             companies = company_names(task.data["world"])
-        return score_task(task.data, trajectory.get("final_answer"), companies=companies,
-                          judge=judge, no_answer=no_answer_reason(trajectory))  # fmt: skip
+        score = score_task(task.data, trajectory.get("final_answer"), companies=companies,
+                           judge=judge, no_answer=no_answer_reason(trajectory))  # fmt: skip
+        if score.success:
+            return score
+        # how the episode ended first; a declined unanswerable question passed, so a failed
+        # one answered (invented support): wrong_answer, as is a wrong answerable one
+        ending = ending_kind(trajectory)
+        if ending == "gave_up" and not task.data.get("answerable", True):
+            ending = None
+        return score.model_copy(update={"failure_kind": ending or "wrong_answer"})
 
     constant_by_design = frozenset({"unanswerable"})
     """Categories the constant-answer check leaves out: every unanswerable question has the

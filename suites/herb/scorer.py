@@ -31,7 +31,7 @@ from typing import Any
 
 from pytest_egi.agents.loops import blank_answer_reason, is_blank
 from pytest_egi.judges import RULES_JUDGE
-from pytest_egi.normalize import fold_text, normalize_answer
+from pytest_egi.normalize import REFUSAL_RE, fold_text, normalize_answer
 from pytest_egi.suite import TaskScore
 from suites.herb.env import CUST_RE, EID_RE, find_links, gazetteer
 
@@ -56,19 +56,8 @@ FACT_WEIGHT = 0.6
 CONTENT_PASS = 80.0
 """A content task passes at a score of at least this (0–100); entity tasks need F1 = 1."""
 
-_REFUSALS = re.compile(
-    r"\b(i\s+(do\s+not|don'?t|cannot|can'?t|could\s*not|couldn'?t|am\s+unable\s+to|was\s+unable"
-    r"\s+to)\s+(know|find|answer|determine|locate|identify|tell)"
-    r"|(cannot|can'?t|could\s*not|couldn'?t|unable\s+to)\s+(be\s+)?(answer|find|determin|locat"
-    r"|identif|found)\w*"
-    r"|(is|are|was|were)\s+not\s+(available|mentioned|provided|found|specified|stated|present"
-    r"|included)"
-    r"|no\s+(information|record|records|mention|data|evidence|details?)\b"
-    r"|(does|do)\s+not\s+(contain|provide|mention|include|specify|say)"
-    r"|(not|un)\s*answerable|insufficient\s+(information|context|evidence)"
-    r"|there\s+(is|are)\s+no\s+(such|matching|relevant))",
-    re.IGNORECASE,
-)
+_REFUSALS = REFUSAL_RE
+"""The core's refusal phrases (:data:`pytest_egi.normalize.REFUSAL_RE`), shared with every suite."""
 
 
 def normalize(text: str) -> str:

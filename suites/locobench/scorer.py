@@ -29,6 +29,7 @@ import ast
 from typing import Any
 
 from pytest_egi.agents.loops import no_answer_reason
+from pytest_egi.outcomes import ending_kind
 from pytest_egi.sandbox import Limits
 from pytest_egi.suite import TaskScore
 from suites.locobench.agent import replay
@@ -88,7 +89,32 @@ def _zero(reason: str, details: dict[str, Any], lcu_defined: bool) -> TaskScore:
 
 
 def score_replies(scenario: Scenario, trajectory: dict[str, Any], limits: Limits) -> TaskScore:
-    """Score a trajectory's replies on ``scenario`` (module docstring).
+    """Score a trajectory's replies on ``scenario`` (module docstring), with the failure kind
+    of a failed trial: ``no_answer`` / ``turn_limit``, ``gave_up`` ("I don't know."-style
+    final reply), else ``wrong_answer`` (the code fails a hidden test, changes no file, or
+    does not parse).
+
+    Raises:
+        SandboxError: the sandbox could not start (an infrastructure error).
+        RuntimeError: a code-quality tool failed (an infrastructure error).
+    """
+    score = _score_replies(scenario, trajectory, limits)
+    if score.success:
+        return score
+    return score.model_copy(update={"failure_kind": ending_kind(trajectory, _last_reply(trajectory))
+                                    or "wrong_answer"})
+
+
+def _last_reply(trajectory: dict[str, Any]) -> Any:
+    """The final answer, else the text of the last assistant message (the code replies)."""
+    if trajectory.get("final_answer") is not None:
+        return trajectory["final_answer"]
+    replies = [m.get("content") for m in trajectory.get("messages") or [] if m.get("role") == "assistant"]
+    return replies[-1] if replies else None
+
+
+def _score_replies(scenario: Scenario, trajectory: dict[str, Any], limits: Limits) -> TaskScore:
+    """The score of :func:`score_replies`, without its failure kind.
 
     Raises:
         SandboxError: the sandbox could not start (an infrastructure error).

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
+from pytest_egi.outcomes import ending_kind
 from pytest_egi.suite import (
     SuiteProfile,
     SummaryColumns,
@@ -280,7 +281,9 @@ class McpUniverseSuite:
         ``steps`` (model calls), and ``<kind>_passed`` / ``<kind>_total`` counts per evaluator
         kind. No answer (the core's ``no_answer_reason``, including a ReAct budget that ran
         out) fails every evaluator, with that reason. Stateful checks read the state stored in
-        the trajectory, so rescoring reproduces the score.
+        the trajectory, so rescoring reproduces the score. ``failure_kind``: ``turn_limit``
+        (the budget ran out) / ``no_answer``, ``gave_up`` ("I don't know."-style), else
+        ``state_differs`` (a ``github.*`` state check failed) or ``wrong_answer``.
 
         Raises:
             JudgeError: the LLM judge (``--egi-judge-model``) gave no usable verdict.
@@ -329,8 +332,13 @@ class McpUniverseSuite:
         details: dict[str, Any] = {"evaluators": [r.to_dict() for r in results]}
         if ctx.notes:
             details["judge_notes"] = ctx.notes
+        kind = None
+        if not passed:  # a failed github.* check reads the repository's state, the rest the answer
+            state = any(not r.passed and str(r.op).startswith("github.") for r in results)
+            kind = ending_kind(trajectory) or ("state_differs" if state else "wrong_answer")
         return TaskScore(
             success=passed,
+            failure_kind=kind,
             values=values,
             expected=[r.desc or f"{r.func} {r.op}".strip() for r in results],
             got={"failed": failing, "answer": _clip(answer if why is None else f"no answer ({why})")},

@@ -19,7 +19,9 @@ at least one faulty decision makes one of
 - ``wrong_answer``: the reference's ``mistake`` (a value changed in the answer, or a write
   call dropped or altered: what a wrong lookup or a wrong write leads to): the evaluators it
   names fail;
-- ``gave_up``: the calls are made but the reply after them is blank (no answer).
+- ``no_answer``: the calls are made but the reply after them is blank (failure kind
+  ``no_answer``, as the record says; it was named ``gave_up``, which the failure kinds keep for
+  a reply that declines in words).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from pytest_egi.models.offline import Noise
 
 __all__ = ["MISTAKES", "McpUniversePolicy"]
 
-MISTAKES = ("wrong_answer", "gave_up")
+MISTAKES = ("wrong_answer", "no_answer")
 """What a faulty trial does (chosen independently of the rate)."""
 
 
@@ -55,7 +57,7 @@ class McpUniversePolicy:
         if self.mistake is not None:
             noise.made.append(kind)
         self.calls = [dict(c) for c in plan["calls"]]
-        self.answer = "" if self.mistake == "gave_up" else str(plan["answer"])
+        self.answer = "" if self.mistake == "no_answer" else str(plan["answer"])
         self.next = 0
 
     def __call__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:

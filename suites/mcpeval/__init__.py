@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
+from pytest_egi.outcomes import ending_kind
 from pytest_egi.suite import (
     SuiteProfile,
     SummaryColumns,
@@ -48,6 +49,7 @@ from suites.mcpeval.data import (
 from suites.mcpeval.policy import McpevalPolicy
 from suites.mcpeval.scorer import (
     DOMAIN_COLUMNS,
+    call_failure_kind,
     compare_tool_calls,
     completion_judge_messages,
     domain_row,
@@ -222,6 +224,11 @@ class McpevalSuite:
         arguments that are not a JSON object) counts as a call with no parameters
         (:func:`~suites.mcpeval.scorer.predicted_calls`); ``got`` and ``details`` say which.
 
+        ``failure_kind`` of a failed trial: how the episode ended first (``no_answer``,
+        ``turn_limit``, ``gave_up``: :func:`pytest_egi.outcomes.ending_kind`), else the
+        matcher's (:func:`~suites.mcpeval.scorer.call_failure_kind`: ``wrong_tool``,
+        ``wrong_argument``, ``missing_call``, ``extra_call``).
+
         With an LLM judge (``--egi-judge-model``), the trajectory and the final response are
         also graded on upstream's aspects (reference §2.6): ``judge_trajectory`` and
         ``judge_completion`` are the verdicts' overall scores (0–1), reported, never routed,
@@ -247,8 +254,10 @@ class McpevalSuite:
             details["no_answer"] = why
         if judge is not None:
             details["judge"] = verdicts
+        success = bool(evaluation["flexible"]["success"])
         return TaskScore(
-            success=bool(evaluation["flexible"]["success"]),
+            success=success,
+            failure_kind=None if success else ending_kind(trajectory) or call_failure_kind(gold, pred),
             values=task_values(
                 evaluation,
                 no_answer=why is not None,

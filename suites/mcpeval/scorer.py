@@ -69,6 +69,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
+    "call_failure_kind",
     "COMPLETION_ASPECTS",
     "DEFAULT_THRESHOLDS",
     "DEFAULT_WEIGHTS",
@@ -420,6 +421,46 @@ def _mode_scores(
         "param_matches": matches,
     }
     return fields, details
+
+
+def call_failure_kind(
+    ground_truth: Sequence[Mapping[str, Any]], prediction: Sequence[Mapping[str, Any]]
+) -> str:
+    """Why a prediction failed :func:`compare_tool_calls`'s flexible rule, as a failure kind
+    (:data:`pytest_egi.outcomes.FAILURE_KINDS`), from the names the matcher compares.
+
+    - no call made, or fewer calls with every one name-matched in place: ``missing_call``;
+    - a call but no ground truth (n = 0 < m): ``extra_call``;
+    - a ground-truth name absent from the prediction and a predicted name absent from the
+      ground truth: ``wrong_tool``; only the first: ``missing_call``; only the second:
+      ``extra_call``;
+    - the same names, every position name-matched: ``wrong_argument`` (a parameter score
+      below the flexible threshold); the same names out of place: ``wrong_tool`` (more
+      calls: ``extra_call``; fewer: ``missing_call``).
+
+    Args:
+        ground_truth, prediction: ``{"tool_name", "tool_parameters"}`` lists, as
+            :func:`compare_tool_calls` takes them.
+    """
+    gt = [str(c.get("tool_name")) for c in ground_truth]
+    pred = [str(c.get("tool_name")) for c in prediction]
+    if not pred:
+        return "missing_call"
+    if not gt:
+        return "extra_call"
+    missing = [n for n in gt if n not in set(pred)]
+    extra = [n for n in pred if n not in set(gt)]
+    if missing and extra:
+        return "wrong_tool"
+    if missing:
+        return "missing_call"
+    if extra:
+        return "extra_call"
+    if all(g == p for g, p in zip(gt, pred, strict=False)):
+        return "missing_call" if len(pred) < len(gt) else "wrong_argument"
+    if len(pred) != len(gt):
+        return "extra_call" if len(pred) > len(gt) else "missing_call"
+    return "wrong_tool"
 
 
 def compare_tool_calls(

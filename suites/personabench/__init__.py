@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
+from pytest_egi.outcomes import ending_kind
 from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options
 from suites.personabench.data import community, community_ids, world_spec
 from suites.personabench.data.generator import NOISE_LEVELS
@@ -302,6 +303,9 @@ class PersonaBenchSuite:
         when the question has no outdated value); ``retrieval_recall`` and ``ndcg`` (None for
         ``gt-context``, which upstream does not score); ``bm25_fallback`` (1 when BM25 stood in
         for MiniLM). Success: F1 = 1. No answer (the core's ``no_answer_reason``) scores 0.
+        ``failure_kind``: ``no_answer`` / ``turn_limit``, ``gave_up`` ("I don't know."-style:
+        :func:`pytest_egi.normalize.is_refusal`; its words are still scored lexically, as
+        upstream), else ``wrong_answer``.
         """
         d = task.data
         info = (trajectory.get("info") or {}).get("personabench") or {}
@@ -331,6 +335,7 @@ class PersonaBenchSuite:
         got = f"no answer: {why}" if why else trajectory.get("final_answer")
         return TaskScore(
             success=f1 == 1.0,
+            failure_kind=None if f1 == 1.0 else ending_kind(trajectory) or "wrong_answer",
             values=values,
             expected=d["answer"],
             got=got,

@@ -38,6 +38,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_egi.models.offline import Noise
+from pytest_egi.outcomes import ending_kind
 from pytest_egi.suite import (
     SuiteProfile,
     SummaryColumns,
@@ -185,6 +186,11 @@ class UserbenchSuite:
         call, the context overflowed), as in upstream's harness: UserBench scores each turn,
         not a final answer, so the core's no-answer rule shows as a failed item and credits
         nothing (no turn, no reward); an episode with no scored turn is upstream's ``[0]``.
+
+        ``failure_kind`` of a failed trial: ``wrong_argument`` (the episode ended on a malformed
+        ``interact_with_env`` call), else how it ended (``turn_limit``, ``no_answer``,
+        ``gave_up``: :func:`pytest_egi.outcomes.ending_kind`), else ``wrong_answer`` (not every
+        aspect's best option was recommended).
         """
         info = (trajectory.get("info") or {}).get("userbench") or {}
         max_turns = int(getattr(options, "max_turns", None) or task.data.get("max_turns") or 20)
@@ -206,7 +212,11 @@ class UserbenchSuite:
         }
         expected = [task.data["best_id"][a] for a in task.data["dimensions"]]
         got = f"answers {info.get('answers') or []}, rewards {rewards}, ended: {info.get('ended', 'unknown')}"
-        return TaskScore(success=all_best, values=values, expected=expected, got=got,
+        kind = None
+        if not all_best:  # a malformed call is the model's mistake; then how the episode ended
+            kind = ("wrong_argument" if info.get("ended") == "malformed_call"
+                    else ending_kind(trajectory) or "wrong_answer")
+        return TaskScore(success=all_best, values=values, expected=expected, got=got, failure_kind=kind,
                          details={"rewards": rewards, "env": task.category,
                                   "aspects": len(env_digits(task.category)),
                                   "pass_k": int(task.data.get("pass_k") or 1)})  # fmt: skip

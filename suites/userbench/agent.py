@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from pytest_egi.agents.loops import Trajectory, call_model, keep_partial
+from pytest_egi.agents.loops import Trajectory, call_model, end_with_text, keep_partial
 from pytest_egi.models.base import ModelClient
 from pytest_egi.models.params import scaffold_params
 from pytest_egi.suite import Task
@@ -163,7 +163,10 @@ def run_trial(
 
     Returns:
         The trajectory; its ``usage`` is the agent's alone. ``info["userbench"]`` holds
-        ``rewards``, ``turns``, ``ended``, ``active`` / ``passive`` (elicited counts),
+        ``rewards``, ``turns``, ``ended`` (how the episode ended, in the record's words:
+        the trajectory's ``termination``, ``submitted`` / ``max_turns`` / ``text_answer`` /
+        ``truncated`` / ``context_exceeded``, or ``malformed_call``, a malformed tool call that
+        ended it), ``active`` / ``passive`` (elicited counts),
         ``best_remaining``, ``answers``, ``simulator`` (the simulator model's name, or
         ``egi/rules``) and ``simulator_usage`` (the LLM simulator's usage dict, None for rules;
         kept in a partial trajectory too).
@@ -202,8 +205,10 @@ def run_trial(
                 break
             calls = message.get("tool_calls") or []
             if not calls:
-                info["ended"] = "no_tool_call"
-                traj.termination = "truncated" if traj.finish_reason == "length" else "text_answer"
+                # the text is the episode's final answer (blank or cut off: none), so an
+                # "I don't know." reply reads as one in the record, as in every suite
+                end_with_text(traj, message.get("content"), "text_answer")
+                info["ended"] = traj.termination  # text_answer, or truncated when cut off
                 break
             first = calls[0]
             args = _arguments(first)
@@ -232,11 +237,12 @@ def run_trial(
                     {"role": "tool", "tool_call_id": extra.get("id"), "content": NOT_EXECUTED}
                 )
             if terminated or truncated:
-                info["ended"] = "terminated" if terminated else "truncated"
+                info["ended"] = "submitted" if terminated else "max_turns"  # the env's turn limit
                 traj.termination = "submitted" if terminated else "max_turns"
                 break
     info["active"] = env.state["active_elicited_preferences"]
     info["passive"] = env.state["passive_elicited_preferences"]
     info["best_remaining"] = list(env.state["remaining_best_options"])
-    traj.final_answer = list(answers) or None
+    # the options recommended; with none, a closing text reply (``end_with_text``) stands
+    traj.final_answer = list(answers) or traj.final_answer
     return traj

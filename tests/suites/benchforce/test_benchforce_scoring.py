@@ -59,6 +59,7 @@ def test_wrong_state_fails_with_its_diff_and_upstream_stateless_passes():
     assert score.details["state_diff"] == [
         f"referrals.{rid}.status: expected {args['new_status']!r}, got 'pending'"
     ]
+    assert score.failure_kind == "state_differs"
 
 
 def test_forbidden_write_fails_even_when_state_and_stateless_match():
@@ -74,6 +75,10 @@ def test_forbidden_write_fails_even_when_state_and_stateless_match():
     assert not score.success and score.details["forbidden_ran"] == [
         'update_emergency_contact({"patient_identifier": "P2001"})'
     ]
+    # a forbidden action decides the kind whatever the ending (here the turns ran out too)
+    assert score.failure_kind == "policy_violated"
+    cut = SUITE.score(task, _traj(final, calls, [said], ending="max_turns", reason=None), None)
+    assert cut.failure_kind == "policy_violated"
 
 
 def test_outputs_must_each_be_said():
@@ -84,6 +89,15 @@ def test_outputs_must_each_be_said():
     assert SUITE.score(task, _traj(final, calls, [f"Take {dose.upper()}, {freq}."]), None).success
     missed = SUITE.score(task, _traj(final, calls, [f"Take {dose}."]), None)
     assert not missed.success and missed.details["outputs_missing"] == [freq]
+    assert missed.failure_kind == "wrong_answer"
+    # the caller's wall-clock budget ran out before the dose was said: turn_limit
+    late = SUITE.score(task, _traj(final, calls, [f"Let me check the dose for {dose}."], ending="timeout",
+                                   reason=None), None)  # fmt: skip
+    assert not late.success and late.failure_kind == "turn_limit"
+    # "I'm not able to find that" as the closing reply: gave_up, as in every suite
+    declined = SUITE.score(task, _traj(final, calls, ["I'm sorry, I could not find that prescription."]),
+                           None)  # fmt: skip
+    assert declined.failure_kind == "gave_up"
 
 
 def test_accuracy_is_grouped_per_entry_and_finished_means_the_caller_ended_it():
