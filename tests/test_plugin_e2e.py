@@ -238,12 +238,34 @@ def test_markers_select_suite_and_category(toy_project):
     egi = _egi(toy_project) if False else None  # noqa: F841 - two runs, two dirs
 
 
-def test_without_model_items_skip_with_reason(toy_project):
-    result = toy_project.runpytest("toysuites", "-rs")
-    result.assert_outcomes(skipped=6)
-    result.stdout.fnmatch_lines(["*no model under test: pass --egi-model*"])
-    result.stdout.fnmatch_lines(["*egi: 6 benchmark items skipped, no model under test*no EGI was computed*"])
+def test_without_model_selected_items_are_a_usage_error(toy_project):
+    # a CI job that forgot --egi-model must not be green: exit status 4, saying what to pass
+    result = toy_project.runpytest("toysuites")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        "ERROR: 6 benchmark items selected but no model under test: pass --egi-model egi/oracle (the "
+        "offline reference policy) or a real model (e.g. --egi-model openai/gpt-4o-mini); "
+        "--collect-only lists the items without one",
+    ])
     assert not (toy_project.path / "reports").exists()
+    # listing them needs no model
+    listed = toy_project.runpytest("toysuites", "--collect-only", "-q")
+    assert listed.ret == pytest.ExitCode.OK
+    listed.stdout.fnmatch_lines(["*6 tests collected*"])
+
+
+def test_without_model_an_xdist_session_ends_as_a_usage_error():
+    # under xdist the workers skip the items; the controller ends the session with status 4
+    from types import SimpleNamespace
+
+    from pytest_egi.run.fixtures import NO_MODEL_REASON, NoModelCheck
+
+    check = NoModelCheck()
+    skip = SimpleNamespace(skipped=True, longrepr=("x.py", 1, f"Skipped: {NO_MODEL_REASON}"))
+    check.pytest_runtest_logreport(skip)
+    session = SimpleNamespace(exitstatus=pytest.ExitCode.OK)
+    check.pytest_sessionfinish(session, pytest.ExitCode.OK)
+    assert session.exitstatus == pytest.ExitCode.USAGE_ERROR
 
 
 def test_bootstrap_ci_brackets_the_estimate(toy_project):

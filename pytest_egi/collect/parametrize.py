@@ -274,9 +274,16 @@ def finish_collection(session: pytest.Session) -> None:
     errors = config.stash.get(_USAGE_ERRORS_KEY, [])
     if errors:
         raise errors[0]
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if (settings is not None and not settings.model and not config.option.collectonly
+            and not hasattr(config, "workerinput")):
+        selected = sum(1 for item in session.items if case_of(item) is not None)
+        if selected:
+            from pytest_egi.run.fixtures import no_model_refusal
+
+            raise pytest.UsageError(no_model_refusal(selected))
     for tasks in loaded_tasks_of(session.items):  # the data checks are done
         tasks.drop_objects()
-    settings = config.stash.get(SETTINGS_KEY, None)
     directory = shared_dir()
     if hasattr(config, "workerinput") and directory is not None and settings is not None and settings.model:
         from pytest_egi.records import RunDir, write_collected
