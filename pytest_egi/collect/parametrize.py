@@ -264,6 +264,8 @@ _WORKER_USAGE_ERRORS_KEY = pytest.StashKey[list]()
 _OPTED_OUT_KEY = pytest.StashKey[set]()
 """Node ids (without parameters) of the test functions of opt-in suites given no task."""
 _DESELECTED_KEY = pytest.StashKey[int]()
+DESELECTED_SUITES_KEY = pytest.StashKey[set]()
+"""The suites with a deselected item in this process (a serial session's whole collection)."""
 """config.stash: items deselected in this process's collection so far."""
 
 
@@ -316,6 +318,11 @@ def count_deselected(items: list[pytest.Item]) -> None:
     if items:
         stash = items[0].config.stash
         stash[_DESELECTED_KEY] = stash.get(_DESELECTED_KEY, 0) + len(items)
+        suites = stash.setdefault(DESELECTED_SUITES_KEY, set())
+        for item in items:
+            case = case_of(item)
+            if case is not None:
+                suites.add(case.suite.name)
 
 
 def tag_usage_error(collector: pytest.Collector, report: pytest.CollectReport) -> None:
