@@ -217,7 +217,7 @@ def test_rescore_refuses_a_route_to_a_sub_metric_the_suite_never_produces(toy_ru
 
     routing = toy_project.path / "typo.yaml"
     routing.write_text(ROUTING.replace("sub_metric: acc_alpha,", "sub_metric: acc_alpa,"))
-    message = (f"invalid routing file {routing}: routes[0] (toy/acc_alpa): sub_metric 'acc_alpa' "
+    message = (f"invalid routing file {routing}: route 1 (toy/acc_alpa): sub_metric 'acc_alpa' "
                "is not a sub-metric of toy; its sub-metrics: acc, acc_alpha, acc_beta")
     result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", "--egi-routing", str(routing))
     assert result.ret == 4 and message in result.stderr.str()

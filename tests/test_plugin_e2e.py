@@ -330,7 +330,7 @@ def test_xdist_distributes_with_worksteal_unless_told_otherwise(
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")])))
     toy_project.makeconftest(DIST_PROBE)
     result = toy_project.runpytest_subprocess("toysuites", "--egi-model", "egi/oracle",
-                                              "--egi-bootstrap", "0", "-n", "2", *extra)
+                                              "--egi-bootstrap", "0", "-n", "2", "-v", *extra)
     result.assert_outcomes(passed=6)
     assert (toy_project.path / "dist.txt").read_text() == dist
     # a first run: nothing learned yet

@@ -339,7 +339,7 @@ def test_a_route_the_suite_never_produces_is_a_usage_error(toy_project):
     routing = toy_project.path / "routing.yaml"
     routing.write_text(routing.read_text().replace("sub_metric: acc_beta", "sub_metric: acc_betta"))
     message = [
-        f"ERROR: invalid routing file {routing}: routes[1] (toy/acc_betta): sub_metric 'acc_betta' "
+        f"ERROR: invalid routing file {routing}: route 2 (toy/acc_betta): sub_metric 'acc_betta' "
         "is not a sub-metric of toy; its sub-metrics: acc, acc_alpha, acc_beta"
     ]
     for extra in ((), ("-n", "2")):
@@ -390,7 +390,7 @@ def test_a_repository_route_to_an_unknown_sub_metric_is_refused(tmp_path):
                           str(routing), "--co")
     assert result.returncode == 4
     assert _error_lines(result.stderr.splitlines()) == [
-        f"ERROR: invalid routing file {routing}: routes[0] (crmarena/NCRR): sub_metric 'NCRR' is "
+        f"ERROR: invalid routing file {routing}: route 1 (crmarena/NCRR): sub_metric 'NCRR' is "
         "not a sub-metric of crmarena; its sub-metrics: BRI, HTU, KQA, KQA_em, MTA, NCR, NED, PVI, "
         "TCU, TII, overall"
     ]
