@@ -9,8 +9,7 @@ import re
 import pytest
 
 from pytest_egi.scoring.config import Route, load_routing
-from pytest_egi.scoring.egi import Missing, compute_egi, describe_transform
-from pytest_egi.scoring.missing import apply_ceilings, missing_cause
+from pytest_egi.scoring.egi import Missing, compute_egi
 
 from .toy_project import ROUTING
 
@@ -50,10 +49,19 @@ def test_the_verdict_is_last_and_benchmark_failures_are_counted(toy_project):
 
 
 def test_missing_sub_metrics_name_one_cause(toy_project):
-    result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", *FLAGS, "-k", "alpha")
+    result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", *FLAGS, "-k", "alpha", "-v")
     lines = result.stdout.lines
     assert "  toy/acc_beta: deselected: no beta item left after -k 'alpha'" in lines
     assert "  absent/whatever: not collected: no absent test under the paths given" in lines
+    # with -v: each contributor with its transform, and the sub-metric table
+    assert "  M1 toy/acc_alpha: fraction(1.000) = 100.0" in lines
+    assert "  M4 toy/acc: fraction(1.000) = 100.0" in lines
+    assert any(line.split()[:4] == ["toy", "acc_alpha", "1.000", "M1"] for line in lines)
+    import json
+
+    egi = json.loads(next((toy_project.path / "reports").iterdir()).joinpath("egi.json").read_text())
+    assert egi["buckets"]["M1"]["ceiling"] is None  # nothing caps the toy's routes
+    assert egi["buckets"]["M1"]["contributors"][0]["transform"] == "fraction(1.000) = 100.0"
 
 
 def _suite(categories=("alpha", "beta"), ceiling=None):
@@ -61,6 +69,8 @@ def _suite(categories=("alpha", "beta"), ceiling=None):
 
 
 def test_missing_cause_outside_the_profile_no_task_errored_and_stopped():
+    from pytest_egi.scoring.missing import missing_cause
+
     miss = Missing("toy/acc_beta", "M1", "toy reported no value for acc_beta (...)")
     common = {"suite": _suite(), "mode": "quick", "selection": {}, "stopped": None, "not_loaded": set()}
     from collections import Counter
@@ -79,6 +89,8 @@ def test_missing_cause_outside_the_profile_no_task_errored_and_stopped():
 
 
 def test_a_contributor_shows_its_transform():
+    from pytest_egi.scoring.egi import describe_transform
+
     gap = Route(suite="b", sub_metric="acc_finished", bucket="M5", transform="gap", baseline="acc_all")
     assert describe_transform(gap, {"acc_finished": 0.824, "acc_all": 0.700}, 87.6) == (
         "gap(0.824 vs 0.700) = 87.6")
@@ -87,6 +99,8 @@ def test_a_contributor_shows_its_transform():
 
 
 def _capped(tmp_path, values, floors=None):
+    from pytest_egi.scoring.missing import apply_ceilings
+
     (tmp_path / "routing.yaml").write_text(ROUTING)
     routing = load_routing(tmp_path / "routing.yaml")[0]
     weights = {b: bk.weight for b, bk in routing.buckets.items()}

@@ -67,6 +67,7 @@ def missing_cause(
     stopped: str | None,
     not_loaded: set[str],
     deselected_suites: set[str] | None = None,
+    collected_suites: set[str] | None = None,
 ) -> str:
     """The one cause of ``miss`` on this run (see the module's docstring for the order).
 
@@ -83,6 +84,7 @@ def missing_cause(
         not_loaded: the categories of the suite for which the suite loaded no task.
         deselected_suites: the suites with a deselected item, when known (a serial session);
             None: unknown (then a selection is taken as the cause).
+        collected_suites: the suites with a selected item in the session, when known.
 
     Returns:
         One sentence fragment, e.g. ``outside the profile (quick runs benchforce's hospital
@@ -93,7 +95,7 @@ def missing_cause(
     if records_by_category is None:
         if suite is None and "cannot import" in miss.reason:
             return miss.reason
-        if stopped:
+        if stopped and (collected_suites is None or name in collected_suites):
             return f"stopped before it: the run stopped ({stopped}) before any {name} item ran"
         if chosen and (deselected_suites is None or name in deselected_suites):
             return f"deselected: no {name} item left after {chosen}"
@@ -170,6 +172,7 @@ def refine_missing(
             stopped=stopped,
             not_loaded=not_loaded.get(name, set()),
             deselected_suites=getattr(settings, "deselected_suites", None),
+            collected_suites=getattr(settings, "collected_suites", None),
         )
 
 
