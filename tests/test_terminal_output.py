@@ -151,6 +151,7 @@ def test_counts_print_as_integers_and_names_wrap_at_words(tmp_path):
     assert format_value("travel22.pass_hat_k_k", 1.0) == "1"
     assert format_value("travel22.best_rate", 1.0) == "1.000"
     assert format_value("travel22.micro_avg", 0.2219) == "0.222"
+    assert format_value("hospital.replies_median", 3.0) == "3.000"  # a statistic, not a count
     result = _capped(tmp_path, {"acc": 1.0, "acc_alpha": 0.4, "acc_alpha_max": 0.4, "acc_beta": 1.0})
     result.buckets["M4"].name = "Retrieval & Evidence Grounding"
     lines = bucket_lines(SimpleNamespace(result=result, ci={}), width=60)

@@ -97,6 +97,7 @@ DEFAULT_WIDTH = 110
 """The width of the tables when no terminal says otherwise (``egi-bench report``)."""
 
 _COUNT_NAMES = ("tasks", "entries", "trials", "items", "count", "_k")
+_STATISTICS = ("mean", "median", "avg", "rate", "ratio", "score", "f1", "accuracy", "share")
 
 
 def _render(table: Table, width: int = DEFAULT_WIDTH) -> list[str]:
@@ -110,12 +111,15 @@ def _render(table: Table, width: int = DEFAULT_WIDTH) -> list[str]:
 
 
 def format_value(metric: str, value: float | None) -> str:
-    """A sub-metric's native value as the tables show it: a count (an integral value above 1,
-    or one whose name says it counts: ``tasks``, ``entries``, ``trials``, ``pass_hat_k_k``)
-    as an integer, anything else with three decimals; ``—`` for None."""
+    """A sub-metric's native value as the tables show it: a count (one whose name says it
+    counts: ``tasks``, ``entries``, ``trials``, ``pass_hat_k_k``; or an integral value above 1
+    whose name is not a statistic: mean, median, rate...) as an integer, anything else with
+    three decimals (``replies_median`` 3.000); ``—`` for None."""
     if value is None:
         return "—"
-    if float(value).is_integer() and (abs(value) > 1 or metric.rsplit(".", 1)[-1].endswith(_COUNT_NAMES)):
+    last = metric.rsplit(".", 1)[-1]
+    if float(value).is_integer() and (last.endswith(_COUNT_NAMES) or (
+            abs(value) > 1 and not any(w in last for w in _STATISTICS))):
         return str(int(value))
     return f"{value:.3f}"
 
