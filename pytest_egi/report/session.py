@@ -489,8 +489,9 @@ class EgiSession:
             s.deselected_suites = set(self.config.stash.get(DESELECTED_SUITES_KEY, set()))
             s.collected_suites = {c.suite.name for c in map(case_of, session.items) if c is not None}
         elif collected is not None:  # xdist: the workers' base records name their suites
-            entries = (collected.get("items") or {}).values()
-            if all(isinstance(e, dict) and "record" in e for e in entries):
+            items = collected.get("items") or {}
+            entries = list(items.values()) if isinstance(items, dict) else []  # (remote: node ids)
+            if entries and all(isinstance(e, dict) and "record" in e for e in entries):
                 s.collected_suites = {e["record"]["suite"] for e in entries}
         if s.collected_suites is not None:  # (with a resumed run's suites)
             s.collected_suites |= {r["suite"] for r in records}

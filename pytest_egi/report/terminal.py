@@ -331,10 +331,12 @@ def summary_lines(
     verbose: bool = True,
     width: int = DEFAULT_WIDTH,
 ) -> list[str]:
-    """The whole summary as lines of plain text (``egi-bench report``): :func:`detail_lines`,
-    then :func:`verdict_lines` (the verdict last; its headline is labelled by ``verdict``,
-    :mod:`pytest_egi.scoring.verdict`). The usage lines come from ``usage``
-    (:func:`~pytest_egi.models.usage.summarize_usage` of the run's records) when given, else
-    from ``records``."""
-    return (detail_lines(settings, agg, records, usage=usage, verbose=verbose, width=width)
-            + verdict_lines(settings, agg, verdict, width))
+    """The whole summary as lines of plain text (``egi-bench report``, which prints the
+    session's lines after it): :func:`verdict_lines` (the first line is the EGI headline,
+    labelled by ``verdict``, :mod:`pytest_egi.scoring.verdict`), then :func:`detail_lines`. A
+    pytest session prints the two the other way round, the verdict last
+    (:meth:`pytest_egi.report.session.EgiSession.write_summary`). The usage lines come from
+    ``usage`` (:func:`~pytest_egi.models.usage.summarize_usage` of the run's records) when
+    given, else from ``records``."""
+    return (verdict_lines(settings, agg, verdict, width)
+            + detail_lines(settings, agg, records, usage=usage, verbose=verbose, width=width))
