@@ -94,7 +94,7 @@ def no_answer_line(summary: Any) -> str:
 
 
 DEFAULT_WIDTH = 110
-"""The width of the tables when no terminal says otherwise (``egi-bench report``)."""
+"""The width of the tables when the caller names none."""
 
 _COUNT_NAMES = ("tasks", "entries", "trials", "items", "count", "_k")
 _STATISTICS = ("mean", "median", "avg", "rate", "ratio", "score", "f1", "accuracy", "share")
@@ -329,14 +329,18 @@ def summary_lines(
     *,
     usage: dict[str, Any] | None = None,
     verbose: bool = True,
-    width: int = DEFAULT_WIDTH,
+    width: int | None = None,
 ) -> list[str]:
     """The whole summary as lines of plain text (``egi-bench report``, which prints the
-    session's lines after it): :func:`verdict_lines` (the first line is the EGI headline,
-    labelled by ``verdict``, :mod:`pytest_egi.scoring.verdict`), then :func:`detail_lines`. A
-    pytest session prints the two the other way round, the verdict last
+    session's lines after it): :func:`detail_lines`, then :func:`verdict_lines` (its first
+    line is the EGI headline, labelled by ``verdict``, :mod:`pytest_egi.scoring.verdict`), the
+    verdict last as in a pytest session
     (:meth:`pytest_egi.report.session.EgiSession.write_summary`). The usage lines come from
     ``usage`` (:func:`~pytest_egi.models.usage.summarize_usage` of the run's records) when
     given, else from ``records``."""
-    return (verdict_lines(settings, agg, verdict, width)
-            + detail_lines(settings, agg, records, usage=usage, verbose=verbose, width=width))
+    if width is None:  # the terminal's, as pytest's (80 when not a terminal)
+        import shutil
+
+        width = shutil.get_terminal_size((80, 24)).columns
+    return (detail_lines(settings, agg, records, usage=usage, verbose=verbose, width=width)
+            + verdict_lines(settings, agg, verdict, width))
