@@ -15,7 +15,8 @@ model), the xdist hooks (:mod:`pytest_egi.collect.xdist`), the JSON junit proper
 properties (:mod:`pytest_egi.report.junit`), pytest-json-report's record and summary
 (:mod:`pytest_egi.report.jsonreport`), the model gateway (:mod:`pytest_egi.run.gateway`).
 Without ``--egi-model`` (or ``egi_model`` in the ini file) the plugin still parametrizes
-suite tests so they can be listed, but skips them with the reason, and writes no report.
+suite tests so ``--collect-only`` lists them; running them is a usage error (exit status 4,
+:func:`pytest_egi.run.fixtures.no_model_refusal`), and no report is written.
 """
 
 from __future__ import annotations
@@ -101,6 +102,10 @@ def pytest_configure(config: pytest.Config) -> None:
         session = config.stash[SESSION_KEY] = EgiSession(settings, config, resumed_records)
         config.pluginmanager.register(session, "egi-session")
         start_model_gateway(config, settings)
+    if not settings.model and not hasattr(config, "workerinput") and not config.option.collectonly:
+        from pytest_egi.run.fixtures import NoModelCheck
+
+        config.pluginmanager.register(NoModelCheck(), "egi-no-model")
     if settings.model:
         install_for(config, getattr(config.stash.get(SESSION_KEY, None), "interrupt", None))
     if config.pluginmanager.hasplugin("xdist"):

@@ -348,7 +348,8 @@ class SummaryColumns:
         values = rows if isinstance(rows, list) else list(rows)  # the suite's rows, not a copy
         for i, row in enumerate(values):
             if len(row) != width:
-                raise ValueError(f"summary_columns: row {i} has {len(row)} values for {width} column names")
+                raise ValueError(f"summary_columns: row {i + 1} has {len(row)} values for {width} column "
+                                 "names")
         return cls(tuple(names), values, finish)
 
     @classmethod

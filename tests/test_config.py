@@ -76,15 +76,17 @@ def test_repository_routing_is_complete():
         (
             "transform: fraction}\n  - {suite: toy, sub_metric: acc_beta",
             "transform: sqrt}\n  - {suite: toy, sub_metric: acc_beta",
-            "routes.0.transform: Input should be 'fraction', 'percent', 'invert_fraction', "
+            "routes #1.transform: Input should be 'fraction', 'percent', 'invert_fraction', "
             "'clip_invert' or 'gap' (got 'sqrt')",
         ),
-        ("sub_metric: acc_beta", "sub_metric: acc_alpha", "routes[1]: duplicate route toy/acc_alpha"),
-        ("{suite: absent,", "{suite: absnet,", "routes[3].suite: unknown suite 'absnet'; valid: toy, absent"),
+        ("sub_metric: acc_beta", "sub_metric: acc_alpha",
+         "route 2 (toy/acc_alpha): duplicate route toy/acc_alpha"),
+        ("{suite: absent,", "{suite: absnet,",
+         "route 4 (absnet/whatever).suite: unknown suite 'absnet'; valid: toy, absent"),
         (
             "bucket: M4",
             "bucket: M4, ceiling: 3",
-            "routes.2: 'ceiling' only applies to clip_invert, not fraction",
+            "routes #3: 'ceiling' only applies to clip_invert, not fraction",
         ),
         ("version: 1\n", "version: 1\nextra_key: 2\n", "extra_key: Extra inputs are not permitted"),
     ],

@@ -44,8 +44,7 @@ def test_oracle_reaches_ceiling_and_exit_0(toy_project):
                            "judged": True, "not_judged_reason": None}
     reasons = {m["route"]: m["reason"] for m in egi["missing"]}
     assert reasons == {
-        "absent/whatever": "absent: not run in this session (no item collected: the suite is not "
-        "installed here, or was not selected)"
+        "absent/whatever": "not collected: no absent test under the paths given"
     }
     result.stdout.fnmatch_lines(
         [
@@ -64,9 +63,10 @@ def test_null_is_floor_failures_do_not_fail_session(toy_project):
     egi = _egi(toy_project)
     assert egi["suites"]["toy"]["sub_metrics"]["acc"] == 0.0
     assert (egi["egi"]["value"], egi["egi"]["partial_value"]) == (None, 0.0)
-    # the one-line reason names the failure kind and how the episode ended (issue 28)
-    result.stdout.fnmatch_lines(
-        ["*alpha-0 [[]alpha[]] gave_up: expected C*, got I don't know. (ended: text_answer)*"])
+    # a failed benchmark item is counted in the EGI summary with its failure kinds and its
+    # one-line reason, which names the kind and how the episode ended (issue 28)
+    result.stdout.fnmatch_lines(["  toy: 6 failed*",
+                                 "    alpha-0*gave_up: expected C*, got I don't know. (ended: text_answer)*"])
 
 
 def test_strict_makes_failed_item_fail_session(toy_project):
@@ -240,12 +240,34 @@ def test_markers_select_suite_and_category(toy_project):
     egi = _egi(toy_project) if False else None  # noqa: F841 - two runs, two dirs
 
 
-def test_without_model_items_skip_with_reason(toy_project):
-    result = toy_project.runpytest("toysuites", "-rs")
-    result.assert_outcomes(skipped=6)
-    result.stdout.fnmatch_lines(["*no model under test: pass --egi-model*"])
-    result.stdout.fnmatch_lines(["*egi: 6 benchmark items skipped, no model under test*no EGI was computed*"])
+def test_without_model_selected_items_are_a_usage_error(toy_project):
+    # a CI job that forgot --egi-model must not be green: exit status 4, saying what to pass
+    result = toy_project.runpytest("toysuites")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        "ERROR: 6 benchmark items selected but no model under test: pass --egi-model egi/oracle (the "
+        "offline reference policy) or a real model (e.g. --egi-model openai/gpt-4o-mini); "
+        "--collect-only lists the items without one",
+    ])
     assert not (toy_project.path / "reports").exists()
+    # listing them needs no model
+    listed = toy_project.runpytest("toysuites", "--collect-only", "-q")
+    assert listed.ret == pytest.ExitCode.OK
+    listed.stdout.fnmatch_lines(["*6 tests collected*"])
+
+
+def test_without_model_an_xdist_session_ends_as_a_usage_error():
+    # under xdist the workers skip the items; the controller ends the session with status 4
+    from types import SimpleNamespace
+
+    from pytest_egi.run.fixtures import NO_MODEL_REASON, NoModelCheck
+
+    check = NoModelCheck()
+    skip = SimpleNamespace(skipped=True, longrepr=("x.py", 1, f"Skipped: {NO_MODEL_REASON}"))
+    check.pytest_runtest_logreport(skip)
+    session = SimpleNamespace(exitstatus=pytest.ExitCode.OK)
+    check.pytest_sessionfinish(session, pytest.ExitCode.OK)
+    assert session.exitstatus == pytest.ExitCode.USAGE_ERROR
 
 
 def test_bootstrap_ci_brackets_the_estimate(toy_project):
@@ -311,7 +333,7 @@ def test_xdist_distributes_with_worksteal_unless_told_otherwise(
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")])))
     toy_project.makeconftest(DIST_PROBE)
     result = toy_project.runpytest_subprocess("toysuites", "--egi-model", "egi/oracle",
-                                              "--egi-bootstrap", "0", "-n", "2", *extra)
+                                              "--egi-bootstrap", "0", "-n", "2", "-v", *extra)
     result.assert_outcomes(passed=6)
     assert (toy_project.path / "dist.txt").read_text() == dist
     # a first run: nothing learned yet

@@ -343,7 +343,7 @@ def test_the_header_says_whether_suites_are_placed_by_learned_times_or_item_coun
     def header(model: str = "egi/oracle", *extra: str) -> list[str]:
         result = toy_project.runpytest_subprocess(
             "toysuites", "--egi-model", model, "--egi-bootstrap", "0", "--egi-cache", str(cache),
-            "-n", "2", *extra)  # fmt: skip
+            "-n", "2", "-v", *extra)  # fmt: skip
         assert result.ret in (0, 1), result.stdout.str()
         return [line for line in result.stdout.lines if line.startswith("egi: xdist")]
 
@@ -352,3 +352,5 @@ def test_the_header_says_whether_suites_are_placed_by_learned_times_or_item_coun
     assert header() == [PLACED_BY_TIMES]
     assert header("egi/oracle", "--egi-mode", "deep") == [PLACED_BY_COUNTS]
     assert header("egi/null") == [PLACED_BY_COUNTS]
+    # scheduling internals are for -v: the default header has none of them
+    assert header("egi/null", "-q") == []

@@ -29,7 +29,7 @@ def test_summary_columns_name_a_row_of_the_wrong_width():
 
     from pytest_egi.suite import SummaryColumns
 
-    with pytest.raises(ValueError, match=r"^summary_columns: row 1 has 1 values for 2 column names$"):
+    with pytest.raises(ValueError, match=r"^summary_columns: row 2 has 1 values for 2 column names$"):
         SummaryColumns.from_rows(("a", "n"), [[1.0, 1.0], [1.0]], lambda sums: {})
     records = [{"category": "x", "values": {"v": 1.0}}, {"category": "y", "values": {"v": 0.0}}]
     with pytest.raises(ValueError, match=r"^summary_columns: a row of y has 1 values for 2 columns$"):

@@ -264,6 +264,8 @@ _WORKER_USAGE_ERRORS_KEY = pytest.StashKey[list]()
 _OPTED_OUT_KEY = pytest.StashKey[set]()
 """Node ids (without parameters) of the test functions of opt-in suites given no task."""
 _DESELECTED_KEY = pytest.StashKey[int]()
+DESELECTED_SUITES_KEY = pytest.StashKey[set]()
+"""The suites with a deselected item in this process (a serial session's whole collection)."""
 """config.stash: items deselected in this process's collection so far."""
 
 
@@ -274,9 +276,16 @@ def finish_collection(session: pytest.Session) -> None:
     errors = config.stash.get(_USAGE_ERRORS_KEY, [])
     if errors:
         raise errors[0]
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if (settings is not None and not settings.model and not config.option.collectonly
+            and not hasattr(config, "workerinput")):
+        selected = sum(1 for item in session.items if case_of(item) is not None)
+        if selected:
+            from pytest_egi.run.fixtures import no_model_refusal
+
+            raise pytest.UsageError(no_model_refusal(selected))
     for tasks in loaded_tasks_of(session.items):  # the data checks are done
         tasks.drop_objects()
-    settings = config.stash.get(SETTINGS_KEY, None)
     directory = shared_dir()
     if hasattr(config, "workerinput") and directory is not None and settings is not None and settings.model:
         from pytest_egi.records import RunDir, write_collected
@@ -309,6 +318,11 @@ def count_deselected(items: list[pytest.Item]) -> None:
     if items:
         stash = items[0].config.stash
         stash[_DESELECTED_KEY] = stash.get(_DESELECTED_KEY, 0) + len(items)
+        suites = stash.setdefault(DESELECTED_SUITES_KEY, set())
+        for item in items:
+            case = case_of(item)
+            if case is not None:
+                suites.add(case.suite.name)
 
 
 def tag_usage_error(collector: pytest.Collector, report: pytest.CollectReport) -> None:

@@ -83,6 +83,7 @@ def build_egi_json(
             "weight": br.weight,
             "value": br.value,
             "floor": br.floor,
+            "ceiling": br.ceiling,  # where a suite's formula caps the bucket below 100
             "ci95": list(agg.ci[b]) if agg.ci.get(b) else None,
             "contributors": [c.__dict__ for c in br.contributors],
         }

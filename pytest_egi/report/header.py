@@ -14,15 +14,16 @@ __all__ = ["collection_line", "header_lines"]
 
 
 def header_lines(config: pytest.Config, s: RunSettings) -> list[str]:
-    """Model, mode, routing file and hash, seed, run directory (and the xdist mode we chose,
-    with what the suites' placement on the workers is weighed by)."""
+    """Model, mode, routing file and hash, seed, run directory (and with ``-v`` the xdist mode
+    we chose, with what the suites' placement on the workers is weighed by: scheduling
+    internals stay out of the default header)."""
     seed = s.run_seed
     lines = [
         f"egi: model {s.model}, mode {s.mode}, seed {seed}, trials {s.trials}, "
         f"judge {s.judge_model or 'egi/rules'}",
         f"egi: routing {s.routing_path} (sha256 {s.routing_hash[:12]}), run {s.run_dir}",
     ]
-    if worksteal_chosen(config):
+    if worksteal_chosen(config) and int(config.getoption("verbose", 0) or 0) > 0:
         from pytest_egi.collect.scheduling import learned_durations
 
         basis = ("learned item times (last -n run, same model and profile)" if learned_durations(config)

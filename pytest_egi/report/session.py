@@ -17,7 +17,6 @@ import pytest
 from pytest_egi.cache.shared import request_stop
 from pytest_egi.records import atomic_write_text, read_collected, record_sort_key
 from pytest_egi.report.files import RecordsDigest, write_record_files, write_report_files
-from pytest_egi.report.terminal import summary_lines
 from pytest_egi.run.interrupt import REASONS
 from pytest_egi.run.runlog import Journal, read_manifest
 from pytest_egi.run.state import RunSettings, case_of, loaded_tasks_of
@@ -99,6 +98,10 @@ class EgiSession:
             self._early = None
         self.early_stop: str | None = None
         self.crashes: list[str] = []
+        # the failed benchmark items (node ids), and per suite their count, failure kinds and
+        # first few reasons (:meth:`_tally_failure`), for the terminal summary
+        self._bench_failed: set[str] = set()
+        self.failures: dict[str, dict[str, Any]] = {}
         self.items_collected: int | None = None
         self.items_deselected: int | None = None
         self.verdict: Verdict | None = None
@@ -180,6 +183,8 @@ class EgiSession:
                     self.journal.append(record)
                 except OSError as exc:
                     self._write_failed(exc)
+            if record.get("status") == "failed":
+                self._tally_failure(record, nodeid)
         for report in self._reports.pop(nodeid, ()):
             # every plugin has seen the item's reports (junitxml wrote the record at teardown);
             # pytest's terminal keeps them to the end, so the record (now in the journal)
@@ -479,10 +484,23 @@ class EgiSession:
         if self.items_collected is not None:
             self.items_collected += self.resumed
         self._drop_target_not_run()
+        if self.config.pluginmanager.getplugin("dsession") is None:
+            from pytest_egi.collect.parametrize import DESELECTED_SUITES_KEY
+
+            s.deselected_suites = set(self.config.stash.get(DESELECTED_SUITES_KEY, set()))
+            s.collected_suites = {c.suite.name for c in map(case_of, session.items) if c is not None}
+        elif collected is not None:  # xdist: the workers' base records name their suites
+            items = collected.get("items") or {}
+            entries = list(items.values()) if isinstance(items, dict) else []  # (remote: node ids)
+            if entries and all(isinstance(e, dict) and "record" in e for e in entries):
+                s.collected_suites = {e["record"]["suite"] for e in entries}
+        if s.collected_suites is not None:  # (with a resumed run's suites)
+            s.collected_suites |= {r["suite"] for r in records}
         stopped = stopped_before_end(items_ran=len(records), items_collected=self.items_collected,
                                      stop_reason=stop)
         # the intervals are drawn further on, once the records have been let go of
-        self.aggregate = aggregate_run(records, s, stopped_early=stopped, defer_bootstrap=True)
+        self.aggregate = aggregate_run(records, s, stopped_early=stopped, defer_bootstrap=True,
+                                       stop_reason=stop)
         self.verdict = judge_run(
             error_rate=self.aggregate.error_rate,
             max_error_rate=s.max_error_rate,
@@ -612,6 +630,10 @@ class EgiSession:
                     for b in gate.breached
                 )
             )
+        above = floors_above_ceilings(agg, self.settings.floors)
+        if above:
+            self.exit_reasons += above
+            return int(pytest.ExitCode.USAGE_ERROR)
         undecided = undecided_reason(agg)
         if gate.judged and undecided:
             self.exit_reasons.append(undecided)
@@ -628,9 +650,64 @@ class EgiSession:
             return exitstatus
         return int(pytest.ExitCode.OK)
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        """Print the EGI table, the gate line, sub-metrics, and where the report went; after a
-        failed write, the one line saying so (:meth:`write_failure_line`) instead."""
+    def _compact(self, terminalreporter: Any) -> bool:
+        """At default verbosity (no ``-v``, no ``-rA``) the failed benchmark items are counted
+        per suite in the EGI summary (:func:`pytest_egi.report.terminal.failure_lines`) instead
+        of one ``FAILURES`` entry and one short-summary line each."""
+        reportchars = str(getattr(self.config.option, "reportchars", "") or "")
+        return int(self.config.getoption("verbose", 0) or 0) <= 0 and "A" not in reportchars
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> Any:
+        """The outermost wrapper of the terminal summary: pytest's reporter prints its
+        ``FAILURES`` sections before the other plugins' summaries and its short test summary
+        after them (in its own wrapper's ``finally``); this prints the EGI summary after all
+        of that, so the verdict is the last thing before pytest's closing line
+        (:meth:`write_summary`). At default verbosity the failed benchmark items are left out
+        of pytest's two lists for that while (non-benchmark tests keep theirs) and put back
+        before pytest counts them for its closing line."""
+        tr = terminalreporter
+        failed = tr.stats.get("failed")
+        if failed and self._bench_failed and self._compact(tr):
+            tr.stats["failed"] = [r for r in failed if getattr(r, "nodeid", None) not in self._bench_failed]
+        try:
+            return (yield)
+        finally:
+            if failed is not None:
+                tr.stats["failed"] = failed
+            self.write_summary(tr)
+
+    def _tally_failure(self, record: dict[str, Any], nodeid: str) -> None:
+        """Count a failed benchmark item for the summary: per suite, its ``failure_kind``
+        (when the suite's scorer set one) and, for the first few by task id, its one-line
+        reason (the failed report's text)."""
+        self._bench_failed.add(nodeid)
+        tally = self.failures.setdefault(record["suite"], {"count": 0, "kinds": {}, "examples": []})
+        tally["count"] += 1
+        kind = record.get("failure_kind")
+        if kind:
+            tally["kinds"][kind] = tally["kinds"].get(kind, 0) + 1
+        reason = ""
+        for report in self._reports.get(nodeid, ()):
+            if report.failed and report.longrepr is not None:
+                reason = str(report.longrepr).strip().splitlines()[-1] if str(report.longrepr).strip() else ""
+        prefix = f"{record['task_id']} [{record.get('category')}]: "
+        reason = reason.removeprefix(prefix).removeprefix(f"{record['task_id']}: ")
+        examples = tally["examples"]
+        key = (record["task_id"], int(record.get("trial", 1)))
+        label = record["task_id"] if int(record.get("trials", 1) or 1) <= 1 else f"{key[0]} (trial {key[1]})"
+        examples.append((key, label, reason))
+        examples.sort(key=lambda e: _natural(e[0]))
+        del examples[_EXAMPLES:]
+
+    def write_summary(self, terminalreporter: Any) -> None:
+        """Print the EGI summary: the failed benchmark items per suite, the suites' lines and
+        the missing sub-metrics (with ``-v`` the sub-metric tables and the buckets'
+        contributors), then the verdict — EGI with its interval, M1-M6, the gate with its
+        reason, why the session fails, the run folder — last; after a failed write, the one
+        line saying so (:meth:`write_failure_line`) instead."""
+        from pytest_egi.report.terminal import detail_lines, failure_lines, verdict_lines
+
         line = self.write_failure_line()
         if line is not None:
             terminalreporter.write_line(line, red=True, bold=True)
@@ -638,26 +715,63 @@ class EgiSession:
         if self.aggregate is None:
             return
         tr = terminalreporter
-        tr.write_sep("=", "EGI summary", bold=True)
+        width = int(getattr(getattr(tr, "_tw", None), "fullwidth", 0) or 80)
         if self.empty_shard:  # nothing to score: the table would be all dashes
+            tr.write_sep("=", "EGI summary", bold=True)
             k, n = self.settings.shard
             tr.write_line(f"egi: shard {k}/{n} of run {self.settings.run_id} had no items to run (fewer "
                           f"selected items than shards); it is complete with an empty plan, and "
                           f"egi-bench report --merge takes it with the others", yellow=True, bold=True)
             tr.write_line(f"egi report: {self.written.get('run_dir')}")
             return
-        lines = summary_lines(self.settings, self.aggregate, None, self.verdict, usage=self._usage)
+        compact = self._compact(tr)
+        failures = {suite: {**f, "examples": [(label, reason) for _key, label, reason in f["examples"]]}
+                    for suite, f in self.failures.items()}
+        details = failure_lines(failures, all_shown=not compact, width=width)
+        details += detail_lines(self.settings, self.aggregate, None, usage=self._usage, verbose=not compact,
+                                width=width)
         self._usage = None
+        tr.write_sep("-", "EGI suites")
+        for text in details:
+            tr.write_line(text)
+        tr.write_sep("=", "EGI summary", bold=True)
+        lines = verdict_lines(self.settings, self.aggregate, self.verdict, width)
         flagged = bool(self.verdict and self.verdict.flags)
         subset = bool(self.verdict and self.verdict.subset)
         tr.write_line(lines[0], red=flagged, yellow=not flagged and subset, bold=True)
-        for line in lines[1:]:
-            tr.write_line(line, yellow=line.startswith("release gate: NOT JUDGED"))
+        for text in lines[1:]:
+            tr.write_line(text, yellow=text.startswith("release gate: NOT JUDGED"))
         for crash in self.crashes:
             tr.write_line(f"egi: {crash} (an error record; it counts toward --egi-max-error-rate)", red=True)
         for reason in self.exit_reasons:
             tr.write_line(f"session fails: {reason}", red=True, bold=True)
         tr.write_line(f"egi report: {self.written.get('run_dir')}")
+
+
+_EXAMPLES = 3
+"""Failed benchmark items listed per suite at default verbosity (the first by task id)."""
+
+
+def _natural(key: tuple[str, int]) -> tuple[Any, ...]:
+    """A natural sort key of ``(task id, trial)``: ``entry_2`` before ``entry_10``."""
+    import re
+
+    parts = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", key[0]) if p)
+    return (parts, key[1])
+
+
+def floors_above_ceilings(agg: Aggregate, floors: dict[str, float]) -> list[str]:
+    """A usage error per floored bucket whose floor is above its ceiling on this run's tasks
+    (``BucketResult.ceiling``: no agent could pass it), naming the bucket, floor and ceiling."""
+    out = []
+    for b, floor in floors.items():
+        ceiling = agg.result.buckets[b].ceiling
+        if ceiling is not None and floor > ceiling + 1e-9:
+            out.append(f"usage error: the floor of {b} ({floor:g}) is above its ceiling ({ceiling:.1f}): "
+                       f"the most {b}'s routed sub-metrics allow on this run's tasks, so no agent can "
+                       f"pass it; set a floor at or below {ceiling:.1f} (--egi-floor {b}=..., or "
+                       "routing.yaml)")
+    return out
 
 
 def _release_tasks(items: list[pytest.Item]) -> None:

@@ -1,4 +1,6 @@
-"""The terminal summary: EGI, M1-M6 with contributor counts, gate line, per-suite table."""
+"""The terminal summary: per suite its failures and counts, the missing sub-metrics with their
+causes (with ``-v`` the sub-metric tables and the buckets' contributors with their transforms),
+then the verdict: EGI, M1-M6 with ceilings and route counts, the gate."""
 
 from __future__ import annotations
 
@@ -16,7 +18,10 @@ from pytest_egi.scoring.verdict import Verdict
 if TYPE_CHECKING:
     from rich.table import Table
 
-__all__ = ["egi_headline", "gate_line", "no_answer_line", "summary_lines"]
+__all__ = [
+    "bucket_lines", "contributor_lines", "detail_lines", "egi_headline", "failure_lines", "format_value",
+    "gate_line", "missing_lines", "no_answer_line", "summary_lines", "verdict_lines",
+]
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -89,16 +94,39 @@ def no_answer_line(summary: Any) -> str:
     return line + (f"; ended by: {ended}" if ended else "")
 
 
-def _render(table: Table) -> list[str]:
+DEFAULT_WIDTH = 110
+"""The width of the tables when the caller names none."""
+
+_COUNT_NAMES = ("tasks", "entries", "trials", "items", "count", "_k")
+_STATISTICS = ("mean", "median", "avg", "rate", "ratio", "score", "f1", "accuracy", "share")
+
+
+def _render(table: Table, width: int = DEFAULT_WIDTH) -> list[str]:
+    """The table as plain lines at ``width`` columns (60 at least); a cell that does not fit
+    wraps at word boundaries (a word longer than its column is folded)."""
     from rich.console import Console  # not at module level: rich costs ~0.1 s to import
 
-    console = Console(file=io.StringIO(), width=110, color_system=None, force_terminal=False)
+    console = Console(file=io.StringIO(), width=max(60, width), color_system=None, force_terminal=False)
     console.print(table)
-    return console.file.getvalue().rstrip("\n").splitlines()  # type: ignore[attr-defined]
+    return [line.rstrip() for line in console.file.getvalue().rstrip("\n").splitlines()]  # type: ignore[attr-defined]
+
+
+def format_value(metric: str, value: float | None) -> str:
+    """A sub-metric's native value as the tables show it: a count (one whose name says it
+    counts: ``tasks``, ``entries``, ``trials``, ``pass_hat_k_k``; or an integral value above 1
+    whose name is not a statistic: mean, median, rate...) as an integer, anything else with
+    three decimals (``replies_median`` 3.000); ``—`` for None."""
+    if value is None:
+        return "—"
+    last = metric.rsplit(".", 1)[-1]
+    if float(value).is_integer() and (last.endswith(_COUNT_NAMES) or (
+            abs(value) > 1 and not any(w in last for w in _STATISTICS))):
+        return str(int(value))
+    return f"{value:.3f}"
 
 
 def routes_counted(res: Any) -> dict[str, int]:
-    """Per bucket (M1..M6), the routes the ``routed`` column counts: those that contributed
+    """Per bucket (M1..M6), the routes the ``routes`` column counts: those that contributed
     and those missing. An optional route of a suite that did not run (an opt-in suite left
     out) is in neither, so a run without that suite reads ``8/8``, not ``8/10``.
 
@@ -111,50 +139,164 @@ def routes_counted(res: Any) -> dict[str, int]:
     return counted
 
 
-def summary_lines(
-    settings: Any,
-    agg: Aggregate,
-    records: list[dict[str, Any]] | None,
-    verdict: Verdict | None = None,
-    *,
-    usage: dict[str, Any] | None = None,
-) -> list[str]:
-    """The whole terminal summary as lines of plain text; the first line is the EGI
-    headline, labelled by ``verdict`` (:mod:`pytest_egi.scoring.verdict`). The usage lines come from
-    ``usage`` (:func:`~pytest_egi.models.usage.summarize_usage` of the run's records) when
-    given, else from ``records``."""
+def bucket_lines(agg: Aggregate, width: int = DEFAULT_WIDTH) -> list[str]:
+    """The M1..M6 table and its legend (each column said once). Columns: bucket (id and
+    name), weight, score and its 95% CI, floor, and where a suite's formula caps a bucket
+    (``BucketResult.ceiling``) its ceiling and the score's share of it, then ``routes``
+    (sub-metrics scored / routed to the bucket). Figures on 0-100."""
     from rich.table import Table
 
     res = agg.result
+    capped = any(res.buckets[b].ceiling is not None for b in BUCKETS)
+    counted = routes_counted(res)
+
+    def table_of(with_names: bool) -> Table:
+        table = Table(box=None, pad_edge=False, show_edge=False)
+        table.add_column("bucket", overflow="fold")
+        columns = ["weight", "score", "95% CI", "floor", *(["ceiling", "share"] if capped else []), "routes"]
+        for col in columns:
+            table.add_column(col, justify="left" if col == "95% CI" else "right", no_wrap=True)
+        for b in BUCKETS:
+            br = res.buckets[b]
+            row = [f"{b} {br.name}" if with_names else b, f"{br.weight:.2f}", _fmt(br.value), _ci(agg.ci, b),
+                   "" if br.floor is None else f"{br.floor:g}"]
+            if capped:
+                share = "" if br.ceiling is None or br.value is None or br.ceiling <= 0 else (
+                    f"{br.value / br.ceiling:.0%}")
+                row += ["" if br.ceiling is None else f"{br.ceiling:.1f}", share]
+            row.append(f"{len(br.contributors)}/{counted[b]}")
+            table.add_row(*row)
+        return table
+
+    lines = _render(table_of(True), width)
+    words = set(" ".join(lines).split())
+    names = ""
+    cut = any(w not in words for b in BUCKETS for w in res.buckets[b].name.split())
+    if cut or len(lines) > 1 + len(BUCKETS):
+        # too narrow for the names on one line each: ids in the table, the names below
+        lines = _render(table_of(False), width)
+        names = "; ".join(f"{b} {res.buckets[b].name}" for b in BUCKETS)
+    legend = ("routes: sub-metrics scored / routed to the bucket (the others are under missing "
+              "sub-metrics); figures 0-100")
+    if capped:
+        legend += ("; ceiling: the most the bucket's formulas allow on these tasks (a perfect "
+                   "agent's score), share: score / ceiling")
+    return lines + (_wrap(names, width) if names else []) + _wrap(legend, width)
+
+
+def _wrap(text: str, width: int, indent: str = "") -> list[str]:
+    """``text`` wrapped at word boundaries to ``width`` columns (60 at least)."""
+    import textwrap
+
+    return textwrap.wrap(text, max(60, width), subsequent_indent=indent or "  ",
+                         break_long_words=False, break_on_hyphens=False) or [""]
+
+
+def verdict_lines(settings: Any, agg: Aggregate, verdict: Verdict | None = None,
+                  width: int = DEFAULT_WIDTH) -> list[str]:
+    """The verdict block, the last thing a session prints before pytest's closing line: the
+    EGI headline (with its interval), the model line, the M1-M6 table with its legend, the
+    bucket weights when changed, and the gate with its reason. The first line is the
+    headline."""
     lines = [
         egi_headline(agg, verdict),
         f"model {settings.model}  mode {settings.mode}  run {settings.run_id}",
     ]
-    buckets = Table(box=None, pad_edge=False, show_edge=False)
-    for col in ("bucket", "name", "weight", "score", "95% CI", "floor", "routed"):
-        buckets.add_column(col, justify="right" if col in ("weight", "score", "floor") else "left")
-    routes_per_bucket = routes_counted(res)
-    for b in BUCKETS:
-        br = res.buckets[b]
-        buckets.add_row(
-            b,
-            br.name,
-            f"{br.weight:.2f}",
-            _fmt(br.value),
-            _ci(agg.ci, b),
-            "" if br.floor is None else f"{br.floor:g}",
-            f"{len(br.contributors)}/{routes_per_bucket[b]}",
-        )
-    lines += _render(buckets)
+    lines += bucket_lines(agg, width)
     weights_line = describe_weights(dict(settings.weights), getattr(settings, "weights_given", None))
     if weights_line:
         lines.append(weights_line)
     lines += gate_lines(agg) or [gate_line(agg)]  # the confident rule's lines, else the point rule's
+    return lines
+
+
+def missing_lines(res: Any, width: int = DEFAULT_WIDTH) -> list[str]:
+    """The routed sub-metrics that did not contribute, grouped by their one cause
+    (:func:`pytest_egi.scoring.missing.missing_cause`), each group naming up to 4 of them."""
+    by_reason: dict[str, list[str]] = defaultdict(list)
+    for m in res.missing:
+        by_reason[m.reason].append(m.route)
+    if not by_reason:
+        return []
+    lines = [f"missing sub-metrics ({len(res.missing)}; all listed in egi.json):"]
+    for reason, routes in by_reason.items():
+        shown = ", ".join(routes[:4]) + (f", +{len(routes) - 4} more" if len(routes) > 4 else "")
+        lines += _wrap(f"  {shown}: {reason}", width, "      ")
+    return lines
+
+
+def contributor_lines(agg: Aggregate, width: int = DEFAULT_WIDTH) -> list[str]:
+    """Each bucket's contributors with their transforms: ``M5 benchforce/hospital.accuracy_finished
+    gap(0.824 vs 0.700) = 87.6`` (and the route's ceiling, where capped)."""
+    lines = ["bucket contributors (transform of the native value to 0-100):"]
+    for b in BUCKETS:
+        for c in agg.result.buckets[b].contributors:
+            cap = "" if c.ceiling is None else f" (ceiling {c.ceiling:.1f})"
+            lines += _wrap(f"  {b} {c.route}: {c.transform or _fmt(c.value)}{cap}", width, "      ")
+    return lines
+
+
+def failure_lines(failures: dict[str, dict[str, Any]], *, all_shown: bool = False,
+                  width: int = DEFAULT_WIDTH, shown: int = 3) -> list[str]:
+    """The failed benchmark items, per suite: their count, their failure kinds (the record's
+    ``failure_kind``, where the suite sets one), and the first ``shown`` (by task id) with
+    their one-line reason.
+
+    Args:
+        failures: suite -> ``{"count": int, "kinds": {kind: count}, "examples": [(task id,
+            reason)]}``.
+        all_shown: pytest lists every failure itself (``-v``, ``-rA``): no examples here.
+    """
+    if not failures:
+        return []
+    total = sum(f["count"] for f in failures.values())
+    where = ("each listed above" if all_shown else
+             f"the first {shown} of each suite below; all with -v or -rA, and in the run folder's records")
+    lines = _wrap(f"failed benchmark items: {total} ({where})", width)
+    for suite, f in sorted(failures.items()):
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(f["kinds"].items(), key=lambda kv: (-kv[1], kv[0])))
+        lines.append(f"  {suite}: {f['count']} failed" + (f" ({kinds})" if kinds else ""))
+        if not all_shown:
+            for task_id, reason in f["examples"][:shown]:
+                lines.append(_one_line(f"    {task_id}: ", reason, max(60, width)))
+    return lines
+
+
+def _one_line(prefix: str, reason: str, width: int) -> str:
+    """``prefix + reason`` in ``width`` columns: a long ``expected X, got Y`` keeps what it got
+    (and how the episode ended) and shortens what was expected."""
+    text = prefix + reason
+    if len(text) <= width:
+        return text
+    if reason.startswith("expected ") and ", got " in reason:
+        expected, got = reason.split(", got ", 1)
+        room = max(24, width - len(prefix) - len(", got ") - len(got) - 1)
+        text = f"{prefix}{expected[:room]}…, got {got}"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def detail_lines(
+    settings: Any,
+    agg: Aggregate,
+    records: list[dict[str, Any]] | None,
+    *,
+    usage: dict[str, Any] | None = None,
+    verbose: bool = False,
+    width: int = DEFAULT_WIDTH,
+) -> list[str]:
+    """What comes before the verdict: data warnings, one line per suite (its counts, its
+    no-answer share and how its episodes ended), with ``verbose`` the per-suite sub-metric
+    tables and the bucket contributors with their transforms, the model usage, and the
+    missing sub-metrics with their causes."""
+    from rich.table import Table
+
+    res = agg.result
+    lines = []
     for warning in getattr(settings, "data_warnings", None) or []:
-        lines.append(f"data warning ({warning['suite']}): {warning['warning']}")
+        lines += _wrap(f"data warning ({warning['suite']}): {warning['warning']}", width)
     subs = Table(box=None, pad_edge=False, show_edge=False)
     for col in ("suite", "sub-metric", "value", "→ bucket", "note"):
-        subs.add_column(col, overflow="fold")
+        subs.add_column(col, overflow="fold", no_wrap=col in ("value", "→ bucket"))
     route_of = {(r.suite, r.sub_metric): r.bucket for r in settings.routing.routes}
     for name, summary in agg.suites.items():
         counts = ", ".join(f"{v} {k}{'s' if k == 'error' and v != 1 else ''}"
@@ -164,27 +306,43 @@ def summary_lines(
             lines.append(no_answer_line(summary))
         lines += failure_kinds_line(summary.failure_kinds)
         for metric, value in summary.sub_metrics.items():
-            subs.add_row(
-                name,
-                metric,
-                _fmt(value, 3),
-                route_of.get((name, metric), "(diagnostic)"),
-                summary.sub_metric_notes.get(metric, ""),
-            )
+            bucket = route_of.get((name, metric), "(diagnostic)")
+            subs.add_row(name, metric, format_value(metric, value), bucket,
+                         summary.sub_metric_notes.get(metric, ""))
         for label, value in summary.pass_k.items():
             subs.add_row(name, label, _fmt(value, 3), "(reliability)", "")
-    if subs.row_count:
-        lines += _render(subs)
+    if verbose and subs.row_count:
+        lines += _render(subs, width)
+    if verbose:
+        lines += contributor_lines(agg, width)
     lines += format_usage_lines(
         usage if usage is not None else summarize_usage(records or []),
         {"model": settings.model, "judge": settings.judge_model, "simulator": settings.simulator_model},
     )
-    missing_by_reason: dict[str, list[str]] = defaultdict(list)
-    for m in res.missing:
-        missing_by_reason[m.reason].append(m.route.split("/", 1)[1])
-    if missing_by_reason:
-        lines.append(f"missing sub-metrics ({len(res.missing)}; all listed in egi.json):")
-        for reason, routes in missing_by_reason.items():
-            shown = ", ".join(routes[:4]) + (f", +{len(routes) - 4} more" if len(routes) > 4 else "")
-            lines.append(f"  {reason} — {shown}")
+    lines += missing_lines(res, width)
     return lines
+
+
+def summary_lines(
+    settings: Any,
+    agg: Aggregate,
+    records: list[dict[str, Any]] | None,
+    verdict: Verdict | None = None,
+    *,
+    usage: dict[str, Any] | None = None,
+    verbose: bool = True,
+    width: int | None = None,
+) -> list[str]:
+    """The whole summary as lines of plain text (``egi-bench report``, which prints the
+    session's lines after it): :func:`detail_lines`, then :func:`verdict_lines` (its first
+    line is the EGI headline, labelled by ``verdict``, :mod:`pytest_egi.scoring.verdict`), the
+    verdict last as in a pytest session
+    (:meth:`pytest_egi.report.session.EgiSession.write_summary`). The usage lines come from
+    ``usage`` (:func:`~pytest_egi.models.usage.summarize_usage` of the run's records) when
+    given, else from ``records``."""
+    if width is None:  # the terminal's, as pytest's (80 when not a terminal)
+        import shutil
+
+        width = shutil.get_terminal_size((80, 24)).columns
+    return (detail_lines(settings, agg, records, usage=usage, verbose=verbose, width=width)
+            + verdict_lines(settings, agg, verdict, width))

@@ -16,9 +16,43 @@ from pytest_egi.run.state import SETTINGS_KEY, Case, item_state
 if TYPE_CHECKING:
     from pytest_egi.run.recorder import EgiRecorder
 
-__all__ = ["NO_MODEL_REASON", "egi", "egi_case", "egi_model", "egi_task", "no_model_warning"]
+__all__ = ["NO_MODEL_REASON", "NoModelCheck", "egi", "egi_case", "egi_model", "egi_task", "no_model_refusal",
+           "no_model_warning"]
 
 NO_MODEL_REASON = "no model under test: pass --egi-model (e.g. --egi-model egi/oracle)"
+
+
+def no_model_refusal(count: int) -> str:
+    """The usage error (exit status 4) of a session that selected ``count`` benchmark items
+    and names no model under test (outside ``--collect-only``): a CI job that forgot
+    ``--egi-model`` must not be green."""
+    items = "benchmark item" if count == 1 else "benchmark items"
+    return (f"{count} {items} selected but no model under test: pass --egi-model egi/oracle (the "
+            "offline reference policy) or a real model (e.g. --egi-model openai/gpt-4o-mini); "
+            "--collect-only lists the items without one")
+
+
+class NoModelCheck:
+    """Registered on the controller of a session without a model (``pytest_egi.plugin``):
+    under xdist the workers collect, and skip, the benchmark items (``egi_model``); this
+    counts those skips and ends the session with exit status 4 (a serial session is refused
+    when collection finishes, :func:`pytest_egi.collect.parametrize.finish_collection`)."""
+
+    def __init__(self) -> None:
+        self.skipped = 0
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Count a benchmark item skipped for want of a model."""
+        longrepr = report.longrepr
+        if report.skipped and isinstance(longrepr, tuple) and NO_MODEL_REASON in str(longrepr[2]):
+            self.skipped += 1
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """Exit status 4 when benchmark items were skipped for want of a model, unless the
+        session already ends interrupted or in an internal error."""
+        kept = (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
+        if self.skipped and int(exitstatus) not in kept:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
 
 
@@ -80,7 +114,7 @@ def no_model_warning(terminalreporter: Any) -> None:
     ]
     if skipped:
         terminalreporter.write_line(
-            f"egi: {len(skipped)} benchmark items skipped, {NO_MODEL_REASON}; no EGI was computed",
-            yellow=True,
+            f"ERROR (usage, exit status 4): {no_model_refusal(len(skipped))}; no EGI was computed",
+            red=True,
             bold=True,
         )

@@ -110,6 +110,13 @@ class RunSettings:
     rootdir: Path | None = None
     """The pytest rootdir (where ``suites`` packages import from); recorded for the CLI."""
     selection: dict[str, Any] = field(default_factory=dict)
+    deselected_suites: set[str] | None = None
+    collected_suites: set[str] | None = None
+    """The suites with a selected item in the session, when the controller knows (at its end);
+    None otherwise."""
+    """The suites with a deselected item, when the controller knows (a serial session, at its
+    end); None under xdist or outside a session (a missing sub-metric's cause,
+    :func:`pytest_egi.scoring.missing.missing_cause`)."""
     """``-k`` / ``-m`` expressions of the run, recorded so a subset is never mistaken for a run."""
     rescored_from: str | None = None
     """For ``egi-bench report --rescore``: the run directory the records came from."""

@@ -14,6 +14,7 @@ from pytest_egi.records import record_sort_key
 from pytest_egi.report.failures import bucket_failure_counts, failure_counts
 from pytest_egi.scoring.config import RoutingConfig
 from pytest_egi.scoring.egi import BootstrapPlan, EgiResult, compute_egi, pass_hat_k, prepare_bootstrap
+from pytest_egi.scoring.missing import apply_ceilings, refine_missing
 from pytest_egi.suite import Suite, load_suite
 
 __all__ = ["Aggregate", "SuiteSummary", "aggregate", "aggregate_run", "no_answer_figures"]
@@ -143,6 +144,8 @@ def aggregate(
     notices: list[dict[str, str]] | None = None,
     stopped_early: bool = False,
     defer_bootstrap: bool = False,
+    settings: Any = None,
+    stop_reason: str | None = None,
 ) -> Aggregate:
     """Summarise records per suite, route into buckets, compute EGI, gate, CIs and pass^k.
 
@@ -160,6 +163,10 @@ def aggregate(
         defer_bootstrap: prepare the bootstrap (in plain Python) but draw no resample:
             ``ci`` stays empty until :meth:`Aggregate.finish_bootstrap`, which needs none of
             the records of a suite with ``summary_columns`` (the caller may let them go).
+        settings: the run's settings (mode, selection, data warnings), when known: each
+            missing sub-metric then names its one cause
+            (:func:`pytest_egi.scoring.missing.refine_missing`).
+        stop_reason: why the run stopped before its end (with ``stopped_early``).
 
     Returns:
         The aggregate; only ``passed``/``failed`` records are scored (errors and skips are
@@ -216,6 +223,10 @@ def aggregate(
         sub_metrics, routing, weights=weights, floors=floors, suite_reasons=reasons, notes=notes,
         stopped_early=stopped_early, ran=set(by_suite),
     )
+    apply_ceilings(result, routing, sub_metrics, objects)
+    if settings is not None:
+        refine_missing(result, records, objects, settings,
+                       stopped=(stop_reason or "stopped early") if stopped_early else None)
     plan = None
     if bootstrap_resamples > 0 and scored_by_suite:
         plan = prepare_bootstrap(
@@ -250,6 +261,7 @@ def aggregate_run(
     *,
     stopped_early: bool = False,
     defer_bootstrap: bool = False,
+    stop_reason: str | None = None,
 ) -> Aggregate:
     """:func:`aggregate` with a run's routing, weights, floors, bootstrap resamples and seed
     (a :class:`pytest_egi.run.state.RunSettings`): the session's, a rescore's and a merge's. A
@@ -267,6 +279,8 @@ def aggregate_run(
         notices=notices,
         stopped_early=stopped_early,
         defer_bootstrap=defer_bootstrap,
+        settings=settings,
+        stop_reason=stop_reason,
     )
     for notice in notices:  # shown as data warnings: terminal, egi.json, report.html
         if notice not in settings.data_warnings:

@@ -126,7 +126,7 @@ class RoutingConfig(BaseModel):
             raise ValueError("suites: a suite is listed twice")
         seen: set[str] = set()
         for i, route in enumerate(self.routes):
-            where = f"routes[{i}]"
+            where = f"route {i + 1} ({route.key})"
             if route.suite not in self.suites:
                 raise ValueError(
                     f"{where}.suite: unknown suite {route.suite!r}; valid: {', '.join(self.suites)}"
@@ -166,10 +166,21 @@ class RoutingConfig(BaseModel):
         return prof
 
 
+def _location(loc: tuple[Any, ...]) -> str:
+    """A pydantic error location as users count: list positions from 1 (``routes.2.bucket``
+    is ``routes #3.bucket``, the third route of the file)."""
+    out = ""
+    for p in loc:
+        if p == "function-after":
+            continue
+        out += f" #{p + 1}" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
 def _format_error(path: Path, exc: ValidationError) -> str:
     lines = [f"invalid routing file {path}:"]
     for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"] if p not in ("function-after",))
+        loc = _location(err["loc"])
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "literal_error":
             msg = f"{msg} (got {err.get('input')!r})"
@@ -367,7 +378,8 @@ def check_routes_produced(
     that declares nothing) skips the check. A ``gap`` route's ``baseline`` is checked too.
 
     Raises:
-        pytest.UsageError: ``invalid routing file <path>: routes[<i>] (<suite>/<name>): ...``
+        pytest.UsageError: ``invalid routing file <path>: route <n> (<suite>/<name>): ...`` (routes
+            numbered from 1 in file order)
             naming the route and the suite's real sub-metrics.
     """
     if sub_metrics is None:
@@ -378,6 +390,6 @@ def check_routes_produced(
         for field, name in (("sub_metric", route.sub_metric), ("baseline", route.baseline)):
             if name is not None and name not in sub_metrics:
                 raise pytest.UsageError(
-                    f"invalid routing file {path}: routes[{i}] ({route.key}): {field} {name!r} "
+                    f"invalid routing file {path}: route {i + 1} ({route.key}): {field} {name!r} "
                     f"is not a sub-metric of {suite}; its sub-metrics: {', '.join(sorted(sub_metrics))}"
                 )

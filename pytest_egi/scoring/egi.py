@@ -29,6 +29,7 @@ __all__ = [
     "BootstrapPlan",
     "bootstrap_egi",
     "compute_egi",
+    "describe_transform",
     "pass_hat_k",
     "prepare_bootstrap",
     "transform",
@@ -84,6 +85,23 @@ def transform(route: Route, values: Mapping[str, float | None]) -> float | None:
     return min(100.0, max(0.0, y))
 
 
+def describe_transform(route: Route, values: Mapping[str, float | None], value: float) -> str:
+    """The transform of a route as text, with its native inputs and its value on 0-100:
+    ``fraction(0.824) = 82.4``, ``percent(61.0) = 61.0``, ``invert_fraction(0.120) = 88.0``,
+    ``clip_invert(3.000, ceiling 10) = 70.0``, ``gap(0.824 vs 0.700) = 87.6`` (the value and
+    its ``baseline``)."""
+    x = values.get(route.sub_metric)
+    native = "—" if x is None else f"{x:.1f}" if route.transform == "percent" else f"{x:.3f}"
+    if route.transform == "gap":
+        b = values.get(route.baseline or "")
+        args = f"{native} vs {'—' if b is None else f'{b:.3f}'}"
+    elif route.transform == "clip_invert":
+        args = f"{native}, ceiling {route.ceiling:g}"
+    else:
+        args = native
+    return f"{route.transform}({args}) = {value:.1f}"
+
+
 @dataclass
 class Contribution:
     """One route's part in a bucket: native value, value on 0-100, weight."""
@@ -92,6 +110,12 @@ class Contribution:
     raw: float | None
     value: float
     weight: float
+    transform: str | None = None
+    """How ``raw`` became ``value``: ``fraction(0.824) = 82.4``, ``gap(0.824 vs 0.700) = 87.6``
+    (:func:`describe_transform`)."""
+    ceiling: float | None = None
+    """The most the route allows on 0-100 on this run's tasks, where its suite declares a
+    ceiling for the sub-metric (``Suite.oracle_ceiling``); None: it can reach 100."""
 
 
 @dataclass
@@ -113,6 +137,11 @@ class BucketResult:
     value: float | None
     floor: float | None
     contributors: list[Contribution] = field(default_factory=list)
+    ceiling: float | None = None
+    """On 0-100, the most the bucket's routed sub-metrics allow on this run's tasks (the
+    weighted mean of its contributors' ceilings, 100 for a route without one), where a
+    suite's formula caps one below the top of its scale (UserBench's ``micro_avg``); None
+    when nothing caps it (:func:`pytest_egi.scoring.missing.apply_ceilings`)."""
 
 
 @dataclass
@@ -253,7 +282,8 @@ def compute_egi(
             missing.append(Missing(route.key, route.bucket, reason))
             continue
         contributions[route.bucket].append(
-            Contribution(route.key, values.get(route.sub_metric), value, route.weight)
+            Contribution(route.key, values.get(route.sub_metric), value, route.weight,
+                         describe_transform(route, values, value))
         )
     buckets: dict[str, BucketResult] = {}
     for b in BUCKETS:

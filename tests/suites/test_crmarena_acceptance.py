@@ -116,7 +116,7 @@ def test_bad_task_file_is_a_usage_error_and_a_bad_record_errors_alone(pytester, 
     result = pytester.runpytest(*args, "--egi-opt", f"crmarena.tasks={bad}")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines([f"*NCR-0001*TaskLoadError: {bad}: task 'NCR-0001' could not be loaded: "
-                                 "RecordError: record 0: field 'answer' is missing*"])  # fmt: skip
+                                 "RecordError: record 1: field 'answer' is missing*"])  # fmt: skip
 
 
 def test_missing_task_file_names_the_option(pytester):

@@ -90,7 +90,7 @@ def read_entries(path: str | Path) -> list[tuple[str, Any]]:
                 f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}). "
                 "Fix: the file must hold a JSON list of task records."
             ) from exc
-        return [(f"record {i}", item) for i, item in enumerate(data)]
+        return [(f"record {i}", item) for i, item in enumerate(data, start=1)]  # counted from 1
     entries: list[tuple[str, Any]] = []
     parsed = 0
     for line_number, line in enumerate(text.splitlines(), start=1):

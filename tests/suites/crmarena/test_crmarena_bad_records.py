@@ -50,29 +50,30 @@ def test_each_kind_of_bad_record_errors_alone_naming_file_task_field_and_fix(tmp
     fields = "idx, task, query, answer, reward_metric, metadata"
     assert got == {
         "NCR-0000": ("NCR", True, None),
-        "crmarena-record-1": ("unknown", False, (
-            f"{path}: task 'crmarena-record-1' could not be loaded: RecordError: record 1: field 'task' is "
-            f"missing. Fix: add 'task' (see the CRMArena record schema). {ALONE}")),
         "crmarena-record-2": ("unknown", False, (
-            f"{path}: task 'crmarena-record-2' could not be loaded: RecordError: record 2: field 'task' has "
+            f"{path}: task 'crmarena-record-2' could not be loaded: RecordError: record 2: field 'task' is "
+            f"missing. Fix: add 'task' (see the CRMArena record schema). {ALONE}")),
+        "crmarena-record-3": ("unknown", False, (
+            f"{path}: task 'crmarena-record-3' could not be loaded: RecordError: record 3: field 'task' has "
             "unknown value 'lead_routing'. Fix: use one of case_routing, handle_time, transfer_count, "
             "named_entity_disambiguation, policy_violation_identification, knowledge_qa, "
             f"top_issue_identification, monthly_trend_analysis, best_region_identification. {ALONE}")),
         "NED-0003": ("NED", True, None),
         "PVI-0003": ("PVI", False, (
-            f"{path}: task 'PVI-0003' could not be loaded: RecordError: record 4: field 'idx' value 3 "
-            f"is already used by record 3. Fix: give every task a unique idx. {ALONE}")),
-        "crmarena-record-5": ("unknown", False, (
-            f"{path}: task 'crmarena-record-5' could not be loaded: RecordError: record 5: expected a JSON "
+            f"{path}: task 'PVI-0003' could not be loaded: RecordError: record 5: field 'idx' value 3 "
+            f"is already used by record 4. Fix: give every task a unique idx. {ALONE}")),
+        "crmarena-record-6": ("unknown", False, (
+            f"{path}: task 'crmarena-record-6' could not be loaded: RecordError: record 6: expected a JSON "
             f"object, got str. Fix: each task must be an object with {fields}. {ALONE}")),
         "KQA-0005": ("KQA", True, None),
         "TII-0006": ("TII", False, (
-            f"{path}: task 'TII-0006' could not be loaded: RecordError: record 7: field 'answer' must be a "
+            f"{path}: task 'TII-0006' could not be loaded: RecordError: record 8: field 'answer' must be a "
             "non-empty list of strings or null, got 'a1M000000000001AAA'. Fix: use e.g. [\"005…\"] or "
             f"[null] for \"None\". {ALONE}")),
         "MTA-0007": ("MTA", True, None),
         "BRI-0008": ("BRI", False, (
-            f"{path}: task 'BRI-0008' could not be loaded: RecordError: record 9: field 'answer': 'Atlantis' "
+            f"{path}: task 'BRI-0008' could not be loaded: RecordError: record 10: field 'answer': "
+            "'Atlantis' "
             "is not the ShippingState of any Account in the org (generated(seed=42, scale=quick)). Fix: "
             "correct the gold answer, or run the tasks on the org they were written for (--egi-opt "
             f"crmarena.org=PATH). {ALONE}")),
@@ -112,11 +113,11 @@ def test_a_bad_record_is_sampled_like_a_good_one_and_the_category_filter_holds(t
     assert _load(broken, per_category=3, categories=["NCR"]) == {
         "NCR-0004": ("NCR", True, None),
         "NCR-0005": ("NCR", False, (
-            f"{broken}: task 'NCR-0005' could not be loaded: RecordError: record 5: field 'query' must be "
+            f"{broken}: task 'NCR-0005' could not be loaded: RecordError: record 6: field 'query' must be "
             f"a non-empty string. Fix: put the user's request in 'query'. {ALONE}")),
         "NCR-0006": ("NCR", True, None),
-        "crmarena-record-72": ("unknown", False, (
-            f"{broken}: task 'crmarena-record-72' could not be loaded: RecordError: record 72: field 'task' "
+        "crmarena-record-73": ("unknown", False, (
+            f"{broken}: task 'crmarena-record-73' could not be loaded: RecordError: record 73: field 'task' "
             f"is missing. Fix: add 'task' (see the CRMArena record schema). {ALONE}")),
     }  # fmt: skip
 
@@ -159,10 +160,10 @@ def test_one_bad_record_among_good_ones_errors_alone_through_the_plugin(pytester
     lines = (run / "records.jsonl").read_text().splitlines()
     got = {r["task_id"]: (r["status"], r["error"]) for r in map(json.loads, lines)}
     message = (
-        f"TaskLoadError: {path}: task 'crmarena-record-4' could not be loaded: RecordError: record 4: "
+        f"TaskLoadError: {path}: task 'crmarena-record-5' could not be loaded: RecordError: record 5: "
         f"field 'task' is missing. Fix: add 'task' (see the CRMArena record schema). {ALONE}"
     )
     assert got == {
         **{f"{c}-{i:04d}": ("passed", None) for i, c in enumerate(SUITE.categories) if c != "PVI"},
-        "crmarena-record-4": ("error", shorten(message, hint=TaskLoadError(message).hint)),
+        "crmarena-record-5": ("error", shorten(message, hint=TaskLoadError(message).hint)),
     }

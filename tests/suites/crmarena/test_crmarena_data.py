@@ -150,16 +150,16 @@ def _valid(**changes) -> dict:
 @pytest.mark.parametrize(
     ("records", "message"),
     [
-        ([{k: v for k, v in _valid().items() if k != "answer"}], r"record 0: field 'answer' is missing"),
-        ([_valid(task="lead_routing")], r"record 0: field 'task' has unknown value 'lead_routing'"),
-        ([_valid(), _valid()], r"record 1: field 'idx' value 1 is already used by record 0"),
-        ([_valid(answer="005")], r"record 0: field 'answer' must be a non-empty list"),
-        ([_valid(idx="7")], r"record 0: field 'idx' must be an integer"),
+        ([{k: v for k, v in _valid().items() if k != "answer"}], r"record 1: field 'answer' is missing"),
+        ([_valid(task="lead_routing")], r"record 1: field 'task' has unknown value 'lead_routing'"),
+        ([_valid(), _valid()], r"record 2: field 'idx' value 1 is already used by record 1"),
+        ([_valid(answer="005")], r"record 1: field 'answer' must be a non-empty list"),
+        ([_valid(idx="7")], r"record 1: field 'idx' must be an integer"),
         (
             [_valid(metadata={"optional": ""})],
-            r"record 0: field 'metadata' must be an object with a string 'required'",
+            r"record 1: field 'metadata' must be an object with a string 'required'",
         ),
-        ([_valid(reward_metric="f1")], r"record 0: field 'reward_metric' has unknown value 'f1'"),
+        ([_valid(reward_metric="f1")], r"record 1: field 'reward_metric' has unknown value 'f1'"),
         ({"idx": 1}, r"expected a JSON list of task records"),
     ],
 )

@@ -311,7 +311,7 @@ def test_task_file_with_missing_gold_id_errors_alone(pytester, tmp_path):
     run = next((pytester.path / "reports").iterdir())
     records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
     message = (
-        f"{task_path}: task 'NCR-0000' could not be loaded: RecordError: record 0: field 'answer': "
+        f"{task_path}: task 'NCR-0000' could not be loaded: RecordError: record 1: field 'answer': "
         f"'005Ws0000000000ZZZ' is not the Id of any User record in the org ({org_path.resolve()}). Fix: "
         "correct the gold answer, or run the tasks on the org they were written for (--egi-opt "
         f"crmarena.org=PATH). {ALONE}"
