@@ -691,8 +691,10 @@ class EgiSession:
         for report in self._reports.get(nodeid, ()):
             if report.failed and report.longrepr is not None:
                 reason = str(report.longrepr).strip().splitlines()[-1] if str(report.longrepr).strip() else ""
-        prefix = f"{record['task_id']} [{record.get('category')}]: "
-        reason = reason.removeprefix(prefix).removeprefix(f"{record['task_id']}: ")
+        # the reason starts "<task> [<category>] <kind>: expected ...": the task is the label
+        head = f"{record['task_id']} [{record.get('category')}]"
+        for lead in (f"{head}: ", f"{head} ", f"{record['task_id']}: "):
+            reason = reason.removeprefix(lead)
         examples = tally["examples"]
         key = (record["task_id"], int(record.get("trial", 1)))
         label = record["task_id"] if int(record.get("trials", 1) or 1) <= 1 else f"{key[0]} (trial {key[1]})"
@@ -728,8 +730,9 @@ class EgiSession:
         failures = {suite: {**f, "examples": [(label, reason) for _key, label, reason in f["examples"]]}
                     for suite, f in self.failures.items()}
         details = failure_lines(failures, all_shown=not compact, width=width)
+        # (the suites' failure kinds are in the failed items' lines above)
         details += detail_lines(self.settings, self.aggregate, None, usage=self._usage, verbose=not compact,
-                                width=width)
+                                width=width, kinds=not failures)
         self._usage = None
         tr.write_sep("-", "EGI suites")
         for text in details:

@@ -268,10 +268,11 @@ def _one_line(prefix: str, reason: str, width: int) -> str:
     text = prefix + reason
     if len(text) <= width:
         return text
-    if reason.startswith("expected ") and ", got " in reason:
-        expected, got = reason.split(", got ", 1)
-        room = max(24, width - len(prefix) - len(", got ") - len(got) - 1)
-        text = f"{prefix}{expected[:room]}…, got {got}"
+    if "expected " in reason and ", got " in reason:  # ("<kind>: expected X, got Y (ended: Z)")
+        lead, rest = reason.split("expected ", 1)
+        expected, got = rest.split(", got ", 1)
+        room = max(24, width - len(prefix) - len(lead) - len("expected , got ") - len(got) - 1)
+        text = f"{prefix}{lead}expected {expected[:room]}…, got {got}"
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -283,10 +284,12 @@ def detail_lines(
     usage: dict[str, Any] | None = None,
     verbose: bool = False,
     width: int = DEFAULT_WIDTH,
+    kinds: bool = True,
 ) -> list[str]:
     """What comes before the verdict: data warnings, one line per suite (its counts, its
-    no-answer share and how its episodes ended), with ``verbose`` the per-suite sub-metric
-    tables and the bucket contributors with their transforms, the model usage, and the
+    no-answer share and how its episodes ended, and with ``kinds`` its failed trials by failure
+    kind: the session passes False when its failed items' lines said so), with ``verbose`` the
+    per-suite sub-metric tables and the bucket contributors with their transforms, the model usage, and the
     missing sub-metrics with their causes."""
     from rich.table import Table
 
@@ -304,7 +307,8 @@ def detail_lines(
         lines.append(f"{name} v{summary.version}: {counts}" + (f" — {summary.note}" if summary.note else ""))
         if summary.no_answer_share is not None:
             lines.append(no_answer_line(summary))
-        lines += failure_kinds_line(summary.failure_kinds)
+        if kinds:
+            lines += failure_kinds_line(summary.failure_kinds)
         for metric, value in summary.sub_metrics.items():
             bucket = route_of.get((name, metric), "(diagnostic)")
             subs.add_row(name, metric, format_value(metric, value), bucket,
