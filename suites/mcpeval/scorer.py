@@ -237,16 +237,17 @@ def _check_calls(calls: Any, role: str) -> list[Mapping[str, Any]]:
         )
     for i, call in enumerate(calls):
         if not isinstance(call, Mapping):
-            raise ValueError(f"{role} tool call {i}: expected an object, got {type(call).__name__}")
+            raise ValueError(f"{role} tool call {i + 1}: expected an object, got {type(call).__name__}")
         name = call.get("tool_name")
         if role == "prediction" and not isinstance(name, str):
-            raise ValueError(f"{role} tool call {i}: 'tool_name' must be a string, got {name!r}")
+            raise ValueError(f"{role} tool call {i + 1}: 'tool_name' must be a string, got {name!r}")
         if role != "prediction" and (not isinstance(name, str) or not name):
-            raise ValueError(f"{role} tool call {i}: 'tool_name' must be a non-empty string, got {name!r}")
+            raise ValueError(
+                f"{role} tool call {i + 1}: 'tool_name' must be a non-empty string, got {name!r}")
         params = call.get("tool_parameters")
         if not isinstance(params, Mapping):
             raise ValueError(
-                f"{role} tool call {i} ({name}): 'tool_parameters' must be an object (use {{}} for "
+                f"{role} tool call {i + 1} ({name}): 'tool_parameters' must be an object (use {{}} for "
                 f"a call without arguments), got {type(params).__name__}"
             )
     return list(calls)
@@ -684,12 +685,13 @@ def summarize_domain(domain: str, values: Iterable[Mapping[str, float | None]]) 
         n += 1
         missing = [k for k in TASK_VALUE_KEYS if k not in v]
         if missing:
-            raise ValueError(f"{domain} task {i}: values lack {missing} (build them with task_values)")
+            raise ValueError(f"{domain} task {i + 1}: values lack {missing} (build them with task_values)")
         for k in TASK_VALUE_KEYS:
             x = v[k]
             if x is None:
                 if not k.startswith("judge_"):
-                    raise ValueError(f"{domain} task {i}: values[{k!r}] is None; only judge values may be")
+                    raise ValueError(
+                        f"{domain} task {i + 1}: values[{k!r}] is None; only judge values may be")
                 continue
             cols[k].append(float(x))
     out: dict[str, float | None] = {

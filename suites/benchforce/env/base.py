@@ -120,8 +120,9 @@ TASK_ID = re.compile(r"^[A-Za-z0-9_.:-]+$")
 
 def placeholder_id(index: int) -> str:
     """The id an upstream entry gets when its own is missing, repeated or not usable as a
-    test id: ``entry_index_<index>`` (0-based place in its file)."""
-    return f"entry_index_{index}"
+    test id: ``entry_number_<n>``, ``n`` its 1-based place in its file (as error messages
+    number entries)."""
+    return f"entry_number_{index + 1}"
 
 
 def broken_entry(index: int, entry_id: Any, message: str, taken: set[str]) -> dict[str, Any]:

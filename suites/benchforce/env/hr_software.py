@@ -1305,7 +1305,7 @@ def _read_table(folder: Path, table: str) -> dict[str, Any] | None:
         )
     logs: dict[str, Any] = {}
     for i, rec in enumerate(data):
-        where = f"record {i}"
+        where = f"record {i + 1}"
         _need(path, where, rec, {"id": str, "org_id": str, "start_time": str, "end_time": str})
         for key in ("start_time", "end_time"):
             try:
@@ -1378,7 +1378,7 @@ def _read_entries(folder: Path) -> list[dict[str, Any]]:
 
 
 def _check_entry(path: Path, i: int, entry: Any, seen: set[str]) -> None:
-    where = f"entry {i}"
+    where = f"entry {i + 1}"
     _need(path, where, entry, {"id": str, "instructions": str, "actions": list})
     problem = entry_id_problem(entry, seen)
     if problem is not None:

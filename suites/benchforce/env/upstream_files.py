@@ -224,12 +224,12 @@ def read_tables(env_dir: Path, specs: Mapping[str, TableSpec]) -> dict[str, dict
                 key = record.get(spec.key) if isinstance(record, dict) else None
                 if not isinstance(key, str) or not key:
                     raise ValueError(
-                        f"{path}: record {i}: field {spec.key!r} is missing or not a string; "
+                        f"{path}: record {i + 1}: field {spec.key!r} is missing or not a string; "
                         f"fix: give every {table} record its {spec.key!r}"
                     )
                 if key in rows:
                     raise ValueError(
-                        f"{path}: record {i}: field {spec.key!r} repeats {key!r}; fix: make ids unique"
+                        f"{path}: record {i + 1}: field {spec.key!r} repeats {key!r}; fix: make ids unique"
                     )
                 rows[key] = _convert(path, table, spec, key, record)
         else:
@@ -310,7 +310,7 @@ def read_entries(env_dir: Path) -> list[dict[str, Any]]:
         problem = entry_id_problem(entry, seen)
         if problem is not None:
             eid = entry.get("id") if isinstance(entry, dict) else None
-            out.append(broken_entry(i, eid, f"{path}: entry {i}{problem}", seen))
+            out.append(broken_entry(i, eid, f"{path}: entry {i + 1}{problem}", seen))
         else:
             out.append({**entry, "entry_num": entry.get("entry_num") or i + 1})
         seen.add(out[-1]["id"])

@@ -304,7 +304,7 @@ _NO_TIER = {k: v for k, v in SUBS["SUB-000001"].items() if k != "tier"}
         ),
         (
             {"data_downtime_logs_json": [{**LOGS[0], "end_time": "soon"}]},
-            "{dir}/data_downtime_logs.json: record 0: field 'end_time' is 'soon'; fix: use ISO 8601 like "
+            "{dir}/data_downtime_logs.json: record 1: field 'end_time' is 'soon'; fix: use ISO 8601 like "
             "2024-05-15T15:00:00Z",
         ),
         (
@@ -337,9 +337,9 @@ def test_a_malformed_entry_errors_alone_naming_its_file_entry_and_fix(tmp_path):
     path = folder.resolve() / "entries_dump.json"
     tasks = {t.id: t for t in _tasks(tmp_path)}
     assert {k: t.load_error or t.cannot_run for k, t in tasks.items()} == {
-        "hr_software.entry_0": f"{path}: entry 0: field 'actions' is missing; fix: give it a list value",
+        "hr_software.entry_0": f"{path}: entry 1: field 'actions' is missing; fix: give it a list value",
         "hr_software.entry_1": None,
-        "hr_software.entry_2": f"{path}: entry 2 (entry_2): field 'outputs' is \"5\"; fix: make it a "
+        "hr_software.entry_2": f"{path}: entry 3 (entry_2): field 'outputs' is \"5\"; fix: make it a "
         "list of strings",
         "hr_software.entry_3": "gold action 0 (calculate) has arguments the tool's schema refuses: 5 is "
         "not of type 'string' (at 'expression')",

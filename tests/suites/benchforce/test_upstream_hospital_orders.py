@@ -331,7 +331,7 @@ def test_a_broken_entry_among_good_ones_errors_alone_naming_its_file_and_entry(p
     result.assert_outcomes(passed=2, errors=2)
     # the core's TaskLoadError since issue 22 (it was the suite's UpstreamEntryError, "benchforce: ...")
     result.stdout.fnmatch_lines([
-        f"*hospital.entry_index_1*TaskLoadError: {path}: entry 1 is str; fix: make each "
+        f"*hospital.entry_number_2*TaskLoadError: {path}: entry 2 is str; fix: make each "
         "entry a dict*",
         f"*hospital.entry_3*TaskLoadError: {path}: entry 'entry_3' (entry_num 3) could "
         "not be prepared: TypeError: unhashable type: 'list'; fix: correct this entry or restore "
@@ -341,14 +341,14 @@ def test_a_broken_entry_among_good_ones_errors_alone_naming_its_file_and_entry(p
     records = {r["task_id"]: r for r in map(json.loads, lines)}
     assert {k: r["status"] for k, r in records.items()} == {
         "hospital.entry_1": "passed",
-        "hospital.entry_index_1": "error",
+        "hospital.entry_number_2": "error",
         "hospital.entry_3": "error",
         "hospital.entry_4": "passed",
     }
     # the core's task-load errors (issue 22): never counted toward stopping a session whose
     # provider is down, the message exact
     assert {k: (r["error_kind"], r["error"]) for k, r in records.items() if r["status"] == "error"} == {
-        "hospital.entry_index_1": ("task_load", f"TaskLoadError: {path}: entry 1 is str; fix: make each "
+        "hospital.entry_number_2": ("task_load", f"TaskLoadError: {path}: entry 2 is str; fix: make each "
                                                 "entry a dict"),
         "hospital.entry_3": ("task_load", shorten(
             f"TaskLoadError: {path}: entry 'entry_3' (entry_num 3) could not be prepared: TypeError: "
@@ -397,10 +397,10 @@ def test_a_malformed_entry_stands_alone_with_its_file_entry_and_fix(tmp_path):
     entries = read_entries(folder)
     assert [(e["id"], e["entry_num"], e.get("load_error")) for e in entries] == [
         ("x", 1, None),
-        ("entry_index_1", 2, f"{path}: entry 1: field 'id' repeats 'x'; fix: make entry ids unique"),
-        ("entry_index_2", 3, f"{path}: entry 2: field 'id' is missing or not a string; fix: give it an id"),
-        ("entry_index_3", 4, f"{path}: entry 3 is str; fix: make each entry a dict"),
-        ("entry_index_4", 5, f"{path}: entry 4: field 'id' is 'a b'; fix: use only letters, digits and "
+        ("entry_number_2", 2, f"{path}: entry 2: field 'id' repeats 'x'; fix: make entry ids unique"),
+        ("entry_number_3", 3, f"{path}: entry 3: field 'id' is missing or not a string; fix: give it an id"),
+        ("entry_number_4", 4, f"{path}: entry 4 is str; fix: make each entry a dict"),
+        ("entry_number_5", 5, f"{path}: entry 5: field 'id' is 'a b'; fix: use only letters, digits and "
                              "_ . : - in an entry id"),
         ("y", 6, None),
     ]  # fmt: skip
@@ -551,7 +551,7 @@ def test_order_files_load_with_customers_from_a_list_and_the_identity_rule_appli
         ),
         (
             lambda t: t["customers"].append(dict(t["customers"][0])),
-            r"customers.json: record 2: field 'customer_id' repeats 'C1'; fix: make ids unique",
+            r"customers.json: record 3: field 'customer_id' repeats 'C1'; fix: make ids unique",
         ),
         (
             lambda t: t["customers"][1].pop("email"),

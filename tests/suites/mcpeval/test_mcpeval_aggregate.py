@@ -90,11 +90,11 @@ def test_summarize_domain_with_no_task_and_bad_values():
     assert empty["sports.judge_trajectory_n"] == 0.0
     with pytest.raises(ValueError) as err:
         summarize_domain("sports", [{"flexible_overall": 1.0}])
-    assert str(err.value).startswith("sports task 0: values lack ['strict_overall', 'flexible_success'")
+    assert str(err.value).startswith("sports task 1: values lack ['strict_overall', 'flexible_success'")
     bad = dict(task_values(None), order=None)
     with pytest.raises(ValueError) as err:
         summarize_domain("sports", [bad])
-    assert str(err.value) == "sports task 0: values['order'] is None; only judge values may be"
+    assert str(err.value) == "sports task 1: values['order'] is None; only judge values may be"
 
 
 def test_sub_metric_names():

@@ -283,12 +283,12 @@ def test_bad_thresholds():
         (
             [{"tool_parameters": {}}],
             [],
-            "ground truth tool call 0: 'tool_name' must be a non-empty string, got None",
+            "ground truth tool call 1: 'tool_name' must be a non-empty string, got None",
         ),
         (
             [],
             [call("a"), {"tool_name": "b", "tool_parameters": "x=1"}],
-            "prediction tool call 1 (b): 'tool_parameters' must be an object (use {} for a call without "
+            "prediction tool call 2 (b): 'tool_parameters' must be an object (use {} for a call without "
             "arguments), got str",
         ),
         (
@@ -296,7 +296,7 @@ def test_bad_thresholds():
             {"tool_name": "a"},
             "prediction: expected a list of tool calls ({'tool_name', 'tool_parameters'}), got dict",
         ),
-        (["a"], [], "ground truth tool call 0: expected an object, got str"),
+        (["a"], [], "ground truth tool call 1: expected an object, got str"),
     ],
 )
 def test_malformed_calls_are_refused_with_the_position(gt, pred, message):
