@@ -1072,7 +1072,8 @@ def _suite_names(suites: Path) -> list[str]:
 
 def run_args(argv: list[str], suites: Path, cwd: Path) -> list[str]:
     """pytest's arguments for ``egi-bench run ARGS``: the installed suites folder (or, with
-    ``--suite NAME``, repeatable, that suite's folder), the current folder as the rootdir (so
+    ``--suite NAME``, repeatable, that suite's folder), no conftest.py above the suites folder
+    (``--confcutdir``), the current folder as the rootdir (so
     ``reports/``, ``.egi_cache/`` and a ``routing.yaml`` written by ``egi-bench init`` are
     the current folder's; without one the installed default routing is used), and the
     current folder's ``pytest.ini`` as the ini file when there is one (else none: no ini
@@ -1099,7 +1100,9 @@ def run_args(argv: list[str], suites: Path, cwd: Path) -> list[str]:
         if name not in names:
             raise CliError(f"--suite {name!r}: no such suite in {suites}; valid: {', '.join(names)}")
     paths = [str(suites / name) for name in picked] or [str(suites)]
-    head = [f"--rootdir={cwd}"]
+    # no conftest.py above the installed suites is loaded (a venv inside a checkout would
+    # otherwise pick up the checkout's, and with it the checkout's suites)
+    head = [f"--rootdir={cwd}", f"--confcutdir={suites}"]
     if not any(a in ("-c", "--config-file") or a.startswith(("--config-file=", "-c")) for a in rest):
         ini = cwd / "pytest.ini"
         head.append(f"--config-file={ini if ini.is_file() else os.devnull}")
@@ -1108,7 +1111,8 @@ def run_args(argv: list[str], suites: Path, cwd: Path) -> list[str]:
 
 def _cmd_run(argv: list[str]) -> int:
     """``egi-bench run [--suite NAME]... [PYTEST ARGS]``: pytest on the installed suites
-    (:func:`run_args`); returns pytest's exit status."""
+    (:func:`run_args`), in this process replaced by ``python -m pytest`` (its exit status is
+    pytest's)."""
     if argv[:1] in (["-h"], ["--help"]):
         print("usage: egi-bench run [--suite NAME]... [PYTEST ARGS...]\n\n"
               "Run the main job on the installed suites in the current folder: pytest on the "
@@ -1119,7 +1123,11 @@ def _cmd_run(argv: list[str]) -> int:
               "  egi-bench run --suite crmarena --egi-model gpt-4o-mini")
         return 0
     args = run_args(argv, installed_suites(), Path.cwd())
-    return int(pytest.main(args))
+    # a fresh interpreter: this process has imported pytest_egi already, which pytest could
+    # then not rewrite for its assertions (a warning, an error under -W error)
+    sys.stdout.flush()
+    os.execv(sys.executable, [sys.executable, "-m", "pytest", *args])
+    return 0  # (not reached)
 
 
 def _cmd_init(args: argparse.Namespace) -> int:

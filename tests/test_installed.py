@@ -26,14 +26,15 @@ def test_the_packaged_routing_is_the_checkouts():
 def test_run_args_point_pytest_at_the_installed_suites(tmp_path):
     suites = ROOT / "suites"
     assert cli.run_args(["--egi-model", "egi/oracle"], suites, tmp_path) == [
-        str(suites), f"--rootdir={tmp_path}", f"--config-file={os.devnull}", "--egi-model", "egi/oracle"]
+        str(suites), f"--rootdir={tmp_path}", f"--confcutdir={suites}", f"--config-file={os.devnull}",
+        "--egi-model", "egi/oracle"]
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     assert cli.run_args(["--suite", "herb", "--suite=crmarena", "-q"], suites, tmp_path) == [
-        str(suites / "herb"), str(suites / "crmarena"), f"--rootdir={tmp_path}",
+        str(suites / "herb"), str(suites / "crmarena"), f"--rootdir={tmp_path}", f"--confcutdir={suites}",
         f"--config-file={tmp_path / 'pytest.ini'}", "-q"]
     # an ini file the user names is theirs
     given = cli.run_args(["-c", "x.ini"], suites, tmp_path)
-    assert given == [str(suites), f"--rootdir={tmp_path}", "-c", "x.ini"]
+    assert given == [str(suites), f"--rootdir={tmp_path}", f"--confcutdir={suites}", "-c", "x.ini"]
 
 
 def test_run_refuses_an_unknown_suite(tmp_path):

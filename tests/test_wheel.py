@@ -57,6 +57,9 @@ def test_wheel_runs_the_main_job_outside_the_checkout(tmp_path):
     assert installed.returncode == 0, installed.stderr[-3000:]
     work = tmp_path / "empty"
     work.mkdir()
+    # a conftest.py above both (a venv made inside some checkout) is never loaded by egi-bench run
+    above = "raise RuntimeError('a conftest.py above the installed suites was loaded')\n"
+    (tmp_path / "conftest.py").write_text(above)
     env = _env(target)
 
     # the checkout is not importable from here: both packages come from the installed wheel
@@ -71,7 +74,9 @@ def test_wheel_runs_the_main_job_outside_the_checkout(tmp_path):
     egi_bench = str(target / "bin" / "egi-bench")
     ran = subprocess.run(
         [sys.executable, egi_bench, "run", "--suite", "crmarena", "--egi-model", "egi/oracle",
-         "--egi-mode", "quick", "-p", "no:cacheprovider", "-q"],
+         "--egi-mode", "quick", "-p", "no:cacheprovider", "-q",
+         # pytest rewrites the plugin: egi-bench had not imported it in pytest's process
+         "-W", "error::pytest.PytestAssertRewriteWarning"],
         cwd=work, env=env, capture_output=True, text=True, timeout=600)
     assert ran.returncode == 0, ran.stdout[-4000:] + ran.stderr[-2000:]
     (run,) = (work / "reports").iterdir()
