@@ -38,7 +38,7 @@ def test_the_verdict_is_last_and_benchmark_failures_are_counted(toy_project):
     assert len(failed) == 1
     counted = next(line for line in lines if line.startswith("failed benchmark items: "))
     n = int(counted.split(": ")[1].split(" ")[0])
-    assert n >= 1 and f"  toy: {n} failed" in lines
+    assert n >= 1 and f"  toy: {n} failed ({n} wrong_answer)" in lines
     example = next(line for line in lines if line.startswith("    alpha-") or line.startswith("    beta-"))
     assert ": expected C" in example and "got WRONG" in example
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # (the plain test failed)
@@ -52,7 +52,7 @@ def test_missing_sub_metrics_name_one_cause(toy_project):
     result = toy_project.runpytest("toysuites", "--egi-model", "egi/oracle", *FLAGS, "-k", "alpha", "-v")
     lines = result.stdout.lines
     assert "  toy/acc_beta: deselected: no beta item left after -k 'alpha'" in lines
-    assert "  absent/whatever: not collected: no absent test under the paths given" in lines
+    assert "  not collected, no test under the paths given: absent (1)" in lines
     # with -v: each contributor with its transform, and the sub-metric table
     assert "  M1 toy/acc_alpha: fraction(1.000) = 100.0" in lines
     assert "  M4 toy/acc: fraction(1.000) = 100.0" in lines

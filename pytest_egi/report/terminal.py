@@ -214,11 +214,19 @@ def missing_lines(res: Any, width: int = DEFAULT_WIDTH) -> list[str]:
     """The routed sub-metrics that did not contribute, grouped by their one cause
     (:func:`pytest_egi.scoring.missing.missing_cause`), each group naming up to 4 of them."""
     by_reason: dict[str, list[str]] = defaultdict(list)
+    absent: dict[str, int] = {}  # suites with no test under the paths given: one line for all
     for m in res.missing:
-        by_reason[m.reason].append(m.route)
-    if not by_reason:
+        suite = m.route.split("/", 1)[0]
+        if m.reason == f"not collected: no {suite} test under the paths given":
+            absent[suite] = absent.get(suite, 0) + 1
+        else:
+            by_reason[m.reason].append(m.route)
+    if not by_reason and not absent:
         return []
     lines = [f"missing sub-metrics ({len(res.missing)}; all listed in egi.json):"]
+    if absent:
+        named = ", ".join(f"{s} ({n})" for s, n in absent.items())
+        lines += _wrap(f"  not collected, no test under the paths given: {named}", width, "      ")
     for reason, routes in by_reason.items():
         shown = ", ".join(routes[:4]) + (f", +{len(routes) - 4} more" if len(routes) > 4 else "")
         lines += _wrap(f"  {shown}: {reason}", width, "      ")
@@ -258,13 +266,16 @@ def failure_lines(failures: dict[str, dict[str, Any]], *, all_shown: bool = Fals
         lines.append(f"  {suite}: {f['count']} failed" + (f" ({kinds})" if kinds else ""))
         if not all_shown:
             for task_id, reason in f["examples"][:shown]:
-                lines.append(_one_line(f"    {task_id}: ", reason, max(60, width)))
+                # whole up to three lines (what it got and how it ended are kept; a long
+                # expected value is shortened first), wrapped at words
+                text = _one_line(f"    {task_id}: ", reason, 3 * max(60, width) - 24)
+                lines += _wrap(text, width, "        ")
     return lines
 
 
 def _one_line(prefix: str, reason: str, width: int) -> str:
-    """``prefix + reason`` in ``width`` columns: a long ``expected X, got Y`` keeps what it got
-    (and how the episode ended) and shortens what was expected."""
+    """``prefix + reason`` in ``width`` characters: a long ``expected X, got Y`` keeps what it
+    got (and how the episode ended) and shortens what was expected."""
     text = prefix + reason
     if len(text) <= width:
         return text
