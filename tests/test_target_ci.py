@@ -50,6 +50,7 @@ def test_a_noisy_run_stops_at_its_target_a_complete_subset(toy_project):
     assert (egi["session"]["items_collected"], egi["session"]["items_ran"],
             egi["session"]["items_deselected"]) == (20, 20, 60)
     assert manifest["status"] == "complete" and len(manifest["plan"]) == 20
+    assert result.stdout.lines[-1].startswith("=") and "60 deselected" in result.stdout.lines[-1]
     # stratified: 10 tasks of each category ran
     ran = [json.loads(line) for line in
            (max((toy_project.path / "reports").iterdir(), key=lambda p: p.name) / "records.jsonl").open()]
@@ -61,6 +62,10 @@ def test_a_target_never_reached_says_every_task_ran(toy_project):
     target = egi["config"]["target_ci"]
     assert target["ended"] == "ran out" and target["tasks"] == 80 and target["not_run"] == 0
     assert sum(egi["counts"].values()) == 80 and target["width"] > 0.5
+    assert egi["egi"]["subset"] == []  # every selected task ran: not a subset
+    lines = result.stdout.lines
+    assert lines[next(i for i, line in enumerate(lines) if line.startswith("egi report: ")) - 1].startswith(
+        "egi target: not reached")
     assert any(line.startswith("egi target: not reached, every selected task ran (80 of 80 tasks)")
                for line in result.stdout.lines)
 

@@ -10,11 +10,11 @@ is computed over the records so far, with the run's own resamples and seed, so t
 checked is the interval the run reports when it ends there. When it is narrower than the
 target (its width, upper minus lower bound, in EGI points), the items left are not run.
 
-What ended the run is said (terminal, egi.json ``config.target_ci``): the target was reached,
-or every selected task ran first (with ``--egi-budget``: the budget was spent). The run is
-labelled a subset (``--egi-target-ci`` in its selection); the items not run count as
-deselected, so the run is complete, not interrupted, and ``run.json``'s plan holds only the
-items that ran.
+What ended the run is said (in the terminal, last before the run folder; in egi.json,
+``config.target_ci``): the target was reached, or every selected task ran first (with
+``--egi-budget``: the budget was spent). The run is labelled a subset (``--egi-target-ci`` in
+its selection) unless every selected task ran; the items not run count as deselected, so the
+run is complete, not interrupted, and ``run.json``'s plan holds only the items that ran.
 """
 
 from __future__ import annotations
@@ -146,6 +146,7 @@ class TargetPlugin:
 
         if self.reached_after is not None and case_of(item) is not None:
             self.not_run.append(item.nodeid)
+            item.config.hook.pytest_deselected(items=[item])  # (pytest's closing line counts it)
             return True
         return None
 
@@ -207,10 +208,6 @@ class TargetPlugin:
                 "tasks": tasks, "selected_tasks": self.selected_tasks, "ended": ended,
                 "not_run": len(self.not_run), "line": line}
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        """Say what ended the run."""
-        self.settings.target_ci = self.summary()
-        terminalreporter.write_line(self.settings.target_ci["line"], bold=True)
 
 
 def register_target(config: pytest.Config, settings: Any) -> TargetPlugin:

@@ -553,7 +553,8 @@ class EgiSession:
         if target is None:
             return
         self.settings.target_ci = target.summary()
-        if not target.not_run:
+        if not target.not_run:  # every selected task ran: the run is the whole selection
+            self.settings.selection.pop("--egi-target-ci", None)
             return
         gone = set(target.not_run)
         if self.items_collected is not None:
@@ -748,6 +749,8 @@ class EgiSession:
             tr.write_line(f"egi: {crash} (an error record; it counts toward --egi-max-error-rate)", red=True)
         for reason in self.exit_reasons:
             tr.write_line(f"session fails: {reason}", red=True, bold=True)
+        if self.settings.target_ci is not None:  # --egi-target-ci: what ended the run
+            tr.write_line(self.settings.target_ci["line"], bold=True)
         tr.write_line(f"egi report: {self.written.get('run_dir')}")
 
 
