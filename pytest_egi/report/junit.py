@@ -15,9 +15,10 @@ def suite_properties(summary: dict[str, object]) -> list[tuple[str, str]]:
     """The ``<testsuite><properties>`` entries of a run: one per field of
     :func:`pytest_egi.report.summary.egi_summary`, named ``egi`` (the EGI) or ``egi_<field>``
     (``egi_ci95``, ``egi_M1`` .. ``egi_M6``, ``egi_M1_ci95``, ``egi_gate``, ``egi_gate_reason``,
-    ``egi_run_dir``, ...), each value JSON (``92.373333``, ``null``, ``[36.4, 36.4]``,
-    ``"NOT READY"``), as the test cases' ``egi`` property is."""
-    return [(key if key.startswith("egi") else f"egi_{key}", json.dumps(value, sort_keys=True))
+    ``egi_run_dir``, ...): a text as it is (``NOT READY``, so a CI tool compares it as written),
+    anything else as JSON (``92.373333``, ``null``, ``[36.4, 36.4]``, ``true``)."""
+    return [(key if key.startswith("egi") else f"egi_{key}",
+             value if isinstance(value, str) else json.dumps(value, sort_keys=True))
             for key, value in summary.items()]
 
 
