@@ -623,6 +623,10 @@ class EgiSession:
         agg, verdict = self.aggregate, self.verdict
         assert agg is not None and verdict is not None
         gate = agg.result.gate
+        above = floors_above_ceilings(agg, self.settings.floors)
+        if above:  # the floor itself is wrong: that, not a breach of it, is the reason
+            self.exit_reasons += above
+            return int(pytest.ExitCode.USAGE_ERROR)
         if gate.judged and gate.breached:
             self.exit_reasons.append(
                 "release floor breached: "
@@ -631,10 +635,6 @@ class EgiSession:
                     for b in gate.breached
                 )
             )
-        above = floors_above_ceilings(agg, self.settings.floors)
-        if above:
-            self.exit_reasons += above
-            return int(pytest.ExitCode.USAGE_ERROR)
         undecided = undecided_reason(agg)
         if gate.judged and undecided:
             self.exit_reasons.append(undecided)
