@@ -76,7 +76,7 @@ def test_repository_routing_is_complete():
         (
             "transform: fraction}\n  - {suite: toy, sub_metric: acc_beta",
             "transform: sqrt}\n  - {suite: toy, sub_metric: acc_beta",
-            "routes #1.transform: Input should be 'fraction', 'percent', 'invert_fraction', "
+            "route 1 (toy/acc_alpha).transform: Input should be 'fraction', 'percent', 'invert_fraction', "
             "'clip_invert' or 'gap' (got 'sqrt')",
         ),
         ("sub_metric: acc_beta", "sub_metric: acc_alpha",
@@ -86,7 +86,7 @@ def test_repository_routing_is_complete():
         (
             "bucket: M4",
             "bucket: M4, ceiling: 3",
-            "routes #3: 'ceiling' only applies to clip_invert, not fraction",
+            "route 3 (toy/acc): 'ceiling' only applies to clip_invert, not fraction",
         ),
         ("version: 1\n", "version: 1\nextra_key: 2\n", "extra_key: Extra inputs are not permitted"),
     ],

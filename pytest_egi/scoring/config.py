@@ -177,10 +177,20 @@ def _location(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def _format_error(path: Path, exc: ValidationError) -> str:
+def _format_error(path: Path, exc: ValidationError, data: Any = None) -> str:
+    """The message of an invalid routing file: one line per error, located as users count
+    (:func:`_location`); an error inside a route names it as the other route errors do:
+    ``route 3 (herb/person_f1).bucket``."""
     lines = [f"invalid routing file {path}:"]
+    routes = data.get("routes") if isinstance(data, dict) else None
     for err in exc.errors():
         loc = _location(err["loc"])
+        at = err["loc"]
+        if len(at) > 1 and at[0] == "routes" and isinstance(at[1], int) and isinstance(routes, list) \
+                and at[1] < len(routes) and isinstance(routes[at[1]], dict):
+            route, rest = routes[at[1]], _location(at[2:])
+            loc = f"route {at[1] + 1} ({route.get('suite')}/{route.get('sub_metric')})"
+            loc += f".{rest}" if rest else ""
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "literal_error":
             msg = f"{msg} (got {err.get('input')!r})"
@@ -241,7 +251,7 @@ def load_routing(path: Path, cache_dir: Path | None = None) -> tuple[RoutingConf
     try:
         config = RoutingConfig.model_validate(data)
     except ValidationError as exc:
-        raise pytest.UsageError(_format_error(path, exc)) from None
+        raise pytest.UsageError(_format_error(path, exc, data)) from None
     return config, digest
 
 
