@@ -139,10 +139,16 @@ def format_cost(t: dict[str, Any]) -> str:
     return f"cost unknown (${priced:.4f} priced + {calls})" if priced else f"cost unknown ({calls})"
 
 
+_SENT = ("latency_s", "cached_calls", "total_tokens", "cost_usd")
+"""Usage fields of which one is set when a role's calls went to a provider (a call's latency)
+or its cache; none is for an offline policy's calls."""
+
+
 def format_usage_lines(summary: dict[str, Any], identities: dict[str, str] | None = None
                        ) -> list[str]:
     """Terminal-summary lines for :func:`summarize_usage`'s result (one per active role,
-    then one per suite for the model under test).
+    then one per suite for the model under test; a role that sent nothing, an offline policy,
+    is one short line with no per-suite lines).
 
     Args:
         summary: the result of :func:`summarize_usage`.
@@ -158,6 +164,10 @@ def format_usage_lines(summary: dict[str, Any], identities: dict[str, str] | Non
                 lines.append(f"{role} {names[role]}: no calls")
             continue
         who = f" {names[role]}" if names.get(role) else ""
+        if not any(t.get(k) for k in _SENT):
+            # an offline policy: nothing was sent, so no tokens, cost or latency
+            lines.append(f"{role}{who}: {t['calls']} calls, offline (no tokens, no cost)")
+            continue
         extra = "".join(f", {t[k]} {label}" for k, label in (
             ("failed_calls", "failed"), ("no_usage_calls", "without usage")) if t.get(k))
         lines.append(
@@ -168,7 +178,7 @@ def format_usage_lines(summary: dict[str, Any], identities: dict[str, str] | Non
         )
     for suite, roles in (summary.get("suites") or {}).items():
         t = roles.get("model") or {}
-        if t.get("calls"):
+        if t.get("calls") and any(t.get(k) for k in _SENT):
             lines.append(
                 f"  {suite}: {t['calls']} calls, {t['total_tokens']} tokens, {format_cost(t)},"
                 f" p50 {_fmt_s(t['latency_p50_s'])} p95 {_fmt_s(t['latency_p95_s'])}"

@@ -132,3 +132,11 @@ def test_usage_record_and_terminal_lines():
                                "completion tokens, $0.0000, latency p50 1.00s p95 1.45s")
     assert lines[1] == "judge egi/rules: no calls"
     assert lines[2].startswith("  a: 2 calls, 3 tokens")
+
+
+def test_an_offline_policys_usage_is_one_short_line():
+    """Calls that went nowhere (an offline policy: no network call, no cache, no token, no
+    cost) are one line without token, cost or latency figures, and no per-suite lines."""
+    rec = usage_record(Usage(calls=4), [])
+    lines = format_usage_lines(summarize_usage([{"suite": "a", "usage": rec}]), {"model": "egi/oracle"})
+    assert lines == ["model egi/oracle: 4 calls, offline (no tokens, no cost)"]
