@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from pytest_egi.cli import main
-from pytest_egi.report.compare_html import flipped_tasks, gate_worse
+from pytest_egi.report.compare_html import _radar, flipped_tasks, gate_worse
 from pytest_egi.report.html import render_html, trajectory_text
 
 
@@ -66,13 +66,44 @@ def test_report_page_is_self_contained_and_its_rows_are_one_json_blob(toy_noisy)
     assert evil not in html and html.count("</script>") == 2  # the blob's and the code's
     assert _blob(html)["records"][0]["got"] == evil
     # the bucket chart draws a ceiling where egi.json has one, and none where it has none
-    assert "ceiling" not in egi["buckets"]["M1"]
+    assert egi["buckets"]["M1"].get("ceiling") is None
     assert 'class="ceiling"' not in render_html(egi, [])
     egi["buckets"]["M1"]["ceiling"] = 80.0
     egi["buckets"]["M1"]["value"] = 60.0
     html = render_html(egi, [])
     assert html.count('class="ceiling"') == 1
     assert "60.0 <tspan fill=\"#6d28d9\">(75% of ceiling 80.0)</tspan>" in html
+    # each bucket contributor's transform (egi.json buckets.<M>.contributors[].transform), one a line
+    assert [c["transform"] for c in egi["buckets"]["M1"]["contributors"]] == [
+        "fraction(1.000) = 100.0", "fraction(0.600) = 60.0"]
+    assert ('<td class="contributors"><div>toy/acc_alpha: fraction(1.000) = 100.0</div>'
+            '<div>toy/acc_beta: fraction(0.600) = 60.0</div></td>') in html
+    # a suite's sub-metrics one a line; past six, collapsed under their count
+    subs = egi["suites"]["toy"]["sub_metrics"]
+    assert f'<div class="subm">acc <span class="v">{subs["acc"]:.3f}</span></div>' in html
+    egi["suites"]["toy"]["sub_metrics"] = {f"m{i}": i / 10 for i in range(7)}
+    html = render_html(egi, [])
+    assert ('<details class="subs"><summary>7 sub-metrics</summary><div class="subm">m0 '
+            '<span class="v">0.000</span></div>') in html
+
+
+def test_radar_never_plots_an_unmeasured_bucket():
+    full = {b: {"value": 50.0} for b in ("M1", "M2", "M3", "M4", "M5", "M6")}
+    part = {**full, "M4": {"value": None}, "M6": {"value": None}}
+    runs = [{"label": "A", "model": "egi/oracle", "color": "#111", "buckets": full},
+            {"label": "B", "model": "egi/null", "color": "#222", "buckets": part}]
+    svg = _radar(runs)
+    # all six measured: a closed polygon; else an open outline, no point for the missing buckets
+    assert svg.count('<polygon class="profile" data-run="A"') == 1
+    assert svg.count('class="profile') == 2 and '<path class="profile open" data-run="B"' in svg
+    assert re.findall(r'class="vertex" data-run="B" data-bucket="(M\d)"', svg) == ["M1", "M2", "M3", "M5"]
+    assert len(re.findall(r'class="vertex" data-run="A"', svg)) == 6
+    # nothing of B drawn at the centre (190, 170), where a 0 would be
+    [d] = re.findall(r'data-run="B" d="([^"]*)"', svg)
+    assert "190.0,170.0" not in d and "190,170" not in d
+    # segments only between neighbouring measured buckets: M1-M2, M2-M3 (M3-M4, M4-M5, M5-M6, M6-M1 open)
+    assert d.count("M") == 2
+    assert "B egi/null (not measured: M4 M6)" in svg
 
 
 def test_trajectory_text_names_roles_tool_calls_and_the_ending_and_cuts_long_ones():

@@ -114,6 +114,26 @@ def test_report_page_renders_filters_and_sorts(browser, runs, shots, model):
     measured = [b for b, v in egi["buckets"].items() if v["value"] is not None]
     assert page.locator("#bucket-chart rect.value").count() == len(measured)
     assert page.locator("#suite-overview tr").count() == 1 + len(egi["suites"])
+    # a suite's many sub-metrics collapsed under their count, opened one a line
+    n_subs = len(egi["suites"][SUITE]["sub_metrics"])
+    assert n_subs > 6 and page.text_content("#suite-overview details.subs summary") == f"{n_subs} sub-metrics"
+    page.click("#suite-overview details.subs summary")
+    assert page.locator("#suite-overview details.subs div.subm").count() == n_subs
+    # numeric headers sit over their right-aligned numbers
+    aligns = page.eval_on_selector_all("#suite-overview th",
+                                       "hs => hs.map(h => getComputedStyle(h).textAlign)")
+    assert aligns == ["left", "left", "right", "right", "right", "right", "right", "right", "left"]
+    # the partial headline: a gap between the interval's text and the coverage badge
+    if egi["egi"].get("partial"):
+        ci = page.locator("p.headline span.muted").bounding_box()
+        badge = page.locator("p.headline span.badge:has-text('of weight covered')").bounding_box()
+        assert badge["x"] - (ci["x"] + ci["width"]) >= 4
+    # each contributor with its transform, one a line
+    for b, bk in egi["buckets"].items():
+        shown = page.eval_on_selector_all(
+            f"xpath=//table//tr[td[1][text()='{b}']]/td[@class='contributors']/div",
+            "ds => ds.map(d => d.textContent)")
+        assert shown == [f"{c['route']}: {c['transform']}" for c in bk["contributors"]]
     rows = _visible_rows(page)
     assert len(rows) == len(records) < 200
     statuses = [r["status"] for r in rows]
@@ -215,6 +235,13 @@ def test_report_page_at_5000_tasks(browser, runs, shots, tmp_path):
         "rows => rows.map(r => Array.from(r.cells).map(c => c.textContent))")
     order = sorted(kinds)
     assert counts[0] == ["suite", *order, "total"]
+    # each count's header right-aligned over it, the kinds' columns of one width
+    aligns = page.eval_on_selector_all("#failure-kinds table:first-of-type th",
+                                       "hs => hs.map(h => getComputedStyle(h).textAlign)")
+    assert aligns == ["left", "right", "right", "right", "right"]
+    widths = page.eval_on_selector_all("#failure-kinds table:first-of-type th",
+                                       "hs => hs.map(h => Math.round(h.getBoundingClientRect().width))")
+    assert len(set(widths)) == 1
     for row, (k, suite) in zip(counts[1:], enumerate(["alpha", "beta", "gamma"]), strict=True):
         mine = [i for i in failed if i % 3 == k]
         got = [sum(kinds[(i // 7) % 3] == kind for i in mine) for kind in order]
@@ -241,7 +268,16 @@ def test_compare_page(browser, runs, shots, tmp_path, capsys):
     assert errors == []
     assert page.locator("#egi-bars rect.egi-bar").count() == 3
     assert page.locator("#heatmap rect.cell").count() == 3 * 6
-    assert page.locator("#radar polygon.profile").count() == 3
+    assert page.locator("#radar .profile").count() == 3
+    # the radar plots only what a run measured: a dot per measured bucket, none at 0 for the others
+    egis = [json.loads((r / "egi.json").read_text()) for r in (oracle, noisy, oracle)]
+    for label, egi in zip("ABC", egis, strict=True):
+        measured = [b for b, v in egi["buckets"].items() if v["value"] is not None]
+        dots = page.eval_on_selector_all(f"#radar circle.vertex[data-run='{label}']",
+                                         "cs => cs.map(c => c.dataset.bucket)")
+        assert dots == measured and len(measured) < 6
+    # nothing wider than the window at 1280 px (the flipped tasks' long answers wrap)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
     assert page.locator("#cost-plot circle.point").count() == 3  # offline policies cost $0
     assert page.locator("#gate-row .badge").count() == 3
     flips = load_records(noisy)

@@ -171,8 +171,10 @@ def _heatmap(runs: list[dict[str, Any]]) -> str:
 
 
 def _radar(runs: list[dict[str, Any]]) -> str:
-    """Each run's M1-M6 profile as a polygon on six axes (0 at the centre, 100 at the rim;
-    an unmeasured bucket is drawn at 0 and named in the legend)."""
+    """Each run's M1-M6 profile on six axes (0 at the centre, 100 at the rim): a dot per
+    measured bucket, joined to its measured neighbours; a closed, filled polygon only when all
+    six are measured. A bucket the run did not measure is not drawn (never plotted at 0): the
+    outline is left open there and the legend names it."""
     cx, cy, rad = 190, 170, 130
     out = ['<svg id="radar" width="760" height="350" role="img" aria-label="M1 to M6 profiles" '
            'font-family="system-ui,sans-serif">']
@@ -190,15 +192,33 @@ def _radar(runs: list[dict[str, Any]]) -> str:
         out.append(f'<line x1="{cx}" y1="{cy}" x2="{x}" y2="{y}" stroke="#e4e7ec"/>'
                    f'<text x="{lx}" y="{ly + 4}" font-size="13" font-weight="600" '
                    f'text-anchor="middle">{b}</text>')
+    n = len(BUCKETS)
     for i, r in enumerate(runs):
         vals = [(r["buckets"].get(b) or {}).get("value") for b in BUCKETS]
-        pts = " ".join(f"{x},{y}" for x, y in (pt(k, v or 0.0) for k, v in enumerate(vals)))
-        out.append(f'<polygon class="profile" data-run="{_e(r["label"])}" points="{pts}" fill="{r["color"]}" '
-                   f'fill-opacity="0.12" stroke="{r["color"]}" stroke-width="2"/>')
+        run = _e(r["label"])
+        if all(v is not None for v in vals):
+            pts = " ".join(f"{x},{y}" for x, y in (pt(k, v) for k, v in enumerate(vals)))
+            out.append(f'<polygon class="profile" data-run="{run}" points="{pts}" fill="{r["color"]}" '
+                       f'fill-opacity="0.12" stroke="{r["color"]}" stroke-width="2"/>')
+        else:  # a segment between each two neighbouring measured buckets, none past a gap
+            segs = []
+            for k in range(n):
+                v, w = vals[k], vals[(k + 1) % n]
+                if v is not None and w is not None and n > 1:
+                    (x1, y1), (x2, y2) = pt(k, v), pt((k + 1) % n, w)
+                    segs.append(f"M{x1},{y1} L{x2},{y2}")
+            out.append(f'<path class="profile open" data-run="{run}" d="{" ".join(segs)}" fill="none" '
+                       f'stroke="{r["color"]}" stroke-width="2"/>')
+        for k, v in enumerate(vals):
+            if v is not None:
+                x, y = pt(k, v)
+                out.append(f'<circle class="vertex" data-run="{run}" data-bucket="{BUCKETS[k]}" cx="{x}" '
+                           f'cy="{y}" r="3.5" fill="{r["color"]}"><title>{run} {BUCKETS[k]} {v:.1f}</title>'
+                           '</circle>')
         missing = [b for b, v in zip(BUCKETS, vals, strict=True) if v is None]
         note = f" (not measured: {' '.join(missing)})" if missing else ""
         out.append(f'<rect x="370" y="{30 + i * 22}" width="12" height="12" fill="{r["color"]}"/>'
-                   f'<text x="388" y="{41 + i * 22}" font-size="12">{_e(r["label"])} '
+                   f'<text x="388" y="{41 + i * 22}" font-size="12">{run} '
                    f'{_e(r["model"])}{_e(note)}</text>')
     out.append("</svg>")
     return "".join(out)
