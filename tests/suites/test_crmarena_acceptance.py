@@ -76,7 +76,7 @@ def test_select_by_suite_and_category(pytester):
     subs = egi["suites"]["crmarena"]["sub_metrics"]
     assert subs["NCR"] == 1.0 and subs["HTU"] is None
     missing = {m["route"]: m["reason"] for m in egi["missing"]}
-    assert "crmarena/HTU" in missing and "reported no value for HTU" in missing["crmarena/HTU"]
+    assert missing["crmarena/HTU"] == "deselected: no HTU item left after -k 'crmarena and NCR'"
 
 
 def test_user_org_export_and_task_file(pytester, tmp_path):

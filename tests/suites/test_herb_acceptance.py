@@ -40,7 +40,7 @@ def test_oracle_null_noisy_bracket_every_sub_metric(pytester):
 
 
 def test_report_explains_null_rate_floor(pytester):
-    result, egi = run(pytester, "egi/null")
+    result, egi = run(pytester, "egi/null", "-v")  # (the sub-metric tables are printed with -v)
     assert "by design" in egi["suites"]["herb"]["sub_metric_notes"]["null_rate"]
     result.stdout.fnmatch_lines(["*null_rate*1.000*M5*share of unanswerable questions*"])
     assert "egi/null scores 1.0 here by design" in " ".join(result.stdout.str().split())

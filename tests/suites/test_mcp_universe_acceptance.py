@@ -89,10 +89,11 @@ def test_a_server_killed_between_items_is_restarted_for_the_next_item(pytester):
     assert egi["suites"]["mcp_universe"]["sub_metrics"]["repository_management.pass_rate"] == 1.0
 
 
-def test_a_bad_task_file_errors_alone_and_the_others_run(pytester, tmp_path):
+def test_a_bad_task_file_errors_alone_and_the_others_run(pytester, tmp_path, monkeypatch):
     """An unknown op, and an evaluator the local data cannot check: each file's item errors with
     the file, the task and the fix; the good file runs (the old loader refused the whole folder:
     a usage error, nothing ran)."""
+    monkeypatch.setenv("COLUMNS", "1000")  # one data warning per line (not wrapped at 80)
     folder = tmp_path / "location_navigation"
     folder.mkdir()
     task = {"question": "Find a cafe.", "mcp_servers": [{"name": "google-maps"}],
@@ -216,6 +217,7 @@ def test_unanswerable_files_are_warned_about_on_a_warm_task_cache_run(pytester, 
     """A collection without a model caches the tasks but not the data checks; a run with a
     model in a fresh process then reads the tasks from the cache (``load_tasks`` is not called:
     it would raise) and still names the task file it skips."""
+    monkeypatch.setenv("COLUMNS", "1000")  # one data warning per line (not wrapped at 80)
     folder, cache = tmp_path / "tasks", tmp_path / "cache"
     write(folder, GOOD)
     write(folder, WEB_SEARCH_REAL_WORLD, "world_cup.json", "web_search")

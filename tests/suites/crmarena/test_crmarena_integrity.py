@@ -235,7 +235,7 @@ def test_task_file_gold_id_missing_from_the_org(tmp_path):
     assert [t.id for t in tasks if not t.runnable] == ["NED-0003"]
     assert len(tasks) == 9 and tasks[3].category == "NED" and tasks[3].data == {}
     assert tasks[3].load_error == (
-        f"{task_path}: task 'NED-0003' could not be loaded: RecordError: record 3: field 'answer': "
+        f"{task_path}: task 'NED-0003' could not be loaded: RecordError: record 4: field 'answer': "
         "'01tWs0000000000XYZ' is not the Id of any Product2 record in the org (generated(seed=42, "
         "scale=quick)). Fix: correct the gold answer, or run the tasks on the org they were written for "
         f"(--egi-opt crmarena.org=PATH). {ALONE}"

@@ -277,7 +277,8 @@ def test_a_suites_routes_are_all_optional_or_none():
         ).model_dump()
     )
     with pytest.raises(
-        ValueError, match=r"routes\[1\]\.optional: the routes of eigent disagree on 'optional'"
+        ValueError,
+        match=r"route 2 \(eigent/checker_pass_rate\)\.optional: the routes of eigent disagree on 'optional'",
     ):
         RoutingConfig.model_validate(data)
 
