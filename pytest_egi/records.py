@@ -60,6 +60,7 @@ __all__ = [
     "load_records",
     "bad_record_line",
     "make_run_id",
+    "natural_key",
     "read_collected",
     "record_problem",
     "split_timing",
@@ -266,6 +267,13 @@ def split_timing(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
 def record_sort_key(record: dict[str, Any]) -> tuple[str, str, int]:
     """Order records by (suite, task id, trial), independent of execution order."""
     return (record["suite"], record["task_id"], int(record["trial"]))
+
+
+def natural_key(text: str) -> list[tuple[int, int, str]]:
+    """The sort key of a task id in natural order, as people read ids: digit runs compare as
+    numbers (``task-2`` before ``task-10``), the rest without case. The pages' tables (their
+    own script) sort ids the same way."""
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t.lower()) for t in re.findall(r"\d+|\D+", text)]
 
 
 _RECORD_LAYOUTS: dict[tuple[str, ...], type] = {}

@@ -11,11 +11,11 @@ page; its small script only filters the flipped-task table.
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 from markupsafe import escape
 
+from pytest_egi.records import natural_key
 from pytest_egi.report.html import _ENV, page_json
 
 __all__ = [
@@ -76,13 +76,8 @@ def flipped_tasks(records_a: list[dict[str, Any]], records_b: list[dict[str, Any
             "got_a": old.get("got"), "got_b": r.get("got"),
             "failure_kind": r.get("failure_kind") if r["status"] == "failed" else old.get("failure_kind"),
         })
-    out.sort(key=lambda f: (f["suite"], _natural(f["task_id"]), f["trial"] or 0))
+    out.sort(key=lambda f: (f["suite"], natural_key(f["task_id"]), f["trial"] or 0))
     return out
-
-
-def _natural(text: str) -> list[tuple[int, int, str]]:
-    """Sort key of natural order: digit runs compare as numbers (task-2 before task-10)."""
-    return [(0, int(t), "") if t.isdigit() else (1, 0, t.lower()) for t in re.findall(r"\d+|\D+", text)]
 
 
 def _e(text: Any) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_egi.cache.shared import request_stop
-from pytest_egi.records import atomic_write_text, read_collected, record_sort_key
+from pytest_egi.records import atomic_write_text, natural_key, read_collected, record_sort_key
 from pytest_egi.report.files import RecordsDigest, write_record_files, write_report_files
 from pytest_egi.run.interrupt import REASONS
 from pytest_egi.run.runlog import Journal, read_manifest
@@ -700,7 +700,7 @@ class EgiSession:
         key = (record["task_id"], int(record.get("trial", 1)))
         label = record["task_id"] if int(record.get("trials", 1) or 1) <= 1 else f"{key[0]} (trial {key[1]})"
         examples.append((key, label, reason))
-        examples.sort(key=lambda e: _natural(e[0]))
+        examples.sort(key=lambda e: (natural_key(e[0][0]), e[0][1]))
         del examples[_EXAMPLES:]
 
     def write_summary(self, terminalreporter: Any) -> None:
@@ -756,14 +756,6 @@ class EgiSession:
 
 _EXAMPLES = 3
 """Failed benchmark items listed per suite at default verbosity (the first by task id)."""
-
-
-def _natural(key: tuple[str, int]) -> tuple[Any, ...]:
-    """A natural sort key of ``(task id, trial)``: ``entry_2`` before ``entry_10``."""
-    import re
-
-    parts = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", key[0]) if p)
-    return (parts, key[1])
 
 
 def floors_above_ceilings(agg: Aggregate, floors: dict[str, float]) -> list[str]:
