@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -135,7 +134,6 @@ class TargetPlugin:
         order = stratified_order(strata, self.settings.run_seed)
         items[:] = others + [item for key in order for item in by_task[key]]
         self.selected_tasks = len(order)
-        self.settings.target_ci = self.summary()
         return result
 
     @pytest.hookimpl(tryfirst=True)
@@ -172,7 +170,6 @@ class TargetPlugin:
         self.width = self._width()
         if self.width is not None and self.width < self.target:
             self.reached_after = tasks
-        self.settings.target_ci = self.summary()
 
     def _width(self) -> float | None:
         """The width of the EGI's 95% interval over the records so far (None: none yet)."""
@@ -232,8 +229,3 @@ def register_target(config: pytest.Config, settings: Any) -> TargetPlugin:
     config.pluginmanager.register(plugin, "egi-target-ci")
     return plugin
 
-
-def not_run(config: pytest.Config) -> Sequence[str]:
-    """The node ids of the EGI items ``--egi-target-ci`` did not run (empty without it)."""
-    plugin = config.pluginmanager.get_plugin("egi-target-ci")
-    return list(plugin.not_run) if plugin is not None else []
