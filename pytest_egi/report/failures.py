@@ -16,7 +16,8 @@ from typing import Any
 
 from pytest_egi.outcomes import FAILURE_KINDS
 
-__all__ = ["UNKNOWN_KIND", "bucket_failure_counts", "failure_counts", "failure_kinds_line", "ordered"]
+__all__ = ["UNKNOWN_KIND", "bucket_failure_counts", "failure_counts", "failure_kinds_line", "kinds_text",
+           "ordered"]
 
 UNKNOWN_KIND = "unknown"
 """The count key of a failed record with no ``failure_kind`` (a run written before the field
@@ -108,13 +109,19 @@ def _shape(values: Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
     return tuple(sorted((k, 0 if v is None else 1 if v == 0 else 2) for k, v in values.items()))
 
 
+def kinds_text(counts: Mapping[str, int]) -> str:
+    """``2 wrong_answer, 6 turn_limit``: the counts in the vocabulary's order (:func:`ordered`),
+    as every terminal line that counts failure kinds writes them."""
+    return ", ".join(f"{n} {kind}" for kind, n in ordered(counts).items())
+
+
 def failure_kinds_line(counts: Mapping[str, int] | None) -> list[str]:
-    """The terminal's line for one suite: ``  failed by kind: 6 turn_limit, 2 wrong_answer``
-    (kinds in vocabulary order); no line when nothing failed.
+    """The terminal's line for one suite: ``  failed by kind: 2 wrong_answer, 6 turn_limit``
+    (:func:`kinds_text`); no line when nothing failed.
 
     Args:
         counts: the suite's ``{kind: n}`` (``SuiteSummary.failure_kinds``), or None.
     """
     if not counts:
         return []
-    return ["  failed by kind: " + ", ".join(f"{n} {kind}" for kind, n in ordered(counts).items())]
+    return ["  failed by kind: " + kinds_text(counts)]

@@ -9,7 +9,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from pytest_egi.models.usage import format_usage_lines, summarize_usage
-from pytest_egi.report.failures import failure_kinds_line
+from pytest_egi.report.failures import failure_kinds_line, kinds_text
 from pytest_egi.scoring.aggregate import Aggregate
 from pytest_egi.scoring.config import BUCKETS, describe_weights
 from pytest_egi.scoring.gate import gate_lines
@@ -262,7 +262,7 @@ def failure_lines(failures: dict[str, dict[str, Any]], *, all_shown: bool = Fals
              f"the first {shown} of each suite below; all with -v or -rA, and in the run folder's records")
     lines = _wrap(f"failed benchmark items: {total} ({where})", width)
     for suite, f in sorted(failures.items()):
-        kinds = ", ".join(f"{n} {k}" for k, n in sorted(f["kinds"].items(), key=lambda kv: (-kv[1], kv[0])))
+        kinds = kinds_text(f["kinds"])
         lines.append(f"  {suite}: {f['count']} failed" + (f" ({kinds})" if kinds else ""))
         if not all_shown:
             for task_id, reason in f["examples"][:shown]:
