@@ -11,12 +11,19 @@ For each local MCP server (``suites/_common/mcp_servers``), started as a real su
 - per call: wall milliseconds of ``call_tool`` (synchronous API → event-loop thread → stdio →
   server → back), median and p95 over ``--calls`` calls of one cheap and one heavy tool, and
   the result size;
-- stop: wall seconds of ``close()`` (stdin closed, process exits by itself).
+- stop: wall seconds of ``close()`` (stdin closed, process exits by itself);
+- memory: the server process's RSS and PSS (its proportional share of pages shared with other
+  processes, ``/proc/PID/smaps_rollup``) in MB, after the calls.
+
+Each server is measured twice: spawned (a fresh Python, ``EGI_MCP_FORK=0``'s way) and forked
+from the process's fork server (``pytest_egi/mcp/forkserver.py``, the default); the fork
+server's own start and memory are printed once.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import sys
 import time
@@ -25,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from pytest_egi.mcp import forkserver  # noqa: E402
 from pytest_egi.mcp.client import McpServer, close_all  # noqa: E402
 from suites._common.mcp_servers import SERVERS, server_spec  # noqa: E402
 
@@ -52,13 +60,15 @@ CALLS = {
         ("search", {"query": "festival harbour river"}),
     ],
     "fetch": [("fetch", {"url": "PAGE"}), ("fetch", {"url": "PAGE", "raw": True, "max_length": 999999})],
+    "maps": [("maps_geocode", {"address": "TOWN"}), ("maps_search_places", {"query": "museum in TOWN"})],
     "repository": [
         ("search_repositories", {"query": "user:google generative-ai in:name"}),
         ("egi_snapshot_state", {}),
     ],
 }
 """Domain → (tool, arguments): a cheap call and a heavy one; ``LISTING`` / ``PARK`` / ``PAGE`` are
-filled from a first search (``PAGE``: the first city article of the web corpus)."""
+filled from a first search (``PAGE``: the first city article of the web corpus; ``TOWN``: the
+first town of the maps server's gazetteer)."""
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -76,8 +86,67 @@ def _args(server: McpServer, domain: str, args: object, seed: int) -> dict:
         from suites._common.mcp_servers.web_corpus import build_corpus
 
         return {**args, "url": build_corpus(seed).cities["city-0"]["url"]}
+    if isinstance(args, dict) and any("TOWN" in str(v) for v in args.values()):
+        from suites._common.mcp_servers.maps import _parse_towns
+
+        town = _parse_towns()[0].name
+        return {k: str(v).replace("TOWN", town) for k, v in args.items()}
     assert isinstance(args, dict)
     return args
+
+
+def _memory_mb(pid: int) -> tuple[float, float]:
+    """(RSS, PSS) of ``pid`` in MB, from ``/proc/PID/smaps_rollup``."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        name, _, rest = line.partition(":")
+        fields[name] = int(rest.split()[0]) / 1024
+    return fields["Rss"], fields["Pss"]
+
+
+def _server_pid(server: McpServer) -> int:
+    """The process that serves: the fork (a forked server's ``pid`` is its launcher's)."""
+    for fs in forkserver._servers.values():
+        for pid in fs.forks():
+            if Path(f"/proc/{pid}/cmdline").read_bytes().split(b" ")[2].decode() == server.spec.args[1]:
+                return pid
+    assert server.pid is not None
+    return server.pid
+
+
+def _measure(domain: str, spec, opts) -> None:
+    starts, stops = [], []
+    server = McpServer(spec)
+    for i in range(opts.starts):
+        server.start()
+        starts.append(server.startup_s or 0.0)
+        if i < opts.starts - 1:
+            t = time.perf_counter()
+            server.close()
+            stops.append(time.perf_counter() - t)
+    first = True
+    for tool, raw in CALLS[domain]:
+        args = _args(server, domain, raw, opts.seed)
+        server.call_tool(tool, args)  # warm the path
+        lat, size = [], 0
+        for _ in range(opts.calls):
+            t = time.perf_counter()
+            result = server.call_tool(tool, args)
+            lat.append((time.perf_counter() - t) * 1000)
+            size = len(result.text)
+            assert not result.is_error, result.text
+        if first:
+            rss, pss = _memory_mb(_server_pid(server))
+            how = "forked" if spec.preload else "spawned"
+            head = (
+                f"{domain:<15} {how:<7} {statistics.median(starts):>8.2f}s {max(starts):>8.2f}s "
+                f"{statistics.median(stops) if stops else 0:>5.2f}s {rss:>6.0f} {pss:>6.0f}"
+            )
+        else:
+            head = " " * 65
+        print(f"{head}  {tool:<28} {statistics.median(lat):>6.2f}ms {_pct(lat, 0.95):>5.2f}ms {size:>7}")
+        first = False
+    server.close()
 
 
 def main() -> None:
@@ -90,44 +159,31 @@ def main() -> None:
     domains = [d.strip() for d in opts.servers.split(",") if d.strip()]
 
     begin = time.perf_counter()
-    warm = McpServer(server_spec("calculator", opts.seed))
+    warm = McpServer(dataclasses.replace(server_spec("calculator", opts.seed), preload=()))
     warm.start()
     warm.close()
-    print(f"first start in this process (import mcp, loop, calculator): {time.perf_counter() - begin:.2f}s")
     print(
-        f"{'server':<15} {'start med':>9} {'start max':>9} {'stop':>6}  {'tool':<28} {'call med':>8} "
-        f"{'p95':>7} {'bytes':>7}"
+        "first start in this process (import mcp, loop, calculator, spawned): "
+        f"{time.perf_counter() - begin:.2f}s"
+    )
+    if forkserver.supported():
+        begin = time.perf_counter()
+        warm = McpServer(server_spec("calculator", opts.seed))
+        warm.start()
+        (fs,) = forkserver._servers.values()
+        rss, pss = _memory_mb(fs.pid)
+        warm.close()
+        print(f"the fork server's start and first fork: {time.perf_counter() - begin:.2f}s; "
+              f"the fork server's RSS {rss:.0f} MB, PSS {pss:.0f} MB")  # fmt: skip
+    print(
+        f"{'server':<15} {'how':<7} {'start med':>9} {'start max':>9} {'stop':>6} {'RSS MB':>6} "
+        f"{'PSS MB':>6}  {'tool':<28} {'call med':>8} {'p95':>7} {'bytes':>7}"
     )
     for domain in domains:
-        starts, stops = [], []
-        server = McpServer(server_spec(domain, opts.seed))
-        for i in range(opts.starts):
-            server.start()
-            starts.append(server.startup_s or 0.0)
-            if i < opts.starts - 1:
-                t = time.perf_counter()
-                server.close()
-                stops.append(time.perf_counter() - t)
-        first = True
-        for tool, raw in CALLS[domain]:
-            args = _args(server, domain, raw, opts.seed)
-            server.call_tool(tool, args)  # warm the path
-            lat, size = [], 0
-            for _ in range(opts.calls):
-                t = time.perf_counter()
-                result = server.call_tool(tool, args)
-                lat.append((time.perf_counter() - t) * 1000)
-                size = len(result.text)
-                assert not result.is_error, result.text
-            head = (
-                f"{domain:<15} {statistics.median(starts):>8.2f}s {max(starts):>8.2f}s "
-                f"{statistics.median(stops) if stops else 0:>5.2f}s"
-                if first
-                else " " * 43
-            )
-            print(f"{head}  {tool:<28} {statistics.median(lat):>6.2f}ms {_pct(lat, 0.95):>5.2f}ms {size:>7}")
-            first = False
-        server.close()
+        spec = server_spec(domain, opts.seed)
+        _measure(domain, dataclasses.replace(spec, preload=()), opts)
+        if forkserver.supported():
+            _measure(domain, spec, opts)
     close_all()
 
 

@@ -89,8 +89,14 @@ def server_pids(
         if not entry.isdigit():
             continue
         try:
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            # a forked server's title is one string of space-separated words
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().rstrip(b"\0").replace(b" ", b"\0").split(b"\0")
             env = Path(f"/proc/{entry}/environ").read_bytes()
+            if cmd[-1] == b"(forked)":
+                # a fork of the MCP fork server: its title took the environment's place; the
+                # fork server's own environment is the one it was started with
+                parent = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1]
+                env = Path(f"/proc/{parent}/environ").read_bytes()
         except OSError:
             continue
         ours = str(root).encode() in env and (seed is None or str(seed).encode() in cmd)
