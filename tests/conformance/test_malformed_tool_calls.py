@@ -51,7 +51,7 @@ def test_malformed_tool_calls_are_scored_failures_never_errors(suite, extra, tmp
     agent = MalformedAgent()
     with OpenAIServer(reply_fn=agent) as server:
         run = run_suite(ROOT / "suites" / suite, ROOT, routing, MODEL, tmp_path / "run",
-                        "--egi-api-base", server.url, "--egi-no-cache", *extra)  # fmt: skip
+                        "--egi-api-base", server.url, *extra)  # fmt: skip
     if not agent.tool_requests:
         options = " ".join(extra) or "default options"
         pytest.skip(f"{suite}: its agent made no function-calling request ({options})")
