@@ -63,6 +63,9 @@ _READY_S = 60.0
 _STOP_S = 5.0
 """Seconds a fork server gets to exit after its stdin closes, before it is killed."""
 
+_FOLDER_PREFIX = "egi-mcp-fork-"
+"""The name prefix of the temporary folder holding a fork server's socket and stderr."""
+
 EXIT_UNAVAILABLE = 70
 """The launcher's exit status when the fork server cannot be reached (``EX_SOFTWARE``)."""
 
@@ -212,6 +215,7 @@ def _serve(socket_path: str, preload: list[str]) -> None:
                         os.waitpid(pid, 0)
                     except ChildProcessError:
                         pass
+                _remove_folder(socket_path)  # when the parent died, no one else will
                 os._exit(0)
             else:  # a launcher's connection: it sends nothing, so this is its end
                 pid, conn = key.data, key.fileobj
@@ -223,6 +227,21 @@ def _serve(socket_path: str, preload: list[str]) -> None:
                 except ProcessLookupError:
                     pass
         reap()
+
+
+def _remove_folder(socket_path: str) -> None:
+    """Remove the socket and, when it is one :class:`ForkServer` made (``egi-mcp-fork-*``),
+    its folder."""
+    import shutil
+
+    folder = os.path.dirname(socket_path)
+    if os.path.basename(folder).startswith(_FOLDER_PREFIX):
+        shutil.rmtree(folder, ignore_errors=True)
+    else:
+        try:
+            os.unlink(socket_path)
+        except OSError:
+            pass
 
 
 def _run_child(request: dict, fds: list[int]) -> None:
@@ -395,7 +414,7 @@ class ForkServer:
         import tempfile
 
         self.preload = preload
-        self._dir = tempfile.mkdtemp(prefix="egi-mcp-fork-")
+        self._dir = tempfile.mkdtemp(prefix=_FOLDER_PREFIX)
         self.socket_path = os.path.join(self._dir, "s")
         self._stderr = open(os.path.join(self._dir, "stderr"), "w+", encoding="utf-8")  # noqa: SIM115
         self.proc = subprocess.Popen(

@@ -154,18 +154,20 @@ def test_the_fork_server_and_its_forks_die_with_their_parent(tmp_path):
         server = McpServer(server_spec("calculator", 4243))
         server.start()
         (zygote,) = forkserver._servers.values()
-        print(server.pid, zygote.pid, flush=True)
+        print(server.pid, zygote.pid, zygote.socket_path, flush=True)
         sys.stdin.read()
         """
     )
     parent = subprocess.Popen(
         [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
-    launcher, zygote = map(int, parent.stdout.readline().split())
+    launcher, zygote, socket_path = parent.stdout.readline().split()
+    launcher, zygote = int(launcher), int(zygote)
     (fork,) = children(zygote)
     parent.kill()  # no close_all, no atexit
     parent.wait()
     assert gone(zygote) and gone(fork) and gone(launcher)
+    assert not Path(socket_path).parent.exists()  # the fork server removed its folder
 
 
 def test_a_server_module_that_cannot_be_found_fails_to_start_as_a_spawned_one_does(server):
