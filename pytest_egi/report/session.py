@@ -188,7 +188,11 @@ class EgiSession:
         for report in self._reports.pop(nodeid, ()):
             # every plugin has seen the item's reports (junitxml wrote the record at teardown);
             # pytest's terminal keeps them to the end, so the record (now in the journal)
-            # leaves them: memory must not grow with the number of items
+            # leaves them: memory must not grow with the number of items. What the short test
+            # summary asks of it again (an errored item's ERROR word) stays as one flag.
+            if any(name == "egi" and isinstance(value, dict) and value.get("status") == "error"
+                   for name, value in report.user_properties):  # fmt: skip
+                report.egi_error = True
             report.user_properties[:] = [p for p in report.user_properties if p[0] != "egi"]
         reason = self.config.stash.get(_SESSION_STOP_KEY, None)
         if reason and getattr(self, "session", None) is not None:

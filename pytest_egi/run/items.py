@@ -443,8 +443,12 @@ def _shorten_error(report: pytest.TestReport, item: pytest.Item, excinfo: Any, t
 
 def error_status(report: pytest.TestReport) -> Any:
     """Show harness/provider failures in the call phase (and worker crashes, whose report
-    xdist makes with ``when="???"``) as ERROR, not FAILED."""
+    xdist makes with ``when="???"``) as ERROR, not FAILED: in the progress line, the
+    ``ERRORS`` section and the short test summary (asked after the record has left the
+    report, which then carries ``egi_error``)."""
     if report.when in ("call", "???") and report.failed:
+        if getattr(report, "egi_error", False):  # its record has left it (the short summary)
+            return "error", "E", "ERROR"
         for name, value in report.user_properties:
             if name == "egi" and isinstance(value, dict) and value.get("status") == "error":
                 return "error", "E", "ERROR"

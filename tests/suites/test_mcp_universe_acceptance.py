@@ -70,6 +70,10 @@ def test_repository_server_killed_mid_run_errors_that_item_and_restarts_clean(py
     result.stdout.fnmatch_lines(
         ["*test_task?repository_management-002?: McpServerError: MCP server 'github'*"]
     )
+    # the short test summary says ERROR too, as the progress line and the section header do
+    summary = result.stdout.lines[result.stdout.lines.index(next(
+        line for line in result.stdout.lines if "short test summary info" in line)):]  # fmt: skip
+    assert [line.split()[0] for line in summary if "repository_management-002]" in line] == ["ERROR"]
     lines = next(pytester.path.glob("reports-*/*/records.jsonl")).read_text().splitlines()
     records = {r["task_id"]: r for r in map(json.loads, lines)}
     assert records["repository_management-002"]["status"] == "error"
