@@ -55,14 +55,15 @@ __all__ = [
     "RunDir",
     "atomic_file",
     "atomic_write_text",
+    "bad_record_line",
     "dump_json",
     "dump_json_line",
     "load_records",
-    "bad_record_line",
     "make_run_id",
     "natural_key",
     "read_collected",
     "record_problem",
+    "remove_stale_temp_files",
     "split_timing",
     "write_collected",
 ]
@@ -163,6 +164,29 @@ def atomic_file(path: Path) -> Iterator[TextIO]:
         if isinstance(exc, OSError) and exc.filename in (None, str(tmp)):
             exc.filename = str(path)  # a full disk fails the write with no file named: name it
         raise
+
+
+_TEMP_NAME = re.compile(r"^\..+\.\d+-\d+\.tmp$")
+"""The name of :func:`atomic_file`'s temp file (``.<name>.<pid>-<thread>.tmp``)."""
+
+
+def remove_stale_temp_files(folder: Path) -> list[Path]:
+    """Remove the temp files :func:`atomic_file` left under ``folder`` (a write that failed in a
+    folder turned read-only cannot remove its own; a killed process leaves its own too). Call
+    only while no other process writes there (a resumed run holds the run's lock).
+
+    Returns:
+        The removed paths (one that cannot be removed is left, and not returned).
+    """
+    removed = []
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            if _TEMP_NAME.match(name):
+                path = Path(root) / name
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                    removed.append(path)
+    return removed
 
 
 _ERRORS = "backslashreplace"

@@ -372,3 +372,25 @@ def test_a_response_cache_that_cannot_be_written_warns_and_the_run_goes_on(tmp_p
     assert _json(run / "egi.json")["counts"] == {"passed": 10}
     assert (run / "records.jsonl").read_bytes() == (no_cache / "records.jsonl").read_bytes()
     assert _json(run / "run.json")["status"] == "complete"
+
+
+def test_a_resumed_run_removes_the_temp_files_failed_writes_left(tmp_path):
+    """A write that failed in a folder turned read-only keeps its temp file (it cannot remove
+    it); resuming the run removes such leftovers, and only them, so the resumed run's files are
+    those of an uninterrupted run."""
+    from pytest_egi.records import _TEMP_NAME, atomic_file, remove_stale_temp_files
+
+    raw = tmp_path / "K" / "raw" / "toy"
+    raw.mkdir(parents=True)
+    left = [raw / ".beta-2.json.5827-140028181502848.tmp", tmp_path / "K" / ".egi.json.12-34.tmp"]
+    kept = [raw / "beta-2.json", raw / ".hidden.tmp", raw / "x.json.5827-1.tmp",
+            tmp_path / "K" / "journal.jsonl"]  # fmt: skip
+    for path in left + kept:
+        path.write_text("{}")
+    assert sorted(remove_stale_temp_files(tmp_path / "K")) == sorted(left)
+    assert [p.exists() for p in left + kept] == [False] * len(left) + [True] * len(kept)
+    with atomic_file(raw / "alpha-0.json") as fh:  # the temp name atomic_file really uses is one
+        fh.write("{}")
+        (temp,) = raw.glob(".alpha-0.json.*.tmp")
+        assert _TEMP_NAME.match(temp.name)
+    assert (raw / "alpha-0.json").read_text() == "{}"

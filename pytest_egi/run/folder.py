@@ -97,6 +97,9 @@ def resolve_run_dir(config: pytest.Config, settings: RunSettings) -> list[dict[s
     except (RunLogError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from None
     _lock_run_dir(config, run_dir)
+    from pytest_egi.records import remove_stale_temp_files
+
+    remove_stale_temp_files(run_dir)  # a failed write's leftovers (the run is ours now)
     settings.shard = shard  # type: ignore[assignment]
     settings.run_id = run_id
     settings.report_dir = run_dir.resolve().parent.parent if shard else run_dir.resolve().parent
