@@ -18,6 +18,7 @@ from pytest_egi.cache.shared import request_stop
 from pytest_egi.records import atomic_write_text, natural_key, read_collected, record_sort_key
 from pytest_egi.report.files import RecordsDigest, write_record_files, write_report_files
 from pytest_egi.run.interrupt import REASONS
+from pytest_egi.run.items import error_status
 from pytest_egi.run.runlog import Journal, read_manifest
 from pytest_egi.run.state import RunSettings, case_of, loaded_tasks_of
 from pytest_egi.scoring.aggregate import Aggregate, aggregate_run
@@ -190,8 +191,7 @@ class EgiSession:
             # pytest's terminal keeps them to the end, so the record (now in the journal)
             # leaves them: memory must not grow with the number of items. What the short test
             # summary asks of it again (an errored item's ERROR word) stays as one flag.
-            if any(name == "egi" and isinstance(value, dict) and value.get("status") == "error"
-                   for name, value in report.user_properties):  # fmt: skip
+            if error_status(report) is not None:
                 report.egi_error = True
             report.user_properties[:] = [p for p in report.user_properties if p[0] != "egi"]
         reason = self.config.stash.get(_SESSION_STOP_KEY, None)

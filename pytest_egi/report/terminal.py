@@ -13,6 +13,7 @@ from pytest_egi.report.failures import failure_kinds_line, kinds_text
 from pytest_egi.scoring.aggregate import Aggregate
 from pytest_egi.scoring.config import BUCKETS, describe_weights
 from pytest_egi.scoring.gate import gate_lines
+from pytest_egi.scoring.missing import not_collected_reason
 from pytest_egi.scoring.verdict import Verdict
 
 if TYPE_CHECKING:
@@ -217,7 +218,7 @@ def missing_lines(res: Any, width: int = DEFAULT_WIDTH) -> list[str]:
     absent: dict[str, int] = {}  # suites with no test under the paths given: one line for all
     for m in res.missing:
         suite = m.route.split("/", 1)[0]
-        if m.reason == f"not collected: no {suite} test under the paths given":
+        if m.reason == not_collected_reason(suite):
             absent[suite] = absent.get(suite, 0) + 1
         else:
             by_reason[m.reason].append(m.route)

@@ -27,7 +27,13 @@ from typing import Any
 
 from pytest_egi.scoring.egi import EgiResult, Missing, transform
 
-__all__ = ["apply_ceilings", "missing_cause", "refine_missing", "route_category"]
+__all__ = ["apply_ceilings", "missing_cause", "not_collected_reason", "refine_missing", "route_category"]
+
+
+def not_collected_reason(suite: str) -> str:
+    """The cause of a missing sub-metric whose suite had no test under the paths given (the
+    terminal counts these suites on one line)."""
+    return f"not collected: no {suite} test under the paths given"
 
 
 def route_category(sub_metric: str, categories: Iterable[str]) -> str | None:
@@ -99,7 +105,7 @@ def missing_cause(
             return f"stopped before it: the run stopped ({stopped}) before any {name} item ran"
         if chosen and (deselected_suites is None or name in deselected_suites):
             return f"deselected: no {name} item left after {chosen}"
-        return f"not collected: no {name} test under the paths given"
+        return not_collected_reason(name)
     if "reports" in miss.reason and "as undefined" in miss.reason:
         return miss.reason  # the suite's own note: undefined on the tasks that ran
     category = route_category(sub_metric, getattr(suite, "categories", ()) or ())
