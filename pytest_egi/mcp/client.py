@@ -773,25 +773,7 @@ def _result(result: Any) -> ToolResult:
 
 def _child_pids() -> set[int]:
     """Ids of this process's direct children (Linux ``/proc``; empty elsewhere)."""
-    me = os.getpid()
-    pids: set[int] = set()
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return pids
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        # the command name (field 2) may hold spaces and parentheses: split after the last ')'
-        fields = stat.rsplit(")", 1)[-1].split()
-        if len(fields) > 1 and fields[1] == str(me):
-            pids.add(int(entry))
-    return pids
+    return set(forkserver.children_of(os.getpid()))
 
 
 def _find_child(before: set[int], argv: list[str]) -> int | None:

@@ -49,7 +49,7 @@ if (
 ):
     del sys.path[0]  # run by path: this folder's modules must not shadow top-level ones
 
-__all__ = ["ForkServer", "ForkServerError", "shared", "stop_all", "supported"]
+__all__ = ["ForkServer", "ForkServerError", "children_of", "shared", "stop_all", "supported"]
 
 _HEADER = struct.Struct("!I")
 """The length prefix of a launcher's request (bytes of JSON that follow)."""
@@ -388,6 +388,29 @@ def _relay(source: int, target: int) -> None:
 # -- the client side ---------------------------------------------------------------------
 
 
+def children_of(parent: int) -> dict[int, str]:
+    """The direct children of ``parent`` and their state letters (``S``, ``R``, ``Z`` for a
+    zombie...), read from Linux ``/proc`` (empty elsewhere)."""
+    found: dict[int, str] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        # the command name (field 2) may hold spaces and parentheses: split after the last ')'
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) > 1 and fields[1] == str(parent):
+            found[int(entry)] = fields[0]
+    return found
+
+
 def supported() -> bool:
     """Whether servers can be forked here: Linux (``fork`` and descriptor passing over Unix
     sockets) and ``EGI_MCP_FORK`` not set to ``0``."""
@@ -462,17 +485,7 @@ class ForkServer:
 
     def forks(self) -> list[int]:
         """Process ids of its live forks (Linux ``/proc``; the servers it runs now)."""
-        found = []
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as fh:
-                        fields = fh.read().rsplit(")", 1)[-1].split()
-                except OSError:
-                    continue
-                if len(fields) > 1 and fields[1] == str(self.proc.pid) and fields[0] not in ("Z", "X"):
-                    found.append(int(entry))
-        return found
+        return sorted(pid for pid, state in children_of(self.proc.pid).items() if state not in ("Z", "X"))
 
     def launcher(self, args: tuple[str, ...] | list[str]) -> list[str]:
         """The arguments (after ``sys.executable``) of a launcher that runs ``args``

@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ import pytest
 from pytest_egi.mcp import forkserver
 from pytest_egi.mcp.client import McpServer, McpServerError, ServerSpec, close_all
 from suites._common.mcp_servers import PRELOAD, server_spec
+from tests.helpers.mcp_processes import process_gone
 
 pytestmark = pytest.mark.skipif(not forkserver.supported(), reason="the fork server needs Linux")
 
@@ -26,36 +26,14 @@ SPEC = server_spec("calculator", 4242, timeout_s=30.0)
 MODULE = "suites._common.mcp_servers.calculator"
 
 
-def state(pid: int) -> str | None:
-    """The process's state letter (``R``, ``S``, ``Z``...), None when there is no such process."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return None
-
-
 def gone(pid: int, within: float = 10.0) -> bool:
     """Whether ``pid`` is no process (or a zombie) within ``within`` seconds."""
-    deadline = time.monotonic() + within
-    while state(pid) not in (None, "Z", "X"):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
+    return process_gone(pid, within)
 
 
 def children(pid: int) -> list[int]:
     """The live (not zombie) children of ``pid``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[1] == str(pid) and fields[0] not in ("Z", "X"):
-                found.append(int(entry))
-    return found
+    return sorted(child for child, state in forkserver.children_of(pid).items() if state not in ("Z", "X"))
 
 
 def cmdline(pid: int) -> list[str]:
