@@ -13,7 +13,11 @@ the same run):
 - wall seconds and CPU seconds (user + system of the run and all its processes);
 - CPU per item above bare pytest (ms): ``(cpu_egi - cpu_bare) / N``;
 - peak RSS (MB) of the controller and of the largest xdist worker: each process's own
-  ``ru_maxrss``, written at ``pytest_unconfigure`` by a probe plugin loaded with ``-p``;
+  ``ru_maxrss``, written at ``pytest_unconfigure`` by a probe plugin loaded with ``-p``; for
+  the main job also the peak PSS (MB) of the process that ran the items together with every
+  process under it (its MCP servers: the fork server, the forks and their launchers; sandboxed
+  runs), sampled by the probe every 0.25 s (PSS counts a page shared by n processes as 1/n in
+  each, so the sum is the tree's real share of memory);
 - collection (``--collect-only -q``) of the real ``suites`` at the quick and deep profiles
   with ``--egi-model egi/oracle``, against ``--collect-only`` of one bare test (wall and CPU,
   median of ``--repeat``), three ways: without the task cache (``--egi-no-cache``), with a
@@ -145,10 +149,56 @@ def test_task(i):
     assert i >= 0
 """
 
-PROBE = """\
+PROBE = """\\
 import json
 import os
 import resource
+import threading
+import time
+
+_PEAK = {"tree_pss_kb": 0}
+
+
+def _children() -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as fh:
+                    ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(name))
+    return kids
+
+
+def _pss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _sample() -> None:
+    me = os.getpid()
+    while True:
+        kids, tree, todo = _children(), [], [me]
+        while todo:
+            pid = todo.pop()
+            tree.append(pid)
+            todo.extend(kids.get(pid, ()))
+        _PEAK["tree_pss_kb"] = max(_PEAK["tree_pss_kb"], sum(_pss_kb(p) for p in tree))
+        time.sleep(0.25)
+
+
+def pytest_configure(config):
+    runs_items = hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None)
+    if runs_items and os.environ.get("BENCH_TREE") and os.environ.get("BENCH_PROBE"):
+        threading.Thread(target=_sample, daemon=True, name="bench-tree-pss").start()
 
 
 def pytest_unconfigure(config):
@@ -156,8 +206,9 @@ def pytest_unconfigure(config):
     if out:
         ru = resource.getrusage(resource.RUSAGE_SELF)
         role = "worker" if hasattr(config, "workerinput") else "controller"
+        row = {"role": role, "maxrss_kb": ru.ru_maxrss, "tree_pss_kb": _PEAK["tree_pss_kb"]}
         with open(out, "a") as fh:
-            fh.write(json.dumps({"role": role, "maxrss_kb": ru.ru_maxrss}) + "\\n")
+            fh.write(json.dumps(row) + "\\n")
 """
 
 
@@ -170,6 +221,11 @@ class Figures:
     cpu: float
     controller_mb: float
     worker_mb: float | None
+    tree_mb: float | None = None
+    """Peak PSS in MB of the process that ran the items (the largest worker, or the serial
+    controller) together with every process under it: its MCP servers (the fork server, the
+    forks, their launchers), sandboxed runs. Sampled every 0.25 s (``BENCH_TREE`` set), so a
+    process living less than that may be missed; None when not sampled."""
 
 
 def write_project(folder: Path) -> None:
@@ -225,7 +281,10 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> Figures:
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     ctrl = max((r["maxrss_kb"] for r in rows if r["role"] == "controller"), default=0) / 1024
     workers = [r["maxrss_kb"] / 1024 for r in rows if r["role"] == "worker"]
-    return Figures(wall, cpu, ctrl, max(workers) if workers else None)
+    ran_items = [r for r in rows if r["role"] == "worker"] or [r for r in rows if r["role"] == "controller"]
+    trees = [r.get("tree_pss_kb", 0) / 1024 for r in ran_items]
+    tree = max(trees) if trees and max(trees) > 0 else None
+    return Figures(wall, cpu, ctrl, max(workers) if workers else None, tree)
 
 
 def pytest_cmd(*args: str) -> list[str]:
@@ -293,7 +352,7 @@ def main_job(folder: Path, modes: list[str], repeat: int, path: str) -> dict[tup
     """(mode, run of :data:`MAIN_JOB_RUNS`) -> median figures of ``pytest <path> --egi-model
     egi/oracle --egi-mode <mode>`` serially and with ``-n 2`` (first and later run); RSS
     figures are the largest of the runs."""
-    env = _env(folder, 1)
+    env = dict(_env(folder, 1), BENCH_TREE="1")
     out: dict[tuple[str, str], Figures] = {}
     for m in modes:
         runs: dict[str, list[Figures]] = {label: [] for _w, label in MAIN_JOB_RUNS}
@@ -308,11 +367,13 @@ def main_job(folder: Path, modes: list[str], repeat: int, path: str) -> dict[tup
                     print(f"  main job {m}, {label}: {runs[label][-1].wall:.1f} s", file=sys.stderr)
         for label, figures in runs.items():
             workers_mb = [f.worker_mb for f in figures if f.worker_mb is not None]
+            trees_mb = [f.tree_mb for f in figures if f.tree_mb is not None]
             out[(m, label)] = Figures(
                 statistics.median(f.wall for f in figures),
                 statistics.median(f.cpu for f in figures),
                 max(f.controller_mb for f in figures),
                 max(workers_mb) if workers_mb else None,
+                max(trees_mb) if trees_mb else None,
             )
     return out
 
@@ -476,11 +537,14 @@ def main() -> None:
             print(f"{name} | {f.wall:.2f} | {f.cpu:.2f} | {above:.2f} | {f.controller_mb:.0f}")
         print()
     print(f"main job: {args.suites} with egi/oracle (median of {repeat}; a fresh task cache per repetition)")
-    print("profile | run | wall s | CPU s | controller RSS MB | largest worker RSS MB | wall over serial")
+    print("profile | run | wall s | CPU s | controller RSS MB | largest worker RSS MB "
+          "| largest worker with its servers, PSS MB | wall over serial")
     for (m, label), f in jobs.items():
         worker = f"{f.worker_mb:.0f}" if f.worker_mb is not None else "-"
+        tree = f"{f.tree_mb:.0f}" if f.tree_mb is not None else "-"
         ratio = f.wall / jobs[(m, "serial")].wall
-        print(f"{m} | {label} | {f.wall:.2f} | {f.cpu:.2f} | {f.controller_mb:.0f} | {worker} | {ratio:.2f}")
+        figures = f"{f.wall:.2f} | {f.cpu:.2f} | {f.controller_mb:.0f} | {worker} | {tree}"
+        print(f"{m} | {label} | {figures} | {ratio:.2f}")
     print(f"load average (1, 5, 15 min) at start: {load_start}; at end: "
           + " ".join(f"{x:.2f}" for x in os.getloadavg()))
 

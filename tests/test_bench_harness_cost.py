@@ -41,11 +41,15 @@ def test_bench_prints_every_table():
     assert ("main job: suites/crmarena with egi/oracle (median of 1; a fresh task cache per "
             "repetition)") in lines
     assert (
-        "profile | run | wall s | CPU s | controller RSS MB | largest worker RSS MB | wall over serial"
+        "profile | run | wall s | CPU s | controller RSS MB | largest worker RSS MB "
+        "| largest worker with its servers, PSS MB | wall over serial"
     ) in lines
     serial = next(line for line in lines if line.startswith("quick | serial | "))
     first = next(line for line in lines if line.startswith("quick | -n 2, first run | "))
     later = next(line for line in lines if line.startswith("quick | -n 2, later run | "))
-    assert serial.endswith(" | - | 1.00")  # serially: no worker, the ratio's anchor
+    # serially: no worker, the ratio's anchor
+    assert serial.split(" | ")[5] == "-" and serial.endswith(" | 1.00")
     assert float(first.split(" | ")[5]) > 0 and float(later.split(" | ")[5]) > 0  # workers' RSS measured
+    # the process that ran the items, with what runs under it: the serial controller, the workers
+    assert all(float(line.split(" | ")[6]) > 0 for line in (serial, first, later))
     assert lines[-1].startswith("load average (1, 5, 15 min) at start: ")
