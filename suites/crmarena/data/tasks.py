@@ -402,6 +402,7 @@ def generate_tasks(org, seed: int, per_category: int, categories: Iterable[str] 
         org has no record a task of it can be drawn from (the caller refuses that).
     """
     records: list[dict] = []
+    memo: dict = {}  # query text -> result: the org does not change while tasks are drawn
     for task in CATEGORIES:
         if categories is not None and task not in categories:
             continue
@@ -428,7 +429,7 @@ def generate_tasks(org, seed: int, per_category: int, categories: Iterable[str] 
                 continue
             seen.add((query, required))
             record = _record(0, task, query, [], required, optional)
-            record["answer"] = solve_directly(org, record)
+            record["answer"] = solve_directly(org, record, memo)
             if task == "knowledge_qa" and not _kqa_answer_in_article(org, record):
                 continue
             kind = _kind(record["answer"])
