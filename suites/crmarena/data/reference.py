@@ -511,17 +511,18 @@ def reference_solution(task: dict) -> Solution:
 
 
 def solve_directly(
-    org, task: dict, memo: dict[str, list[dict] | SalesforceError] | None = None
+    org, task: dict, memo: dict[str, list[dict] | SalesforceError | None] | None = None
 ) -> list[str | None]:
     """Drive `reference_solution` against ``org.run_query`` and return its answer (gold answers).
 
     Args:
         org: An `Org` (anything with ``run_query(text) -> list[dict]`` raising SalesforceError).
         task: The task record.
-        memo: Query text -> its result (records or the SalesforceError), shared by the calls
-            that solve tasks on one unchanged org (the generator's: about half of a deep
-            profile's reference queries repeat); None: every query runs. The solvers only
-            read the records they are sent, so one result serves every task asking for it.
+        memo: Query text -> its result (records or the SalesforceError; None for a query run
+            once so far), shared by the calls that solve tasks on one unchanged org (the
+            generator's: about half of a deep profile's reference queries repeat); None: every
+            query runs. The solvers only read the records they are sent, so one result serves
+            every task asking for it.
 
     Returns:
         The answer list.
@@ -537,7 +538,9 @@ def solve_directly(
                 except SalesforceError as error:
                     result = error
                 if memo is not None:
-                    memo[query] = result
+                    # kept from its second run on: most queries run once, and a kept result
+                    # holds its records until the draw ends
+                    memo[query] = result if query in memo else None
             query = solution.send(result)
     except StopIteration as stop:
         return list(stop.value)

@@ -402,10 +402,10 @@ def generate_tasks(org, seed: int, per_category: int, categories: Iterable[str] 
         org has no record a task of it can be drawn from (the caller refuses that).
     """
     records: list[dict] = []
-    memo: dict = {}  # query text -> result: the org does not change while tasks are drawn
     for task in CATEGORIES:
         if categories is not None and task not in categories:
             continue
+        memo: dict = {}  # query text -> result, for this category's draw (the org does not change)
         rng = random.Random(f"crmarena-tasks/{seed}/{task}")
         ctx = _Context(org, rng)
         allowed = _ALLOWED_KINDS.get(task, ("unique", "tie", "none"))
