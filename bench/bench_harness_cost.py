@@ -1,6 +1,7 @@
 """What the harness costs above bare pytest. Prints figures; asserts nothing.
 
     python bench/bench_harness_cost.py [--sizes 1,1000,5000,20000] [--workers 1,2] [--quick]
+    python bench/bench_harness_cost.py --cold [--quick] [--repeat N]
 
 A throwaway suite is written to a temporary folder (never inside the shipped ``suites``): one
 package ``costsuites.noop`` whose ``SUITE`` loads N tasks and whose test does nothing but
@@ -40,6 +41,12 @@ Runs are made as on a user's machine: ``PYTHONDONTWRITEBYTECODE`` is removed fro
 environment and one warm-up collection writes the bytecode first (without bytecode caching,
 every module of the plugin and the suites is compiled again on every run: about 0.3 s more per
 collection here, paid by the harness and not by the one-test anchor).
+
+``--cold``: only the cold collection, beside bare pytest's ``--collect-only`` of one test
+measured alternately with it: ``--suites`` at each profile with a fresh ``--egi-cache`` (cold)
+and the same folder again (warm), then each suite alone cold, with the CPU seconds, the CPU
+above bare, wall seconds and the collecting process's peak RSS, and the targets (issue 27:
+2 s quick, 8 s deep, 150 MB).
 
 ``--quick`` (a smoke run): sizes 1 and 1,000 serially unless given, one repetition, no deep
 profile, 10,000 aggregated records, the bootstrap share taken on the largest size run.
@@ -378,24 +385,84 @@ def main_job(folder: Path, modes: list[str], repeat: int, path: str) -> dict[tup
     return out
 
 
-def cold_collection_per_suite(folder: Path, mode: str, repeat: int) -> dict[str, Figures]:
+def cold_collection_per_suite(
+    folder: Path, mode: str, repeat: int, path: str = "suites"
+) -> dict[str, Figures]:
     """Suite -> median figures of a cold ``--collect-only`` of ``suites/<suite>`` (a fresh
     ``--egi-cache``: its tasks loaded and stored), to find which suite a cold collection pays
-    for; the controller's peak RSS is that of the one collecting process."""
+    for; the controller's peak RSS is that of the one collecting process. Every suite under
+    ``path`` when it is the ``suites`` folder, else the one suite folder ``path`` names."""
     env = _env(folder, 1)
-    names = sorted(p.parent.name for p in (ROOT / "suites").glob("*/test_*.py"))
+    if (ROOT / path).resolve() == (ROOT / "suites").resolve():
+        names = [f"suites/{p.parent.name}" for p in sorted((ROOT / "suites").glob("*/test_*.py"))]
+    else:
+        names = [path]
     out: dict[str, Figures] = {}
     for name in names:
         runs = []
         for _ in range(repeat):
             with tempfile.TemporaryDirectory() as cache:
-                runs.append(run(pytest_cmd(f"suites/{name}", "--collect-only", "--egi-model", "egi/oracle",
+                runs.append(run(pytest_cmd(name, "--collect-only", "--egi-model", "egi/oracle",
                                            "--egi-mode", mode, "--egi-cache", cache, "-p", "no:anyio"),
                                 ROOT, env))  # fmt: skip
-        out[name] = Figures(statistics.median(f.wall for f in runs), statistics.median(f.cpu for f in runs),
-                            max(f.controller_mb for f in runs), None)  # fmt: skip
-        print(f"  cold collection {mode} {name}: {out[name].cpu:.2f} s CPU", file=sys.stderr)
+        short = name.removeprefix("suites/")
+        out[short] = Figures(statistics.median(f.wall for f in runs), statistics.median(f.cpu for f in runs),
+                             max(f.controller_mb for f in runs), None)  # fmt: skip
+        print(f"  cold collection {mode} {short}: {out[short].cpu:.2f} s CPU", file=sys.stderr)
     return out
+
+
+COLD_TARGETS = {"quick": 2.0, "deep": 8.0}
+"""CPU seconds a cold collection of the shipped suites should stay within (issue 27), and
+:data:`COLD_RSS_TARGET_MB` for the one collecting process's peak RSS."""
+COLD_RSS_TARGET_MB = 150
+
+
+def cold_collection(
+    folder: Path, modes: list[str], repeat: int, path: str
+) -> tuple[dict[tuple[str, str], Figures], Figures]:
+    """(mode, ``"cold"`` or ``"warm"``) -> median figures of ``--collect-only`` of ``path``
+    with a fresh ``--egi-cache`` (the first run: cold, its tasks loaded and stored) and the
+    same folder again (warm), the peak RSS the largest of the runs; and bare pytest's
+    ``--collect-only`` of one test (median figures), measured alternately with them."""
+    env = _env(folder, 1)
+    runs: dict[tuple[str, str], list[Figures]] = {(m, s): [] for m in modes for s in ("cold", "warm")}
+    bare: list[Figures] = []
+    for _ in range(repeat):
+        for m in modes:
+            cmd = pytest_cmd(path, "--collect-only", "--egi-model", "egi/oracle", "--egi-mode", m,
+                             "-p", "no:anyio")  # fmt: skip
+            with tempfile.TemporaryDirectory() as cache:
+                runs[(m, "cold")].append(run(cmd + ["--egi-cache", cache], ROOT, env))
+                runs[(m, "warm")].append(run(cmd + ["--egi-cache", cache], ROOT, env))
+            bare.append(run(pytest_cmd("one", "--collect-only", "-p", "no:egi"), folder, env))
+
+    def median(figures: list[Figures]) -> Figures:
+        return Figures(statistics.median(f.wall for f in figures), statistics.median(f.cpu for f in figures),
+                       max(f.controller_mb for f in figures), None)  # fmt: skip
+
+    return {k: median(v) for k, v in runs.items()}, median(bare)
+
+
+def print_cold(
+    path: str, repeat: int, figures: dict[tuple[str, str], Figures], bare: Figures,
+    per_suite: dict[str, dict[str, Figures]],
+) -> None:
+    """Print the cold (and warm) collection of ``path`` and of each suite beside bare pytest."""
+    print(f"cold collection: {path} --collect-only with a fresh --egi-cache (median of {repeat}), "
+          f"beside bare pytest --collect-only of 1 test (CPU {bare.cpu:.2f} s, wall {bare.wall:.2f} s, "
+          f"peak RSS {bare.controller_mb:.0f} MB)")  # fmt: skip
+    print("profile | task cache | CPU s | CPU above bare s | wall s | peak RSS MB | target CPU s / MB")
+    for (m, state), f in figures.items():
+        target = f"{COLD_TARGETS.get(m, 0):.0f} / {COLD_RSS_TARGET_MB}" if state == "cold" else "-"
+        above = f.cpu - bare.cpu
+        print(f"{m} | {state} | {f.cpu:.2f} | {above:.2f} | {f.wall:.2f} | {f.controller_mb:.0f} | {target}")
+    for m, suites in per_suite.items():
+        print(f"cold collection of each suite alone, {m} (median of {repeat})")
+        print("suite | CPU s | CPU above bare s | wall s | peak RSS MB")
+        for name, f in suites.items():
+            print(f"{name} | {f.cpu:.2f} | {f.cpu - bare.cpu:.2f} | {f.wall:.2f} | {f.controller_mb:.0f}")
+    print()
 
 
 def warm_up(folder: Path, path: str) -> None:
@@ -473,7 +540,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a fast smoke run (see the module docstring)")
     parser.add_argument("--per-suite", action="store_true",
                         help="also a cold collection of each suite alone (CPU and peak RSS)")
+    parser.add_argument("--cold", action="store_true",
+                        help="only the cold collection (all suites, then each alone) beside bare pytest")
     args = parser.parse_args()
+    if args.cold:
+        cold_only(args)
+        return
     load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())  # printed at the end
     sizes = [int(s) for s in (args.sizes or ("1,1000" if args.quick else "1,1000,5000,20000")).split(",")]
     workers = [int(w) for w in (args.workers or ("1" if args.quick else "1,2")).split(",")]
@@ -486,7 +558,9 @@ def main() -> None:
         modes = ["quick"] if args.quick else ["quick", "deep"]
         collect, collect_bare = collection(folder, modes, repeat, args.suites)
         jobs = main_job(folder, modes, repeat, args.suites)
-        per_suite = {m: cold_collection_per_suite(folder, m, repeat) for m in modes} if args.per_suite else {}
+        per_suite = {}
+        if args.per_suite:
+            per_suite = {m: cold_collection_per_suite(folder, m, repeat, args.suites) for m in modes}
         set_size(folder, 2)
         n_agg = 10_000 if args.quick else 100_000
         agg = aggregate_s(folder, n_agg, 0)
@@ -545,6 +619,23 @@ def main() -> None:
         ratio = f.wall / jobs[(m, "serial")].wall
         figures = f"{f.wall:.2f} | {f.cpu:.2f} | {f.controller_mb:.0f} | {worker} | {tree}"
         print(f"{m} | {label} | {figures} | {ratio:.2f}")
+    print(f"load average (1, 5, 15 min) at start: {load_start}; at end: "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+
+
+def cold_only(args: argparse.Namespace) -> None:
+    """``--cold``: the cold and warm collection of ``--suites`` and the cold collection of each
+    suite alone, quick and deep (quick only with ``--quick``), beside bare pytest; nothing else."""
+    load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    repeat = args.repeat or (1 if args.quick else 3)
+    modes = ["quick"] if args.quick else ["quick", "deep"]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        write_project(folder)
+        warm_up(folder, args.suites)
+        figures, bare = cold_collection(folder, modes, repeat, args.suites)
+        per_suite = {m: cold_collection_per_suite(folder, m, repeat, args.suites) for m in modes}
+    print_cold(args.suites, repeat, figures, bare, per_suite)
     print(f"load average (1, 5, 15 min) at start: {load_start}; at end: "
           + " ".join(f"{x:.2f}" for x in os.getloadavg()))
 

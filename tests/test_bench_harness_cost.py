@@ -53,3 +53,32 @@ def test_bench_prints_every_table():
     # the process that ran the items, with what runs under it: the serial controller, the workers
     assert all(float(line.split(" | ")[6]) > 0 for line in (serial, first, later))
     assert lines[-1].startswith("load average (1, 5, 15 min) at start: ")
+
+
+def test_bench_cold_prints_the_cold_collection_beside_bare_pytest():
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "bench_harness_cost.py"), "--cold", "--quick",
+         "--suites", "suites/benchforce"],  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(
+        "cold collection: suites/benchforce --collect-only with a fresh --egi-cache (median of 1), "
+        "beside bare pytest --collect-only of 1 test (CPU "
+    )
+    assert lines[1] == (
+        "profile | task cache | CPU s | CPU above bare s | wall s | peak RSS MB | target CPU s / MB"
+    )
+    cold, warm = lines[2].split(" | "), lines[3].split(" | ")
+    assert cold[:2] == ["quick", "cold"] and cold[-1] == "2 / 150"
+    assert warm[:2] == ["quick", "warm"] and warm[-1] == "-"
+    assert float(cold[2]) > 0 and float(cold[5]) > 0  # CPU and peak RSS measured
+    assert lines[4] == "cold collection of each suite alone, quick (median of 1)"
+    assert lines[5] == "suite | CPU s | CPU above bare s | wall s | peak RSS MB"
+    assert lines[6].startswith("benchforce | ")
+    assert lines[-1].startswith("load average (1, 5, 15 min) at start: ")
+    assert not any(line.startswith("harness cost per item") for line in lines)  # only the cold figures

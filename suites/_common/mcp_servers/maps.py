@@ -314,6 +314,17 @@ def haversine_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
     return 2 * 6371.0088 * math.asin(min(1.0, math.sqrt(a)))
 
 
+_KM_PER_DEGREE_LAT = 6371.0088 * math.pi / 180
+
+
+def _beyond_by_latitude(lat1: float, lat2: float, km: float) -> bool:
+    """True when the two latitudes alone put the points more than ``km`` apart: the
+    great-circle distance is at least the arc between the parallels (the margin, a billionth,
+    is far above the floats' rounding, so a point :func:`haversine_km` puts within ``km`` is
+    never ruled out). A cheap test before :func:`haversine_km`, which then decides."""
+    return abs(lat1 - lat2) * _KM_PER_DEGREE_LAT > km * (1 + 1e-9) + 1e-9
+
+
 @dataclass(frozen=True)
 class Town:
     """One gazetteer town (plain facts): ``index`` is its row, ``radius_km`` and ``n_places``
@@ -674,10 +685,16 @@ class MapsWorld:
         """Seeded places within ``radius_km`` of a point (every town whose disc reaches it)."""
         out = []
         for town in TOWN_LIST:
-            if haversine_km(lat, lng, town.lat, town.lng) <= radius_km + town.radius_km:
-                out.extend(
-                    p for p in self.places(town) if haversine_km(lat, lng, p["lat"], p["lng"]) <= radius_km
-                )
+            reach = radius_km + town.radius_km
+            if _beyond_by_latitude(lat, town.lat, reach):
+                continue
+            if not haversine_km(lat, lng, town.lat, town.lng) <= reach:
+                continue
+            out.extend(
+                p for p in self.places(town)
+                if not _beyond_by_latitude(lat, p["lat"], radius_km)
+                and haversine_km(lat, lng, p["lat"], p["lng"]) <= radius_km
+            )  # fmt: skip
         return out
 
     # ---- locating -------------------------------------------------------------------------

@@ -26,6 +26,7 @@ Task parameters are parsed from text lines of ``metadata.required`` such as ``To
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Generator, Iterable
@@ -44,6 +45,10 @@ from suites.crmarena.env.sftime import (
 )
 
 from .content import POLICIES
+
+_parse_moment = functools.lru_cache(maxsize=1 << 16)(parse_datetime)
+"""`parse_datetime` of a record's datetime text, remembered (the handle-time solvers read
+the same cases' dates for task after task; a datetime is immutable, so it can be shared)."""
 
 __all__ = [
     "TASK_TYPES",
@@ -305,7 +310,7 @@ def _solve_handle_time(task: dict) -> Solution:
     minutes: dict[str, list[float]] = {}
     for row in _rows((yield query), query):
         if row.get("ClosedDate") and row.get("CreatedDate"):
-            delta = parse_datetime(row["ClosedDate"]) - parse_datetime(row["CreatedDate"])
+            delta = _parse_moment(row["ClosedDate"]) - _parse_moment(row["CreatedDate"])
             minutes.setdefault(row["OwnerId"], []).append(delta.total_seconds() / 60)
     averages = {agent: sum(values) / len(values) for agent, values in minutes.items()}
     return arg_extreme(averages, parse_extremum(task["query"])) or [None]
@@ -463,7 +468,7 @@ def _solve_best_region(task: dict) -> Solution:
     for row in _rows((yield query), query):
         state = (row.get("Account") or {}).get("ShippingState")
         if state and row.get("ClosedDate"):
-            delta = parse_datetime(row["ClosedDate"]) - parse_datetime(row["CreatedDate"])
+            delta = _parse_moment(row["ClosedDate"]) - _parse_moment(row["CreatedDate"])
             seconds.setdefault(state, []).append(delta.total_seconds())
     averages = {state: sum(v) / len(v) for state, v in seconds.items()}
     return arg_extreme(averages, "min") or [None]
@@ -505,12 +510,19 @@ def reference_solution(task: dict) -> Solution:
     return solver(task)
 
 
-def solve_directly(org, task: dict) -> list[str | None]:
+def solve_directly(
+    org, task: dict, memo: dict[str, list[dict] | SalesforceError | None] | None = None
+) -> list[str | None]:
     """Drive `reference_solution` against ``org.run_query`` and return its answer (gold answers).
 
     Args:
         org: An `Org` (anything with ``run_query(text) -> list[dict]`` raising SalesforceError).
         task: The task record.
+        memo: Query text -> its result (records or the SalesforceError; None for a query run
+            once so far), shared by the calls that solve tasks on one unchanged org (the
+            generator's: about half of a deep profile's reference queries repeat); None: every
+            query runs. The solvers only read the records they are sent, so one result serves
+            every task asking for it.
 
     Returns:
         The answer list.
@@ -519,10 +531,16 @@ def solve_directly(org, task: dict) -> list[str | None]:
     try:
         query = next(solution)
         while True:
-            try:
-                result: list[dict] | SalesforceError = org.run_query(query)
-            except SalesforceError as error:
-                result = error
+            result: list[dict] | SalesforceError | None = None if memo is None else memo.get(query)
+            if result is None:
+                try:
+                    result = org.run_query(query)
+                except SalesforceError as error:
+                    result = error
+                if memo is not None:
+                    # kept from its second run on: most queries run once, and a kept result
+                    # holds its records until the draw ends
+                    memo[query] = result if query in memo else None
             query = solution.send(result)
     except StopIteration as stop:
         return list(stop.value)

@@ -405,6 +405,7 @@ def generate_tasks(org, seed: int, per_category: int, categories: Iterable[str] 
     for task in CATEGORIES:
         if categories is not None and task not in categories:
             continue
+        memo: dict = {}  # query text -> result, for this category's draw (the org does not change)
         rng = random.Random(f"crmarena-tasks/{seed}/{task}")
         ctx = _Context(org, rng)
         allowed = _ALLOWED_KINDS.get(task, ("unique", "tie", "none"))
@@ -428,7 +429,7 @@ def generate_tasks(org, seed: int, per_category: int, categories: Iterable[str] 
                 continue
             seen.add((query, required))
             record = _record(0, task, query, [], required, optional)
-            record["answer"] = solve_directly(org, record)
+            record["answer"] = solve_directly(org, record, memo)
             if task == "knowledge_qa" and not _kqa_answer_in_article(org, record):
                 continue
             kind = _kind(record["answer"])

@@ -563,6 +563,10 @@ class _Compiler:
 # --------------------------------------------------------------------------------------------
 
 
+_CONVERTED = frozenset({"boolean", "double", "currency", "percent", "int"})
+"""Field types whose SQLite value :func:`_convert` changes (others are returned as they are)."""
+
+
 def _convert(value: object, ftype: str) -> object:
     if value is None:
         return None
@@ -577,6 +581,16 @@ def _convert(value: object, ftype: str) -> object:
 
 def shape_rows(rows: list[tuple], outputs: list[_Output]) -> list[dict]:
     """Turn SQLite rows into Salesforce-style (possibly nested) dicts."""
+    if all(not output.presence and len(output.key) == 1 for output in outputs):
+        # only top-level fields (most queries): one value per column, nothing nested
+        plain = [(output.key[0], output.type) for output in outputs]
+        if all(ftype not in _CONVERTED for _key, ftype in plain):
+            keys = [key for key, _ftype in plain]
+            return [dict(zip(keys, row, strict=True)) for row in rows]
+        return [
+            {key: _convert(value, ftype) for (key, ftype), value in zip(plain, row, strict=True)}
+            for row in rows
+        ]
     records: list[dict] = []
     for row in rows:
         record: dict = {}

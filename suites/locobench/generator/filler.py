@@ -20,10 +20,11 @@ def _title(word: str) -> str:
     return "".join(p.capitalize() for p in word.split("_"))
 
 
-def _summary(pkg: str, topic: str, rng: random.Random) -> str:
-    limit = rng.randrange(3, 12)
-    label = rng.choice(LABELS)
-    return textwrap.dedent(f'''\
+# The four templates are dedented once, here, and filled with ``str.format`` (``{{``/``}}``
+# are literal braces): the same text as dedenting each filled module, since no value put in
+# starts a line with white space or holds a newline (names, labels and numbers), at a small
+# part of the cost (a deep profile makes tens of thousands of filler modules).
+_SUMMARY = textwrap.dedent('''\
         """Summaries of {topic} figures for the periodic report."""
 
         from dataclasses import dataclass
@@ -32,7 +33,7 @@ def _summary(pkg: str, topic: str, rng: random.Random) -> str:
 
 
         @dataclass
-        class {_title(topic)}Line:
+        class {title}Line:
             """One line of the {topic} summary."""
 
             label: str
@@ -40,7 +41,7 @@ def _summary(pkg: str, topic: str, rng: random.Random) -> str:
             total_cents: int
 
 
-        def summarize_{topic}(lines: list[{_title(topic)}Line]) -> dict[str, int]:
+        def summarize_{topic}(lines: list[{title}Line]) -> dict[str, int]:
             """Total cents per label slug, over ``lines``."""
             out: dict[str, int] = {{}}
             for line in lines:
@@ -49,7 +50,7 @@ def _summary(pkg: str, topic: str, rng: random.Random) -> str:
             return out
 
 
-        def busiest_{topic}(lines: list[{_title(topic)}Line]) -> str | None:
+        def busiest_{topic}(lines: list[{title}Line]) -> str | None:
             """The label with the highest count (the first on a tie), or None."""
             best = None
             for line in lines:
@@ -58,29 +59,35 @@ def _summary(pkg: str, topic: str, rng: random.Random) -> str:
             return None if best is None else best.label
 
 
-        def top_{topic}_labels(lines: list[{_title(topic)}Line], limit: int = {limit}) -> list[str]:
+        def top_{topic}_labels(lines: list[{title}Line], limit: int = {limit}) -> list[str]:
             """At most ``limit`` labels, highest total first."""
             ranked = sorted(lines, key=lambda line: (-line.total_cents, line.label))
             return [line.label for line in ranked[:limit]]
 
 
-        DEFAULT_{topic.upper()}_LABEL = "{label}"
+        DEFAULT_{upper}_LABEL = "{label}"
         ''')
 
 
-def _schedule(pkg: str, topic: str, rng: random.Random) -> str:
-    step = rng.randrange(2, 9)
-    return textwrap.dedent(f'''\
+def _summary(pkg: str, topic: str, rng: random.Random) -> str:
+    limit = rng.randrange(3, 12)
+    label = rng.choice(LABELS)
+    return _SUMMARY.format(
+        pkg=pkg, topic=topic, title=_title(topic), upper=topic.upper(), limit=limit, label=label
+    )
+
+
+_SCHEDULE = textwrap.dedent('''\
         """Scheduling of {topic} runs."""
 
         from {pkg}.utils.text import shorten
 
-        {topic.upper()}_INTERVAL_DAYS = {step}
+        {upper}_INTERVAL_DAYS = {step}
 
 
         def next_{topic}_days(start_day: int, count: int) -> list[int]:
             """The next ``count`` run days after ``start_day``, every interval."""
-            return [start_day + {topic.upper()}_INTERVAL_DAYS * (k + 1) for k in range(count)]
+            return [start_day + {upper}_INTERVAL_DAYS * (k + 1) for k in range(count)]
 
 
         def {topic}_label(name: str, day: int) -> str:
@@ -95,9 +102,12 @@ def _schedule(pkg: str, topic: str, rng: random.Random) -> str:
         ''')
 
 
-def _table(pkg: str, topic: str, rng: random.Random) -> str:
-    width = rng.randrange(8, 20)
-    return textwrap.dedent(f'''\
+def _schedule(pkg: str, topic: str, rng: random.Random) -> str:
+    step = rng.randrange(2, 9)
+    return _SCHEDULE.format(pkg=pkg, topic=topic, title=_title(topic), upper=topic.upper(), step=step)
+
+
+_TABLE = textwrap.dedent('''\
         """Plain-text tables of {topic} rows."""
 
         from {pkg}.config import CURRENCY
@@ -123,17 +133,20 @@ def _table(pkg: str, topic: str, rng: random.Random) -> str:
         ''')
 
 
-def _counter(pkg: str, topic: str, rng: random.Random) -> str:
-    cap = rng.randrange(50, 500)
-    return textwrap.dedent(f'''\
+def _table(pkg: str, topic: str, rng: random.Random) -> str:
+    width = rng.randrange(8, 20)
+    return _TABLE.format(pkg=pkg, topic=topic, title=_title(topic), upper=topic.upper(), width=width)
+
+
+_COUNTER = textwrap.dedent('''\
         """Counting {topic} events."""
 
         from collections import Counter
 
-        {topic.upper()}_CAP = {cap}
+        {upper}_CAP = {cap}
 
 
-        class {_title(topic)}Counter:
+        class {title}Counter:
             """Counts events per kind, up to a cap per kind."""
 
             def __init__(self) -> None:
@@ -141,7 +154,7 @@ def _counter(pkg: str, topic: str, rng: random.Random) -> str:
 
             def add(self, kind: str) -> int:
                 """Count one event of ``kind``; the new count (never above the cap)."""
-                if self._counts[kind] < {topic.upper()}_CAP:
+                if self._counts[kind] < {upper}_CAP:
                     self._counts[kind] += 1
                 return self._counts[kind]
 
@@ -153,6 +166,11 @@ def _counter(pkg: str, topic: str, rng: random.Random) -> str:
                 """Events counted, all kinds together."""
                 return sum(self._counts.values())
         ''')
+
+
+def _counter(pkg: str, topic: str, rng: random.Random) -> str:
+    cap = rng.randrange(50, 500)
+    return _COUNTER.format(pkg=pkg, topic=topic, title=_title(topic), upper=topic.upper(), cap=cap)
 
 
 _TEMPLATES = (_summary, _schedule, _table, _counter)

@@ -315,3 +315,27 @@ def test_wrong_answer_for_none_gold_is_a_wellformed_id():
     answer = wrong_answer({"task": "transfer_count", "idx": 4}, [None])
     assert answer != [None] and answer[0].startswith("005") and len(answer[0]) == 18
     assert wrong_answer({"task": "transfer_count", "idx": 4}, [None]) == answer  # deterministic
+
+
+def test_a_memo_shared_by_solves_runs_a_repeated_query_once_from_its_second_run(tiny_org):
+    """generate_tasks shares one memo across a category's draw: the answers are those of
+    solving without it, a query's result is kept from its second run on (a one-off query's
+    records are not held), and a kept result is not run again."""
+    query = ("Which agent had the quickest average handle time in Winter 2022, among agents "
+             "who handled any cases?")  # fmt: skip
+    record = task("handle_time", query, TODAY)
+    calls: list[str] = []
+
+    class Counting:
+        def run_query(self, text):
+            calls.append(text)
+            return tiny_org.run_query(text)
+
+    memo: dict = {}
+    assert solve_directly(Counting(), record, memo) == [U1, U2] == solve_directly(tiny_org, record)
+    first = len(calls)
+    assert first > 0 and set(memo) == set(calls) and all(v is None for v in memo.values())
+    assert solve_directly(Counting(), record, memo) == [U1, U2]
+    assert len(calls) == 2 * first and all(v is not None for v in memo.values())
+    assert solve_directly(Counting(), record, memo) == [U1, U2]
+    assert len(calls) == 2 * first  # the third solve ran nothing

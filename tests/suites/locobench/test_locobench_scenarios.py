@@ -100,3 +100,24 @@ def test_a_mutant_of_the_reference_is_caught_by_the_hidden_tests():
     caught = run_checks({**sc.files, **mutant}, sc.hidden_files(), LIMITS)
     failed = sorted(k.split("::")[-1] for k, ok in caught.groups["needle"].items() if not ok)
     assert failed == ["test_needle_express_is_free_from_the_policy_threshold"]
+
+
+def test_filler_code_is_the_text_the_dedent_per_module_made():
+    """The filler templates are dedented once and filled with str.format (a deep profile makes
+    tens of thousands of filler modules): the files are byte-identical to those made by
+    textwrap.dedent of each filled module (digests taken with that code, seed 7 and 3), so a
+    generated project, its context length and its tree hash do not change."""
+    import hashlib
+    import json
+    import random
+
+    from suites.locobench.generator.filler import filler_files, filler_text
+
+    files = filler_files("svc", 30000, random.Random(7))
+    assert len(files) == 40
+    digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
+    assert digest == "94273c5869dded7c3dfe1872014e04dc3b1ecc7ec3aa031e0fc7b319e88bd4ec"
+    text = filler_text("svc", 5000, random.Random(3))
+    assert hashlib.sha256(text.encode()).hexdigest() == (
+        "4ec07f148dfb5b8098d61ef2d23b171ea19e2cf2f87c5928f30754ce763cdcd3"
+    )

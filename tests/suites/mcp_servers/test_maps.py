@@ -224,3 +224,33 @@ def test_world_is_deterministic_per_seed():
 )
 def test_town_names_and_aliases_are_found_in_addresses(text, town):
     assert M.towns_in(text)[0].name == town
+
+
+def test_places_near_rules_out_by_latitude_only_what_the_distance_rules_out():
+    """places_near skips a town or place whose latitude alone puts it beyond the radius before
+    computing the distance: the places found are those of the distance test over every place
+    of every town whose disc reaches the point (points near towns, at the edge of their discs
+    and of the radius, on both hemispheres)."""
+    import random
+
+    world = M.MapsWorld(3)
+    rng = random.Random(5)
+    towns = rng.sample(M.TOWN_LIST, 12)
+    for town in towns:
+        for radius_km in (0.5, 2.0, town.radius_km, 25.0):
+            lat = town.lat + rng.uniform(-1, 1) * town.radius_km / 111.32
+            lng = town.lng + rng.uniform(-1, 1) * town.radius_km / 111.32
+            every = [
+                p
+                for t in M.TOWN_LIST
+                if M.haversine_km(lat, lng, t.lat, t.lng) <= radius_km + t.radius_km
+                for p in world.places(t)
+                if M.haversine_km(lat, lng, p["lat"], p["lng"]) <= radius_km
+            ]
+            assert world.places_near(lat, lng, radius_km) == every
+    # a place exactly on the radius along a meridian is kept (the margin covers the rounding)
+    place = world.places(towns[0])[0]
+    radius_km = M.haversine_km(place["lat"] + 0.01, place["lng"], place["lat"], place["lng"])
+    assert place in world.places_near(place["lat"] + 0.01, place["lng"], radius_km)
+    assert not M._beyond_by_latitude(place["lat"] + 0.01, place["lat"], radius_km)
+    assert M._beyond_by_latitude(place["lat"] + 0.01, place["lat"], radius_km * 0.999)
