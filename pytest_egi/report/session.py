@@ -146,6 +146,10 @@ class EgiSession:
                 key = (value["suite"], value["task_id"], int(value["trial"]))
                 if key not in self._pending:
                     self.recorded += 1
+                elif "raw_at" not in value and "raw_at" in self._pending[key]:
+                    # a later report's copy of the record (a remote worker's teardown): its
+                    # trajectory was stored by this process with the first one
+                    value["raw_at"] = self._pending[key]["raw_at"]
                 self._pending[key] = value
                 self._unjournaled[report.nodeid] = key
                 if self._early is not None:
