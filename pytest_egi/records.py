@@ -543,7 +543,7 @@ def write_collected(directory: Path, items: dict[str, dict[str, Any]], deselecte
 
     Args:
         directory: the session's shared directory (``pytest_egi.cache.shared``).
-        items: node id -> ``{"record": base record, "raw": trajectory path relative to the
+        items: node id -> ``{"record": base record, "raw": the trajectory's name relative to the
             run directory}``; the controller turns the base record into an error record
             when the worker running that item crashes.
         deselected: items deselected on the worker (``-k``, ``-m``, ``--lf``, ...).
