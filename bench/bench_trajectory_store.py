@@ -8,13 +8,15 @@ checkout's ``reports/``, on this disk, and one under ``/dev/shm``, a tmpfs), ``N
 of ``K`` KB of JSON text each (the main job's quick run writes about 20 KB per item, the
 throwaway suite of ``bench_harness_cost.py`` about 1 KB):
 
-- **files** (what the plugin does today): ``raw/<suite>/<task>.json`` through
+- **files** (what the plugin did before its trajectory store): ``raw/<suite>/<task>.json`` through
   :func:`pytest_egi.records.atomic_write_text` (a temporary file, then ``os.replace``);
   opening one task's trajectory is ``open`` + ``read`` + ``json.loads`` of its file;
 - **append**: one ``raw/<pid>.jsonl`` per process, opened once; each trajectory is one line,
   written and flushed (``write`` + ``flush``, no ``fsync``, as the files way does none), its
   offset and length kept (in the item's record, say ``raw/<pid>.jsonl#<offset>+<length>``);
   opening one task's trajectory is ``open`` + ``seek`` + ``read(length)`` + ``json.loads``.
+  The plugin now stores trajectories this way (``pytest_egi/trajectories.py``: one
+  ``os.write`` per line on a file opened ``O_APPEND``, the record's ``raw_at``).
 
 Figures per way: write time per item (wall and this process's CPU, user + system, in ms),
 the time to open 1,000 random trajectories (ms each), the folder's size on disk (``du``), and

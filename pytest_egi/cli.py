@@ -238,25 +238,25 @@ def rescore_records(
     Errored and skipped records are kept as they are (they were never scored).
 
     Raises:
-        CliError: a raw trajectory file is missing or unreadable (names the file).
+        CliError: a stored trajectory is missing, cut short or unreadable (names the file,
+            the trial and the offset: :class:`pytest_egi.trajectories.TrajectoryReader`).
     """
     from pytest_egi.outcomes import FailureKindError, checked_failure_kind
     from pytest_egi.run.recorder import trajectory_fields
+    from pytest_egi.trajectories import TrajectoryError, TrajectoryReader
 
     out = []
     options_cache: dict[str, Any] = {}
+    reader = TrajectoryReader(run)
     for rec in records:
         if rec["status"] not in ("passed", "failed"):
-            kept = dict(rec)
-            if out_dir is not None and rec.get("raw_path"):
-                kept["raw_path"] = os.path.relpath(run / rec["raw_path"], out_dir)
-            out.append(kept)
+            out.append(_raw_relative_to(dict(rec), run, out_dir))
             continue
-        raw_path = run / rec["raw_path"]
+        raw_path = run / str(rec.get("raw_at") or rec["raw_path"]).partition("#")[0]
         try:
-            raw = json.loads(raw_path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise CliError(f"{raw_path}: cannot read the stored trajectory ({exc})") from None
+            raw = reader.read(rec)
+        except TrajectoryError as exc:
+            raise CliError(str(exc)) from None
         suite = load_suite(rec["suite_module"])
         if suite.name not in options_cache:
             options_cache[suite.name] = suite.options_model.model_validate(suite_options.get(suite.name, {}))
@@ -267,9 +267,7 @@ def rescore_records(
                                                 raw["trajectory"])
         except FailureKindError as exc:
             raise CliError(f"{raw_path}: {exc}") from None
-        new = dict(rec)
-        if out_dir is not None:  # keep raw_path valid relative to the new run folder
-            new["raw_path"] = os.path.relpath(raw_path, out_dir)
+        new = _raw_relative_to(dict(rec), run, out_dir)
         new.update(
             status="passed" if score.success else "failed",
             success=bool(score.success),
@@ -280,7 +278,21 @@ def rescore_records(
             **trajectory_fields(raw["trajectory"]),
         )
         out.append(new)
+    reader.close()
     return out
+
+
+def _raw_relative_to(rec: dict[str, Any], run: Path, out_dir: Path | None) -> dict[str, Any]:
+    """``rec`` with its trajectory's place (``raw_at``, or an old run folder's file
+    ``raw_path``) relative to ``out_dir`` when the rescored run is written there."""
+    if out_dir is None:
+        return rec
+    if rec.get("raw_at"):  # the store's file moves; the offset and length stay
+        file, _, place = rec["raw_at"].partition("#")
+        rec["raw_at"] = f"{os.path.relpath(run / file, out_dir)}#{place}"
+    elif rec.get("raw_path"):
+        rec["raw_path"] = os.path.relpath(run / rec["raw_path"], out_dir)
+    return rec
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -604,6 +616,33 @@ def _link_or_copy(src: Path, dst: Path) -> None:
         shutil.copy2(src, dst)
 
 
+def _gather_trajectories(sourced: list[tuple[Path, dict[str, Any]]], out: Path) -> None:
+    """Link (or copy) every shard's trajectories into the merged run folder ``out``: each
+    trajectory store a record names (``raw_at``) as ``raw/<its name>``, renamed
+    ``raw/<name>-<k>.jsonl`` when two shards' stores share a name (two machines, one process
+    id), the records' ``raw_at`` following (the offsets stay); an old shard's file per item
+    (``raw_path``) at the same relative path."""
+    placed: dict[str, Path] = {}  # the merged folder's store name -> the shard's file
+    for folder, rec in sourced:
+        pointer = rec.get("raw_at")
+        if not pointer:
+            raw = rec.get("raw_path")
+            if raw and (folder / raw).is_file():
+                _link_or_copy(folder / raw, out / raw)
+            continue
+        file, _, place = pointer.partition("#")
+        src = (folder / file).resolve()
+        base = Path(file).name
+        name, k = f"raw/{base}", 1
+        while name in placed and placed[name] != src:
+            name, k = f"raw/{Path(base).stem}-{k}{Path(base).suffix}", k + 1
+        if name not in placed:
+            placed[name] = src
+            if src.is_file() and src != (out / name).resolve():
+                _link_or_copy(src, out / name)
+        rec["raw_at"] = f"{name}#{place}"
+
+
 def _cmd_merge(args: argparse.Namespace) -> int:
     from pytest_egi.collect.checks import merge_data_warnings
     from pytest_egi.run.runlog import now_text, read_manifest, write_manifest
@@ -616,10 +655,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     # judged with the shards' common floors and weights, or the merge's own (refused before
     # anything is written when the shards differ)
     settings = _gate_overrides(_merge_judgement(_settings_from_egi(out, egi), shard_dirs, egis, args), args)
-    for folder, rec in sourced:  # each trajectory file at the same relative path
-        raw = rec.get("raw_path")
-        if raw and (folder / raw).is_file():
-            _link_or_copy(folder / raw, out / raw)
+    _gather_trajectories(sourced, out)
     warnings: list[dict[str, str]] = []
     for e in egis:
         merge_data_warnings(warnings, list(e.get("data_warnings") or []))

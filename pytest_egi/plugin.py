@@ -119,7 +119,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Unregister the collector; stop what this process started (signal handlers, the run
-    folder's lock, the shared dir, MCP servers; the gateway stops itself)."""
+    folder's lock, the shared dir, MCP servers, its trajectory store; the gateway stops itself)."""
     uninstall_for(config)
     release_lock(config)
     session = config.stash.get(SESSION_KEY, None)
@@ -132,6 +132,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     mcp_client = sys.modules.get("pytest_egi.mcp.client")
     if mcp_client is not None:
         mcp_client.close_all()
+    trajectories = sys.modules.get("pytest_egi.trajectories")  # this process's trajectory stores
+    if trajectories is not None:
+        trajectories.close_all()
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:

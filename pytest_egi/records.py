@@ -27,7 +27,12 @@ builtins only, so it survives pytest-xdist). Its fields:
 ``usage``               token/cost counters of the model under test (``judge_usage`` likewise)
 ``params``              LiteLLM roles only: ``{role: {"sent": {...}, "dropped": {name: reason}}}``,
                         the generation parameters sent after the user's and the model check
-``raw_path``            trajectory file, relative to the run directory
+``raw_path``            the trajectory's name, ``raw/<suite>/<task_id>[-t<k>].json`` (the same in
+                        every run; run folders written before the trajectory store hold a file
+                        of that name)
+``raw_at``              where the trajectory is stored: ``raw/<writer>-<pid>.jsonl#<offset>+<length>``
+                        (``pytest_egi.trajectories``); it differs run to run, so it is kept in
+                        timings.jsonl, not records.jsonl
 ``error``               the error message for ``error``/``skipped``, else None
 ``timing``              volatile figures (durations, latencies): kept out of records.jsonl
 ======================  ===================================================================
@@ -264,7 +269,9 @@ class RunDir:
 
     @staticmethod
     def raw_name(suite: str, task_id: str, trial: int, trials: int) -> str:
-        """Relative path of a trajectory file: ``raw/<suite>/<task_id>[-t<k>].json``."""
+        """A trajectory's name (a record's ``raw_path``): ``raw/<suite>/<task_id>[-t<k>].json``,
+        the same in every run (where it is stored is the record's ``raw_at``:
+        ``pytest_egi.trajectories``)."""
         suffix = f"-t{trial}" if trials > 1 else ""
         return f"raw/{suite}/{task_id}{suffix}.json"
 
@@ -273,11 +280,13 @@ def split_timing(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     """Split a record into its deterministic part and its volatile ``timing`` part.
 
     Returns:
-        (record without ``timing`` and without volatile usage keys, timing dict with
-        ``suite``/``task_id``/``trial`` for joining).
+        (record without ``timing``, ``raw_at`` and volatile usage keys; timing dict with
+        ``suite``/``task_id``/``trial`` for joining, and ``raw_at`` when the record has one).
     """
-    stable = {k: v for k, v in record.items() if k != "timing"}
+    stable = {k: v for k, v in record.items() if k not in ("timing", "raw_at")}
     timing = dict(record.get("timing") or {})
+    if record.get("raw_at"):  # where the trajectory is stored: which process wrote it, where
+        timing["raw_at"] = record["raw_at"]
     for usage_key in USAGE_KEYS:
         usage = stable.get(usage_key)
         if isinstance(usage, dict):
@@ -394,7 +403,7 @@ def compact_record(
 
 _KEY_FIELDS = (("suite", str), ("task_id", str), ("trial", int), ("status", str))
 _TEXT_OR_NULL = ("suite_module", "suite_version", "expected", "got", "error", "error_kind", "raw_path",
-                 "model", "judge", "termination", "finish_reason", "failure_kind")
+                 "raw_at", "model", "judge", "termination", "finish_reason", "failure_kind")
 _MAPPING_OR_NULL = ("details", "usage", "judge_usage", "simulator_usage", "timing", "params")
 
 
@@ -515,8 +524,10 @@ def load_records(run_dir: Path) -> list[dict[str, Any]]:
                 rec["timing"] = {
                     k: v
                     for k, v in t.items()
-                    if k not in ("suite", "task_id", "trial", *USAGE_KEYS)
+                    if k not in ("suite", "task_id", "trial", "raw_at", *USAGE_KEYS)
                 }
+                if t.get("raw_at"):
+                    rec["raw_at"] = t["raw_at"]
     return records
 
 
@@ -532,7 +543,7 @@ def write_collected(directory: Path, items: dict[str, dict[str, Any]], deselecte
 
     Args:
         directory: the session's shared directory (``pytest_egi.cache.shared``).
-        items: node id -> ``{"record": base record, "raw": trajectory path relative to the
+        items: node id -> ``{"record": base record, "raw": the trajectory's name relative to the
             run directory}``; the controller turns the base record into an error record
             when the worker running that item crashes.
         deselected: items deselected on the worker (``-k``, ``-m``, ``--lf``, ...).

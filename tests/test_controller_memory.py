@@ -4,6 +4,7 @@ are read back at session end, so nothing of ours grows with the number of items 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tracemalloc
@@ -11,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_egi.records import load_records
 from pytest_egi.run.runlog import JOURNAL_FILE, Journal, read_journal
+from pytest_egi.trajectories import read_trajectory
 
 # Loaded with ``-p memprobe`` in the session under test. After every item (once the
 # controller journaled it), it notes what the controller holds: records pending (reported,
@@ -146,12 +149,15 @@ def test_xdist_controller_holds_no_record_of_a_finished_item(toy_project, tmp_pa
     assert seen["pending_max"] <= 2 and seen["pending_at_end"] == 0
     assert seen["records_alive"] == 0
     assert seen["reports"] == 30 and seen["reports_with_record"] == 0
-    # the workers share this host's disk: each writes its items' trajectory files, and the
-    # controller, which takes every report in turn, creates none of them
+    # the workers share this host's disk: each appends its items' trajectories to its own
+    # store, and the controller, which takes every report in turn, writes none of them
     assert seen["trajectories_received"] == 0
     [run_dir] = [p for p in (toy_project.path / "reports").iterdir() if p.is_dir()]
-    raws = sorted(p.name for p in (run_dir / "raw" / "toy").iterdir())
-    assert len(raws) == 10 and all(json.loads((run_dir / "raw" / "toy" / n).read_text()) for n in raws)
+    stores = sorted(p.name for p in (run_dir / "raw").iterdir())
+    assert stores and all(re.fullmatch(r"gw[01]-\d+\.jsonl", n) for n in stores), stores
+    records = load_records(run_dir)
+    assert len(records) == 10 and all(r["raw_at"].startswith("raw/gw") for r in records)
+    assert all(read_trajectory(run_dir, r)["trajectory"] for r in records)
 
 
 def test_read_journal_reads_a_byte_range_and_shares_repeated_strings(tmp_path):

@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from pytest_egi.trajectories import read_trajectory
+
 WRAPPED_TEST_MODULE = """
 from pytest_egi.agents.loops import run_tool_loop
 from pytest_egi.models.base import ContextWindowExceeded, ModelResponse, ProviderError, assistant_message
@@ -77,10 +79,10 @@ def test_records_and_reports_say_how_each_trial_ended(faulty_project: pytest.Pyt
         "beta-0": "no_answer", "beta-1": "no_answer", "beta-2": None,
     }  # fmt: skip
     # the errored item's partial trajectory says why it ended
-    raw = json.loads((run / records["alpha-2"]["raw_path"]).read_text())
+    raw = read_trajectory(run, records["alpha-2"])
     assert raw["trajectory"]["termination"] == "error"
     assert raw["trajectory"]["info"]["error"] == "ProviderError: HTTP 503 after 3 attempts"
-    raw = json.loads((run / records["beta-0"]["raw_path"]).read_text())
+    raw = read_trajectory(run, records["beta-0"])
     assert raw["trajectory"]["info"]["context_exceeded"] == "maximum context length is 8192 tokens"
     # 3 of the 5 scored trials ended with no answer
     toy = json.loads((run / "egi.json").read_text())["suites"]["toy"]

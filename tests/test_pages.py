@@ -13,6 +13,7 @@ import pytest
 from pytest_egi.cli import main
 from pytest_egi.report.compare_html import _radar, flipped_tasks, gate_worse
 from pytest_egi.report.html import render_html, trajectory_text
+from pytest_egi.trajectories import read_trajectory
 
 
 def _blob(html: str, element: str = "egi-data") -> dict:
@@ -55,7 +56,7 @@ def test_report_page_is_self_contained_and_its_rows_are_one_json_blob(toy_noisy)
     rows = _blob(html)["records"]
     assert [(r["task_id"], r["status"]) for r in rows] == [(r["task_id"], r["status"]) for r in records]
     # each row's trajectory is inline: the raw file's conversation as text
-    raw = json.loads((run / records[0]["raw_path"]).read_text())
+    raw = read_trajectory(run, records[0])
     assert rows[0]["trajectory"] == trajectory_text(raw) and rows[0]["trajectory"].startswith("[")
     assert rows[0]["raw_path"] == records[0]["raw_path"]
     # no text of a record can close the page's script

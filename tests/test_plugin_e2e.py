@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_egi.records import load_records
+from pytest_egi.trajectories import TrajectoryReader, read_trajectory
+
 
 def _run_dir(pytester: pytest.Pytester) -> Path:
     runs = sorted((pytester.path / "reports").iterdir())
@@ -17,6 +20,13 @@ def _run_dir(pytester: pytest.Pytester) -> Path:
 
 def _egi(pytester: pytest.Pytester) -> dict:
     return json.loads((_run_dir(pytester) / "egi.json").read_text())
+
+
+def _trajectory(pytester: pytest.Pytester, task_id: str) -> dict:
+    """The stored trajectory of the run's (only) trial of ``task_id``."""
+    run = _run_dir(pytester)
+    [record] = [r for r in load_records(run) if r["task_id"] == task_id]
+    return read_trajectory(run, record)
 
 
 def test_oracle_reaches_ceiling_and_exit_0(toy_project):
@@ -171,7 +181,7 @@ def test_outage_stops_the_session_after_five_errors(toy_project):
     records = [json.loads(x) for x in (_run_dir(toy_project) / "records.jsonl").read_text().splitlines()]
     assert {r["error"] for r in records} == {"ProviderError: simulated provider outage"}
     # the partial trajectory is kept with the error
-    raw = json.loads((_run_dir(toy_project) / "raw/toy/alpha-0.json").read_text())
+    raw = _trajectory(toy_project, "alpha-0")
     assert raw["error"] == "ProviderError: simulated provider outage"
     assert raw["trajectory"]["turns"] == 1
 
@@ -202,7 +212,11 @@ def test_xdist_gives_same_numbers_as_serial(toy_project):
         {k: v for k, v in json.loads(line).items()} for line in (d / "records.jsonl").read_text().splitlines()
     ]
     assert strip(serial) == strip(dist)
-    assert len(list((dist / "raw" / "toy").iterdir())) == 10
+    # each trajectory the same; where it is stored (which process wrote it) differs
+    with TrajectoryReader(serial) as a, TrajectoryReader(dist) as b:
+        texts = [(a.read_text(r), b.read_text(d)) for r, d in zip(load_records(serial), load_records(dist),
+                                                                  strict=True)]
+    assert len(texts) == 10 and all(x == y for x, y in texts)
 
 
 def test_trials_give_pass_hat_k_and_ids(toy_project):
@@ -225,7 +239,9 @@ def test_trials_give_pass_hat_k_and_ids(toy_project):
     assert set(egi["suites"]["toy"]["pass_k"]) == {"pass^1", "pass^2", "pass^3"}
     pk = egi["suites"]["toy"]["pass_k"]
     assert pk["pass^1"] >= pk["pass^2"] >= pk["pass^3"]
-    assert (_run_dir(toy_project) / "raw/toy/alpha-0-t2.json").exists()
+    [rec] = [r for r in load_records(_run_dir(toy_project)) if r["task_id"] == "alpha-0" and r["trial"] == 2]
+    assert rec["raw_path"] == "raw/toy/alpha-0-t2.json"
+    assert read_trajectory(_run_dir(toy_project), rec)["trial"] == 2
 
 
 def test_markers_select_suite_and_category(toy_project):
@@ -306,7 +322,7 @@ def test_run_files_exist(toy_project):
 
 def test_noisy_policy_mistakes_are_in_the_raw_file(toy_project):
     toy_project.runpytest("toysuites", "--egi-model", "egi/noisy-1.0", "--egi-bootstrap", "0")
-    raw = json.loads((_run_dir(toy_project) / "raw/toy/alpha-0.json").read_text())
+    raw = _trajectory(toy_project, "alpha-0")
     assert raw["policy_mistakes"] == ["wrong_answer"]
     assert raw["trajectory"]["final_answer"] == "WRONG"
 

@@ -81,10 +81,20 @@ def _tx(servers, checkout: Path) -> list[str]:
 
 
 def _run_files(run_dir: Path) -> dict[str, bytes]:
-    """The run folder's files (relative path -> bytes), without the volatile ones."""
+    """The run folder's files (relative path -> bytes), without the volatile ones (and the
+    trajectory stores, named after the process that wrote them: :func:`_trajectories`)."""
     volatile = {"egi.json", "report.html", "run.json", "timings.jsonl", "journal.jsonl"}
     return {str(p.relative_to(run_dir)): p.read_bytes() for p in sorted(run_dir.rglob("*"))
-            if p.is_file() and p.name not in volatile}
+            if p.is_file() and p.name not in volatile and p.parent.name != "raw"}
+
+
+def _trajectories(run_dir: Path) -> dict[str, str]:
+    """Each record's stored trajectory (its JSON text), by the record's ``raw_path``."""
+    from pytest_egi.records import load_records
+    from pytest_egi.trajectories import TrajectoryReader
+
+    with TrajectoryReader(run_dir) as reader:
+        return {r["raw_path"]: reader.read_text(r) for r in load_records(run_dir) if r.get("raw_path")}
 
 
 @pytest.mark.parametrize("other_host", [False, True], ids=["same-host", "other-host"])
@@ -103,8 +113,9 @@ def test_socket_workers_give_the_records_of_a_serial_run(toy_project, remote_che
     assert "2 workers [6 items]" in result.stdout.str()
     reports = toy_project.path / "reports"
     remote = _run_files(reports / "remote")
-    assert remote == _run_files(reports / "serial")  # records.jsonl, results.csv, raw/... files
-    assert len([k for k in remote if k.startswith("raw/")]) == 6
+    assert remote == _run_files(reports / "serial")  # records.jsonl, results.csv
+    assert _trajectories(reports / "remote") == _trajectories(reports / "serial")
+    assert len(_trajectories(reports / "remote")) == 6
     # each worker collected and ran in the other checkout, and wrote nothing there
     assert logs.count(f"rootdir: {remote_checkout}") == 2
     assert not (remote_checkout / "reports").exists()

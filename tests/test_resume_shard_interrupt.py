@@ -149,6 +149,17 @@ def _files(folder: Path) -> dict[str, bytes]:
             if p.is_file() and p.name != "run.lock"}
 
 
+def _trajectories(folder: Path) -> dict[tuple[str, str, int], str]:
+    """Each record's stored trajectory (its JSON text), by (suite, task, trial): where it is
+    stored (``raw_at``: which process wrote it, at which offset) differs run to run."""
+    from pytest_egi.records import load_records
+    from pytest_egi.trajectories import TrajectoryReader
+
+    with TrajectoryReader(folder) as reader:
+        return {(r["suite"], r["task_id"], r["trial"]): reader.read_text(r)
+                for r in load_records(folder) if r.get("raw_path")}
+
+
 def _outcomes(reference: Path, tasks: list[str]) -> str:
     """pytest's count line for running ``tasks`` (their statuses in the reference run)."""
     statuses = [r["status"] for r in _journal(reference) if r["task_id"] in tasks]
@@ -164,7 +175,7 @@ def _outcome_line(proc: subprocess.CompletedProcess) -> str:
 def _assert_same_run(run: Path, reference: Path) -> None:
     """Records, trajectories and the EGI of ``run`` are those of the uninterrupted run."""
     assert (run / "records.jsonl").read_bytes() == (reference / "records.jsonl").read_bytes()
-    assert _files(run / "raw") == _files(reference / "raw")
+    assert _trajectories(run) == _trajectories(reference)
     a, b = _json(run / "egi.json"), _json(reference / "egi.json")
     for key in SAME_KEYS:
         assert a[key] == b[key], key

@@ -56,6 +56,8 @@ MARK = os.environ["EGI_FAULT_MARK"]
 MODE = os.environ.get("EGI_FAULT_MODE", "enospc")
 FILES = {f for f in os.environ.get("EGI_FAULT_FILES", "").split(",") if f}
 _open, _mkdir, _replace, _unlink = builtins.open, os.mkdir, os.replace, os.unlink
+_os_open, _os_write = os.open, os.write
+_WRITES = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT
 
 
 def _inside(path):
@@ -128,7 +130,25 @@ def unlink(path, *args, **kwargs):
     return _unlink(path, *args, **kwargs)
 
 
+def os_open(path, flags, *args, **kwargs):
+    if flags & _WRITES and MODE == "readonly" and _inside(path):
+        _refuse(path)
+    return _os_open(path, flags, *args, **kwargs)
+
+
+def os_write(fd, data):
+    """A file opened before the fault (a trajectory store): its writes fail too."""
+    try:
+        path = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        path = None
+    if path is not None and _inside(path):
+        _refuse(path)
+    return _os_write(fd, data)
+
+
 builtins.open, os.mkdir, os.replace, os.unlink = open, mkdir, replace, unlink
+os.open, os.write = os_open, os_write
 '''
 
 MARKER_CONFTEST = CONFTEST + '''
@@ -234,10 +254,11 @@ def _mount_tmpfs(where: Path, size: str) -> None:
 
 @pytest.fixture
 def small_disk(tmp_path: Path):
-    """A 40 KiB tmpfs: a folder on a disk that fills up after a few items."""
+    """A 24 KiB tmpfs (six pages): a folder on a disk that fills up after a few items (the run
+    folder's files, its journal and its trajectory stores, outgrow it mid-run)."""
     where = tmp_path / "disk"
     where.mkdir()
-    _mount_tmpfs(where, "40k")
+    _mount_tmpfs(where, "24k")
     yield where
     subprocess.run(["umount", "-l", str(where)], capture_output=True)
 
@@ -272,7 +293,8 @@ def test_a_run_folder_that_fails_mid_run_stops_the_run_and_it_resumes_once_fixed
     fault = {"EGI_FAULT_DIR": str(run), "EGI_FAULT_MARK": str(tmp_path / "mark"), "EGI_FAULT_MODE": mode}
     proc = _run(project, "--egi-run-id", "K", *workers, fault=fault, fault_in="alpha-4")
     named = _assert_stopped_cleanly(proc, run, None, error, fix)
-    assert Path(named).name.endswith(".json") or Path(named).name == "journal.jsonl"
+    # a trajectory store (raw/<writer>-<pid>.jsonl) or the journal
+    assert Path(named).name.endswith(".jsonl") and Path(named).name != "records.jsonl"
     lines = (run / "journal.jsonl").read_text().splitlines()
     assert 0 < len([x for x in lines if x.endswith("}")]) < len(TASKS)  # it stopped mid-run
     (tmp_path / "mark").unlink()  # the disk is fixed

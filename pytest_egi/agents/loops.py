@@ -97,7 +97,7 @@ class Trajectory:
     info: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form stored in ``raw/<suite>/<task>.json``."""
+        """JSON-safe form kept in the run's trajectory store (``raw/``: ``pytest_egi.trajectories``)."""
         return {
             "messages": self.messages,
             "final_answer": self.final_answer,

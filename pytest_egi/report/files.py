@@ -323,8 +323,9 @@ def write_record_files(settings: Any, records: list[dict[str, Any]]) -> list[dic
 
 class RecordLines:
     """The records of a run's records.jsonl, read a line at a time on each iteration (a
-    sized iterable: ``len()`` is the count given). What report.html's task table is rendered
-    from after the session end has let the records go.
+    sized iterable: ``len()`` is the count given), each with its ``raw_at`` from the line of
+    ``timings.jsonl`` beside it (written side by side). What report.html's task table is
+    rendered from after the session end has let the records go.
 
     Args:
         path: the records.jsonl file.
@@ -339,10 +340,20 @@ class RecordLines:
         return self.count
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        with open(self.path, encoding="utf-8") as fh:
+        timings = self.path.with_name("timings.jsonl")
+        with open(self.path, encoding="utf-8") as fh, contextlib.ExitStack() as stack:
+            # written side by side, a line each per record: its line gives the record's raw_at
+            times = stack.enter_context(open(timings, encoding="utf-8")) if timings.is_file() else None
             for line in fh:
                 if line.strip():
-                    yield json.loads(line)
+                    record = json.loads(line)
+                    timing = next(times, None) if times is not None else None
+                    if timing is not None and '"raw_at"' in timing:
+                        t = json.loads(timing)
+                        if (t.get("suite"), t.get("task_id"), t.get("trial")) == (
+                                record["suite"], record["task_id"], record["trial"]):
+                            record["raw_at"] = t["raw_at"]
+                    yield record
 
 
 def write_report_files(

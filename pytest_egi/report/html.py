@@ -67,7 +67,7 @@ def _content_text(content: Any) -> str:
 
 
 def trajectory_text(raw: dict[str, Any], limit: int = TRAJECTORY_CHARS) -> str:
-    """A stored trial (``raw/<suite>/<task>.json``: ``{"trajectory": Trajectory.to_dict(),
+    """A stored trial (:mod:`pytest_egi.trajectories`: ``{"trajectory": Trajectory.to_dict(),
     ...}``) as plain text for the page: each message as ``[role] content`` (a model's tool
     calls as ``-> name(arguments)``), then the final answer and how the episode ended.
 
@@ -105,8 +105,10 @@ def task_row(record: dict[str, Any], trajectory: str | None) -> dict[str, Any]:
 
     Returns:
         ``{"suite", "task_id", "trial", "category", "status", "expected", "got",
-        "failure_kind", "termination", "raw_path", "trajectory"}``; ``got`` is the record's
-        error for an errored item; ``failure_kind`` is None when the record has none.
+        "failure_kind", "termination", "raw_path", "raw_at", "trajectory"}``; ``got`` is the
+        record's error for an errored item; ``failure_kind`` is None when the record has none;
+        ``raw_at`` where its trajectory is stored (``pytest_egi.trajectories``), None in a run
+        folder of the old layout.
     """
     got = record.get("got")
     if got is None:
@@ -122,31 +124,34 @@ def task_row(record: dict[str, Any], trajectory: str | None) -> dict[str, Any]:
         "failure_kind": record.get("failure_kind"),
         "termination": record.get("termination"),
         "raw_path": record.get("raw_path"),
+        "raw_at": record.get("raw_at"),
         "trajectory": trajectory,
     }
 
 
 def _record_rows(records: Iterable[dict[str, Any]], run_dir: Path | None) -> Iterator[str]:
     """The blob's ``records`` array, a record at a time (``[`` ... ``]``)."""
+    from pytest_egi.trajectories import TrajectoryError, TrajectoryReader
+
     yield "["
     budget = PASSED_TRAJECTORY_BUDGET
     first = True
-    for r in records:
-        traj: str | None = None
-        raw_path = r.get("raw_path")
-        if run_dir is not None and raw_path:
-            passed = r.get("status") in ("passed", "skipped")
-            if not passed or budget > 0:
-                try:
-                    raw = json.loads((run_dir / raw_path).read_text(encoding="utf-8"))
-                except (OSError, ValueError):
-                    raw = None
-                if isinstance(raw, dict):
-                    traj = trajectory_text(raw)
-                    if passed:
-                        budget -= len(traj)
-        yield ("" if first else ",\n") + page_json(task_row(r, traj))
-        first = False
+    with TrajectoryReader(run_dir or Path()) as reader:
+        for r in records:
+            traj: str | None = None
+            if run_dir is not None and (r.get("raw_path") or r.get("raw_at")):
+                passed = r.get("status") in ("passed", "skipped")
+                if not passed or budget > 0:
+                    try:
+                        raw: dict[str, Any] | None = reader.read(r)
+                    except TrajectoryError:
+                        raw = None
+                    if isinstance(raw, dict):
+                        traj = trajectory_text(raw)
+                        if passed:
+                            budget -= len(traj)
+            yield ("" if first else ",\n") + page_json(task_row(r, traj))
+            first = False
     yield "]"
 
 
@@ -172,8 +177,8 @@ def render_html(egi: dict[str, Any], records: Iterable[dict[str, Any]], run_dir:
     Args:
         egi: egi.json's content.
         records: the run's records (sorted by suite, task, trial).
-        run_dir: the run folder, to inline each record's trajectory from its ``raw_path``
-            (None: no trajectory inlined).
+        run_dir: the run folder, to inline each record's stored trajectory
+            (:class:`pytest_egi.trajectories.TrajectoryReader`; None: no trajectory inlined).
     """
     return "".join(render_html_parts(egi, records, run_dir=run_dir))
 

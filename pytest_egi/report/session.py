@@ -15,15 +15,16 @@ from typing import Any
 import pytest
 
 from pytest_egi.cache.shared import request_stop
-from pytest_egi.records import atomic_write_text, natural_key, read_collected, record_sort_key
+from pytest_egi.records import natural_key, read_collected, record_sort_key
 from pytest_egi.report.files import RecordsDigest, write_record_files, write_report_files
 from pytest_egi.run.interrupt import REASONS
-from pytest_egi.run.items import error_status
+from pytest_egi.run.items import error_status, name_place
 from pytest_egi.run.runlog import Journal, read_manifest
 from pytest_egi.run.state import RunSettings, case_of, loaded_tasks_of
 from pytest_egi.scoring.aggregate import Aggregate, aggregate_run
 from pytest_egi.scoring.gate import settle_gate, undecided_reason
 from pytest_egi.scoring.verdict import Verdict, judge_gate, judge_run, session_selection, stopped_before_end
+from pytest_egi.trajectories import store_for
 
 __all__ = ["CRASH_TEXT", "EARLY_STOP_ERRORS", "EgiSession"]
 
@@ -115,15 +116,16 @@ class EgiSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Pick the ``("egi", record)`` entry out of each report's user_properties, and write
-        the trajectory file the report carries (``report.egi_raw``), atomically, before any
-        other plugin sees the report (which then no longer holds it)."""
+        """Pick the ``("egi", record)`` entry out of each report's user_properties, and append
+        the trajectory the report carries (``report.egi_raw``) to this process's store
+        (:mod:`pytest_egi.trajectories`), naming its place in the record (``raw_at``), before
+        any other plugin sees the report (which then no longer holds it)."""
         raw = getattr(report, "egi_raw", None)
         if raw is not None:
             del report.egi_raw
             if self.write_failure is None:
                 try:
-                    atomic_write_text(self.settings.run_dir / raw[0], raw[1])
+                    name_place(report, store_for(self.settings.run_dir, "main").append(raw[1]))
                 except OSError as exc:
                     self._write_failed(exc)
         failed = getattr(report, "egi_write_error", None)
@@ -144,6 +146,10 @@ class EgiSession:
                 key = (value["suite"], value["task_id"], int(value["trial"]))
                 if key not in self._pending:
                     self.recorded += 1
+                elif "raw_at" not in value and "raw_at" in self._pending[key]:
+                    # a later report's copy of the record (a remote worker's teardown): its
+                    # trajectory was stored by this process with the first one
+                    value["raw_at"] = self._pending[key]["raw_at"]
                 self._pending[key] = value
                 self._unjournaled[report.nodeid] = key
                 if self._early is not None:

@@ -6,7 +6,6 @@ to each report (``pytest_runtest_makereport``)."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -302,30 +301,42 @@ def complete_report(item: pytest.Item, call: pytest.CallInfo[None], report: pyte
 
 
 def _write_or_send_raw(item: pytest.Item, report: pytest.TestReport, raw: tuple[str, str]) -> None:
-    """Put the item's trajectory file (``raw``: path in the run directory, JSON text) on disk
-    before its record reaches the journal.
+    """Put the item's trajectory (``raw``: its name, its JSON text) on disk before its record
+    reaches the journal.
 
     An xdist worker on the controller's host (it sees the controller's shared directory)
-    writes it into the run directory itself, atomically, so the workers write in parallel
-    and the controller, which takes every report in turn, is not held up creating a file per
-    item (about 0.4 ms each on ext4: with two fast workers its queue of reports, and its
-    memory, grew). Any other process hands it to the controller with the report
-    (``report.egi_raw``): serially the controller is this process; a worker on another host
-    cannot reach the run directory. A worker that cannot write the file (a full disk, a
-    folder turned read-only) says so with the report (``report.egi_write_error``: path,
-    error, errno); the controller then stops the run (``EgiSession._write_failed``).
+    appends it to its own store in the run directory (``raw/<worker>-<pid>.jsonl``:
+    :mod:`pytest_egi.trajectories`) and names the place in the record (``raw_at``) before the
+    report leaves, so the workers write in parallel and the controller, which takes every
+    report in turn, is not held up writing them. Any other process hands it to the
+    controller with the report (``report.egi_raw``), which appends it to its own store and
+    names the place (``pytest_egi.report.session``): serially the controller is this process;
+    a worker on another host cannot reach the run directory. A worker that cannot write (a
+    full disk, a folder turned read-only) says so with the report (``report.egi_write_error``:
+    path, error, errno); the controller then stops the run (``EgiSession._write_failed``).
     """
-    run_dir = (getattr(item.config, "workerinput", None) or {}).get("egi_run_dir")
+    workerinput = getattr(item.config, "workerinput", None) or {}
+    run_dir = workerinput.get("egi_run_dir")
     if run_dir and shared_dir() is not None:
-        from pytest_egi.records import atomic_write_text
+        from pytest_egi.trajectories import store_for
 
+        store = store_for(run_dir, str(workerinput.get("workerid", "gw")))
         try:
-            atomic_write_text(Path(run_dir) / raw[0], raw[1])
+            pointer = store.append(raw[1])
         except OSError as exc:  # a full disk, a folder turned read-only: the controller stops the run
             report.egi_write_error = [  # type: ignore[attr-defined]
-                str(exc.filename or Path(run_dir) / raw[0]), exc.strerror or str(exc), exc.errno]
+                str(exc.filename or store.path), exc.strerror or str(exc), exc.errno]
+        else:
+            name_place(report, pointer)
     else:
         report.egi_raw = list(raw)  # type: ignore[attr-defined]
+
+
+def name_place(report: pytest.TestReport, pointer: str) -> None:
+    """Set ``raw_at`` (where the trajectory is stored) on the record(s) the report carries."""
+    for name, value in report.user_properties:
+        if name == "egi" and isinstance(value, dict):
+            value["raw_at"] = pointer
 
 
 def _cannot_run_is_a_skip(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:

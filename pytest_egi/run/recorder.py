@@ -218,17 +218,18 @@ def store_record(item: pytest.Item, record: dict[str, Any]) -> dict[str, Any]:
 
 
 def keep_raw(item: pytest.Item, case: Case, payload: dict[str, Any]) -> str:
-    """Prepare the item's trajectory file (secrets redacted, text that is not valid Unicode
-    escaped: :func:`json_safe`; canonical JSON) for the controller.
+    """Prepare the item's trajectory (secrets redacted, text that is not valid Unicode
+    escaped: :func:`json_safe`; canonical JSON, checked for secrets on the text written).
 
-    The file is not written here: with the item's next report, an xdist worker on the
-    controller's host writes it into the run directory, and any other process hands it to
-    the controller (``report.egi_raw``), which writes it just before the item's journal line
-    (``pytest_egi.run.items._write_or_send_raw``). So a remote xdist worker needs no access to
-    the run directory, and a trajectory is on disk by the time its record is.
+    It is not written here: with the item's next report, an xdist worker on the controller's
+    host appends it to its trajectory store in the run directory, and any other process hands
+    it to the controller (``report.egi_raw``), which appends it to its own just before the
+    item's journal line (``pytest_egi.run.items._write_or_send_raw``); the writer names its
+    place in the record (``raw_at``: :mod:`pytest_egi.trajectories`). So a remote xdist worker
+    needs no access to the run directory, and a trajectory is on disk by the time its record is.
 
     Returns:
-        The file's path relative to the run directory (``raw/<suite>/<task_id>[-t<k>].json``).
+        The trajectory's name, the record's ``raw_path`` (``raw/<suite>/<task_id>[-t<k>].json``).
     """
     rel = RunDir.raw_name(case.suite.name, case.task.id, case.trial, case.trials)
     text = dump_json_line(payload)  # serialized once: the secret check runs on this text
@@ -264,7 +265,7 @@ class EgiRecorder:
     def record(self, score: TaskScore, trajectory: Trajectory | dict[str, Any]) -> None:
         """Record the trial and set the item's outcome.
 
-        Writes ``raw/<suite>/<task_id>[-t<k>].json`` (task, trajectory, score), attaches the
+        Stores the trajectory (task, trajectory, score: :func:`keep_raw`), attaches the
         record for the controller, and fails the item (expected vs got) when
         ``score.success`` is False.
 

@@ -418,14 +418,22 @@ def run_records(run_dir: Path, journal_end: int | None = None) -> list[dict[str,
 
 
 def complete_records(run_dir: Path, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The records that are results: status passed or failed, with their trajectory file
-    on disk. Resume runs every other item of the plan again."""
+    """The records that are results: status passed or failed, with their trajectory on
+    disk whole (its store's line, ``raw_at``: :func:`pytest_egi.trajectories.pointer_problem`;
+    or, in a folder of the old layout, its file ``raw_path``). Resume runs every other item
+    of the plan again (its trajectory is appended again, and its new record names the new
+    copy)."""
+    from pytest_egi.trajectories import pointer_problem
+
     out = []
     for rec in records:
         if rec.get("status") not in COMPLETE_STATUSES:
             continue
-        raw = rec.get("raw_path")
-        if raw and not (Path(run_dir) / raw).is_file():
+        pointer, raw = rec.get("raw_at"), rec.get("raw_path")
+        if pointer:
+            if pointer_problem(Path(run_dir), pointer) is not None:
+                continue
+        elif raw and not (Path(run_dir) / raw).is_file():
             continue
         out.append(rec)
     return out

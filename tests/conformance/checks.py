@@ -34,7 +34,8 @@ The criteria, exactly:
   mean_oracle`` (strictly), and for every route ``T_noisy-0.5(r) <= T_noisy-0.2(r)``. A route
   documented as undefined under ``egi/null`` leaves the means but keeps the second check.
 - **serial = -n 2**: for one seed and policy (``egi/noisy-0.2``), ``records.jsonl`` and every
-  ``raw/`` trajectory file are byte-identical between a serial run and ``-n 2``.
+  stored trajectory (read by its record: where it is stored differs) are byte-identical
+  between a serial run and ``-n 2``.
 - **JSON-safe records**: every record, as the controller received it in memory, holds only
   dict (string keys), list, str, int, finite float, bool and None, and equals itself after
   ``json.loads(json.dumps(...))``; every line of ``records.jsonl`` parses as strict JSON (no
@@ -71,8 +72,10 @@ from typing import Any
 
 import yaml
 
+from pytest_egi.records import load_records
 from pytest_egi.scoring.config import Route, RoutingConfig
 from pytest_egi.scoring.egi import transform
+from pytest_egi.trajectories import TrajectoryReader
 
 ROOT = Path(__file__).resolve().parents[2]
 """The repository (its ``suites/`` folder and ``routing.yaml``)."""
@@ -560,7 +563,8 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str:
 
 
 def check_identical(suite: str, serial: Path, dist: Path) -> list[str]:
-    """``records.jsonl`` and ``raw/`` byte-identical between two run directories (serial, -n 2)."""
+    """``records.jsonl`` and each record's stored trajectory byte-identical between two run
+    directories (serial, -n 2)."""
     problems = []
     a = (serial / "records.jsonl").read_bytes()
     b = (dist / "records.jsonl").read_bytes()
@@ -576,15 +580,18 @@ def check_identical(suite: str, serial: Path, dist: Path) -> list[str]:
                     what = f"{x[:80]!r} vs {y[:80]!r}"
                 problems.append(f"{suite}: records.jsonl differs at line {n} (serial vs -n 2), {what}")
                 break
-    raw_a = {p.relative_to(serial): p for p in sorted((serial / "raw").rglob("*")) if p.is_file()}
-    raw_b = {p.relative_to(dist): p for p in sorted((dist / "raw").rglob("*")) if p.is_file()}
-    if set(raw_a) != set(raw_b):
-        only = sorted(str(p) for p in set(raw_a) ^ set(raw_b))
-        problems.append(f"{suite}: raw files differ in name (serial vs -n 2): {only[:3]}")
-    differ = [str(p) for p in sorted(set(raw_a) & set(raw_b))
-              if raw_a[p].read_bytes() != raw_b[p].read_bytes()]  # fmt: skip
+    # each record's stored trajectory, read by its place (which process wrote it, at which
+    # offset, differs between the runs: raw_at, kept out of records.jsonl)
+    with TrajectoryReader(serial) as ra, TrajectoryReader(dist) as rb:
+        texts_a = {r["raw_path"]: ra.read_text(r) for r in load_records(serial) if r.get("raw_path")}
+        texts_b = {r["raw_path"]: rb.read_text(r) for r in load_records(dist) if r.get("raw_path")}
+    if set(texts_a) != set(texts_b):
+        only = sorted(set(texts_a) ^ set(texts_b))
+        problems.append(f"{suite}: the runs stored trajectories of different trials (serial vs -n 2): "
+                        f"{only[:3]}")
+    differ = [name for name in sorted(set(texts_a) & set(texts_b)) if texts_a[name] != texts_b[name]]
     if differ:
-        problems.append(f"{suite}: {len(differ)} raw trajectory files differ (serial vs -n 2), "
+        problems.append(f"{suite}: {len(differ)} stored trajectories differ (serial vs -n 2), "
                         f"first {differ[0]}")  # fmt: skip
     return problems
 

@@ -334,7 +334,7 @@ def test_serial_vs_n2_fails(broken):
     assert len(problems) == 2
     assert problems[0].startswith("broken: records.jsonl differs at line 1 (serial vs -n 2), "
                                   "details.worker: 'main' vs 'gw")
-    assert problems[1] == ("broken: 6 raw trajectory files differ (serial vs -n 2), "
+    assert problems[1] == ("broken: 6 stored trajectories differ (serial vs -n 2), "
                            "first raw/broken/alpha-0.json")
     assert check_identical("broken", serial.run_dir, serial.run_dir) == []
 

@@ -25,6 +25,7 @@ from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.outcomes import FAILURE_KINDS
 from pytest_egi.records import load_records
 from pytest_egi.suite import Task
+from pytest_egi.trajectories import read_trajectory
 from tests.conformance.test_conformance import runs, suite  # noqa: F401 - fixtures
 
 CREDITED = {"herb": frozenset({"unanswerable"})}
@@ -47,7 +48,7 @@ def _cases(run_dir: Any, name: str) -> Iterator[tuple[Task, dict[str, Any], Any,
     for rec in load_records(run_dir):
         if rec["status"] not in ("passed", "failed"):
             continue
-        raw = json.loads((run_dir / rec["raw_path"]).read_text(encoding="utf-8"))
+        raw = read_trajectory(run_dir, rec)
         task = Task(id=rec["task_id"], category=rec["category"], data=raw["task"])
         yield task, raw["trajectory"], options, the_suite
 

@@ -19,6 +19,7 @@ from pytest_egi.models.secrets import (
     secret_param_values,
 )
 from pytest_egi.models.settings import ProviderSettings
+from pytest_egi.trajectories import read_trajectory
 from tests.helpers.openai_server import OpenAIServer, Reply, error_reply, tool_reply
 
 MODEL = "openai/test-model"
@@ -97,7 +98,7 @@ def test_a_key_given_as_a_parameter_is_never_written(toy_project, planted_key, w
     records = {r["task_id"]: r for r in map(json.loads, (run / "records.jsonl").read_text().splitlines())}
     assert records["alpha-0"]["params"]["model"]["sent"] == {"api_key": "***", "temperature": 0}
     assert "invalid api key *** for this project" in records["alpha-1"]["error"]
-    raw = json.loads((run / records["alpha-0"]["raw_path"]).read_text())
+    raw = read_trajectory(run, records["alpha-0"])
     assert raw["trajectory"]["messages"][2]["content"] == "(called with key ***)"
 
 

@@ -20,6 +20,7 @@ from pytest_egi.models import make_client
 from pytest_egi.models.replies import clean_arguments, clean_reply, escape_obj, escape_text
 from pytest_egi.records import atomic_write_text
 from pytest_egi.run.runlog import Journal
+from pytest_egi.trajectories import read_trajectory
 from tests.helpers.openai_server import OpenAIServer, Reply, chat_reply, tool_reply
 from tests.helpers.suite_run import ROOT
 
@@ -188,7 +189,7 @@ def test_herb_session_with_lone_surrogates_completes_and_records_every_item(
 
     kinds = set()
     for rec in records:
-        raw = json.loads((run / rec["raw_path"]).read_text("utf-8"))
+        raw = read_trajectory(run, rec)
         traj = raw["trajectory"]
         [entry] = traj["info"]["raw_replies"]
         assert entry["turn"] == 1
@@ -246,7 +247,7 @@ def test_mcp_suite_with_a_lone_surrogate_in_tool_arguments_scores_the_cleaned_ca
     records = [json.loads(line) for line in (run / "records.jsonl").read_text("utf-8").splitlines()]
     assert len(records) == 3
     for rec in records:
-        traj = json.loads((run / rec["raw_path"]).read_text("utf-8"))["trajectory"]
+        traj = read_trajectory(run, rec)["trajectory"]
         first, second = traj["info"]["raw_replies"]
         assert "\\ud800" in first["fields"]["tool_calls[0].function.arguments"]
         assert second["fields"] == {"content": "Done \\ud800."}

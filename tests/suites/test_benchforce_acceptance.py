@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_egi.trajectories import read_trajectory
 from tests.helpers.mcp_processes import process_gone, server_pids
 from tests.helpers.openai_server import OpenAIServer, chat_reply, error_reply, tool_reply
 from tests.helpers.suite_run import run_suite
@@ -133,7 +134,7 @@ def test_server_killed_mid_session_is_an_item_error_and_the_next_items_run(pytes
     )
     assert killed["termination"] == "error"
     run = next(pytester.path.glob("reports-*/*"))
-    raw = json.loads((run / killed["raw_path"]).read_text())
+    raw = read_trajectory(run, killed)
     known = raw["trajectory"]["info"]["benchforce"]
     assert (known["session_id"], known["ending"], known["server_restarted"]) == (
         "egi.hospital.002.01",
@@ -148,7 +149,7 @@ def test_server_killed_mid_session_is_an_item_error_and_the_next_items_run(pytes
     assert records["hospital.entry_2"]["status"] == "passed"
 
     def started(task: str) -> tuple[bool, int]:
-        info = json.loads((run / records[task]["raw_path"]).read_text())["trajectory"]["info"]["benchforce"]
+        info = read_trajectory(run, records[task])["trajectory"]["info"]["benchforce"]
         return info["server_restarted"], info["server_starts"]
 
     restarted = known["server_starts"] + 1  # this process may have started servers before
@@ -251,7 +252,7 @@ def _run_with_simulator(pytester: pytest.Pytester, server: OpenAIServer, *extra:
 
 def _raw(pytester: pytest.Pytester, record: dict) -> dict:
     run = next((pytester.path / "reports").iterdir())
-    return json.loads((run / record["raw_path"]).read_text())
+    return read_trajectory(run, record)
 
 
 def test_llm_simulator_over_http_plays_the_caller_and_its_tokens_are_its_own(

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_egi.trajectories import read_trajectory
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -33,7 +35,8 @@ def _check_errored(run_dir: Path, suite: str, error: str, fault_text: str, n: in
     assert [r["status"] for r in records] == ["error"] * n
     assert {r["error"] for r in records} == {error}
     for record in records:
-        raw = json.loads((run_dir / "raw" / suite / f"{record['task_id']}.json").read_text())
+        assert record["raw_path"] == f"raw/{suite}/{record['task_id']}.json"
+        raw = read_trajectory(run_dir, record)
         messages = raw["trajectory"]["messages"]
         assert raw["trajectory"]["turns"] >= 1 and messages[-1]["role"] == "assistant"
         assert fault_text not in json.dumps(messages)  # the model never saw the fault

@@ -13,6 +13,7 @@ import pytest
 
 import suites.userbench as userbench
 from pytest_egi.suite import SuiteProfile
+from pytest_egi.trajectories import read_trajectory
 from suites.userbench.scorer import reference_micro_avg
 from suites.userbench.simulator import SEARCH_JUDGE_SYSTEM
 from tests.helpers.openai_server import OpenAIServer, chat_reply, error_reply
@@ -135,7 +136,7 @@ def _run_with_simulator(pytester: pytest.Pytester, server: OpenAIServer, *extra:
 
 def _raw(pytester: pytest.Pytester, record: dict) -> dict:
     run = next((pytester.path / "reports").iterdir())
-    return json.loads((run / record["raw_path"]).read_text())
+    return read_trajectory(run, record)
 
 
 def test_llm_simulator_over_http_plays_the_user_and_its_tokens_are_its_own(pytester, monkeypatch):

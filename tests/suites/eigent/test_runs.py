@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from pytest_egi.records import load_records
+from pytest_egi.trajectories import read_trajectory
 from suites.eigent import EXAMPLES
 from suites.eigent.data import DatasetError, load_folder, parse_dataset
 from tests.conformance.checks import ROOT, run_suite
@@ -192,7 +193,7 @@ def test_a_crashing_or_hanging_checker_errors_its_task_alone_and_keeps_its_outpu
     crash, hang = by_id["faults.crash"], by_id["faults.hang"]
     assert crash["status"] == "error" and hang["status"] == "error"
     assert "checker faults/checker/crash.py crashed: RuntimeError: boom in the checker" in crash["error"]
-    raw = json.loads((run.run_dir / crash["raw_path"]).read_text())
+    raw = read_trajectory(run.run_dir, crash)
     assert "looking at a.txt" in json.dumps(raw)
     assert (
         "checker faults/checker/hang.py was stopped: stopped after the wall-clock limit of 3 s"
@@ -264,7 +265,7 @@ def test_the_example_with_a_local_stdio_mcp_server_runs_and_keeps_its_credential
         "passed",
         3.0,
     )
-    raw = json.loads((run.run_dir / rec["raw_path"]).read_text())
+    raw = read_trajectory(run.run_dir, rec)
     call = next(m for m in raw["trajectory"]["messages"] if m["role"] == "tool")
     assert '"sku": "ANC-500"' in call["content"]  # the server answered: the token reached it
     assert raw["trajectory"]["info"]["eigent"]["mcp_servers"] == ["inventory"]
