@@ -227,6 +227,21 @@ def _check_routing_against_suites(settings: RunSettings, records: list[dict[str,
             raise CliError(str(exc)) from None
 
 
+def read_trajectory(run: Path, rec: dict[str, Any]) -> dict[str, Any]:
+    """The stored raw file of the scored record ``rec`` of the run in folder ``run``:
+    ``{"task": ..., "trajectory": ..., ...}``, read from ``rec["raw_path"]`` (relative to
+    ``run``).
+
+    Raises:
+        CliError: the file is missing, unreadable or not JSON (names the file).
+    """
+    raw_path = run / rec["raw_path"]
+    try:
+        return json.loads(raw_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise CliError(f"{raw_path}: cannot read the stored trajectory ({exc})") from None
+
+
 def rescore_records(
     run: Path,
     records: list[dict[str, Any]],
@@ -253,10 +268,7 @@ def rescore_records(
             out.append(kept)
             continue
         raw_path = run / rec["raw_path"]
-        try:
-            raw = json.loads(raw_path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise CliError(f"{raw_path}: cannot read the stored trajectory ({exc})") from None
+        raw = read_trajectory(run, rec)
         suite = load_suite(rec["suite_module"])
         if suite.name not in options_cache:
             options_cache[suite.name] = suite.options_model.model_validate(suite_options.get(suite.name, {}))
