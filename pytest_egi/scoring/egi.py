@@ -437,18 +437,17 @@ class _RandrangeStream:
             if self._i + take > len(self._buf):
                 self._refill(take)
             vals = self._buf[self._i : self._i + take] >> np.uint64(shift)
-            ok = vals < n
-            accepted = np.cumsum(ok)
-            if accepted[-1] >= need:
-                used = int(np.searchsorted(accepted, need)) + 1
-                chunks.append(vals[:used][ok[:used]])
-                self._i += used
+            at = np.flatnonzero(vals < n)  # the accepted words' places, in order
+            if len(at) >= need:
+                at = at[:need]
+                chunks.append(vals[at])
+                self._i += int(at[-1]) + 1  # the words up to the last accepted one are used
                 need = 0
             else:
-                chunks.append(vals[ok])
+                chunks.append(vals[at])
                 self._i += take
-                need -= int(accepted[-1])
-        return np.concatenate(chunks).astype(np.int64)
+                need -= len(at)
+        return (chunks[0] if len(chunks) == 1 else np.concatenate(chunks)).astype(np.int64)
 
 
 SummaryColumnsHook = Callable[[list[dict[str, Any]]], Any]

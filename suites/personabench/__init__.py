@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
 from pytest_egi.outcomes import ending_kind
-from pytest_egi.suite import SuiteProfile, Task, TaskScore, suite_options
+from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, suite_options
 from suites.personabench.data import community, community_ids, world_spec
 from suites.personabench.data.generator import NOISE_LEVELS
 from suites.personabench.policy import PersonaPolicy
@@ -395,6 +395,72 @@ class PersonaBenchSuite:
                 out[f"{level}.{name}.n"] = float(len(cols["n"]))
         out["bm25_fallback_trials"] = float(fallback)
         return dict(sorted(out.items()))
+
+    def summary_columns(self, records: list[dict[str, Any]]) -> SummaryColumns:
+        """:meth:`summarize` from column sums (:class:`~pytest_egi.suite.SummaryColumns`), for
+        the bootstrap: per category its record count ``n``, and for each mean a sum and a
+        count of the records that have the value (``<key>.sum``, ``<key>.count``; the
+        outdated recall as ``outdated.*``); ``bm25_fallback``. A noise level's ``Overall``
+        sums its categories' columns. Every sub-metric is a mean (or a count), so ``finish``
+        gives all the keys :meth:`summarize` does."""
+        width = len(_COLUMNS)
+        at = {cat: i * width for i, cat in enumerate(CATEGORIES)}
+        fallback = len(CATEGORIES) * width
+        rows = []
+        for rec in records:
+            row = [0.0] * (fallback + 1)
+            rows.append(row)
+            start = at.get(rec.get("category"))  # type: ignore[arg-type]
+            if start is None:
+                continue
+            values = rec.get("values") or {}
+            row[fallback] = float(int(values.get("bm25_fallback") or 0))
+            row[start] = 1.0
+            for j, key in enumerate(_MEANS):
+                if values.get(key) is not None:
+                    row[start + 1 + 2 * j] = float(values[key])
+                    row[start + 2 + 2 * j] = 1.0
+        names = tuple(f"{cat}.{col}" for cat in CATEGORIES for col in _COLUMNS) + ("bm25_fallback",)
+        return SummaryColumns.from_rows(names, rows, _finish_columns)
+
+
+_MEANS = ("precision", "recall", "f1", "retrieval_recall", "ndcg", "outdated_recall")
+"""The per-record values :meth:`PersonaBenchSuite.summarize` averages (``outdated_recall``
+as ``outdated_information.recall``)."""
+_COLUMNS = ("n", *(f"{k}.{part}" for k in _MEANS for part in ("sum", "count")))
+"""One category's columns in :meth:`PersonaBenchSuite.summary_columns`."""
+
+
+def _finish_columns(sums: dict[str, float]) -> dict[str, float | None]:
+    """:meth:`PersonaBenchSuite.summarize` from the column sums of
+    :meth:`PersonaBenchSuite.summary_columns` (means rounded to 3 decimals, as upstream)."""
+
+    def mean(total: float, count: float) -> float | None:
+        return round(total / count, 3) if count else None
+
+    out: dict[str, float | None] = {}
+    levels: dict[str, dict[str, float]] = {}
+    for cat in CATEGORIES:
+        n = sums[f"{cat}.n"]
+        if not n:
+            continue
+        level, _name = cat.rsplit(".", 1)
+        overall = levels.setdefault(level, defaultdict(float))
+        for key in _MEANS:
+            total, count = sums[f"{cat}.{key}.sum"], sums[f"{cat}.{key}.count"]
+            overall[f"{key}.sum"] += total
+            overall[f"{key}.count"] += count
+            if key != "outdated_recall":
+                out[f"{cat}.{key}"] = mean(total, count)
+        out[f"{cat}.n"] = n
+    for level, overall in levels.items():
+        for key in _MEANS[:-1]:
+            out[f"{level}.Overall.{key}"] = mean(overall[f"{key}.sum"], overall[f"{key}.count"])
+        if overall["outdated_recall.count"]:
+            out[f"{level}.outdated_information.recall"] = mean(
+                overall["outdated_recall.sum"], overall["outdated_recall.count"])
+    out["bm25_fallback_trials"] = sums["bm25_fallback"]
+    return dict(sorted(out.items()))
 
 
 SUITE = PersonaBenchSuite()

@@ -133,3 +133,37 @@ def test_summarize_rounds_means_to_three_decimals_as_upstream():
     out = SUITE.summarize(records)
     assert out["noise_0.7.Preference_hard.f1"] == 0.333
     assert out["noise_0.7.Preference_hard.n"] == 3.0
+
+
+def _sums(records):
+    cols = SUITE.summary_columns(records)
+    return cols.finish({name: sum(row[j] for row in cols.values) for j, name in enumerate(cols.names)})
+
+
+def test_summary_columns_give_summarize_from_column_sums():
+    """The bootstrap's fast path (no ``summarize`` per resample): the same keys and values as
+    ``summarize``, by hand: Preference_hard f1 (2/3 + 0) / 2 = 0.333, its retrieval recall
+    only over the record that has one, the level's Overall over both categories, the outdated
+    recall only where the question had an outdated value, a foreign category left out."""
+    records = [
+        {"category": "noise_0.3.Preference_hard", "values": {
+            "f1": 2 / 3, "precision": 0.5, "recall": 1.0, "retrieval_recall": 0.25, "ndcg": 0.5,
+            "outdated_recall": 1.0, "bm25_fallback": 1.0}},
+        {"category": "noise_0.3.Preference_hard", "values": {
+            "f1": 0.0, "precision": 0.0, "recall": 0.0, "retrieval_recall": None, "ndcg": None,
+            "outdated_recall": None, "bm25_fallback": 0.0}},
+        {"category": "noise_0.3.Social_easy", "values": {
+            "f1": 1.0, "precision": 1.0, "recall": 1.0, "retrieval_recall": None, "ndcg": None,
+            "outdated_recall": 0.5, "bm25_fallback": 0.0}},
+        {"category": "elsewhere", "values": {"f1": 1.0, "precision": 1.0, "recall": 1.0}},
+    ]
+    got = _sums(records)
+    assert got == SUITE.summarize(records)
+    assert got["noise_0.3.Preference_hard.f1"] == 0.333
+    assert got["noise_0.3.Preference_hard.retrieval_recall"] == 0.25
+    assert got["noise_0.3.Social_easy.retrieval_recall"] is None
+    assert got["noise_0.3.Overall.f1"] == 0.556  # (2/3 + 0 + 1) / 3
+    assert got["noise_0.3.Overall.retrieval_recall"] == 0.25
+    assert got["noise_0.3.outdated_information.recall"] == 0.75
+    assert got["noise_0.3.Preference_hard.n"] == 2.0 and got["bm25_fallback_trials"] == 1.0
+    assert not any(key.startswith("noise_0.0") for key in got)  # a category with no record is left out
