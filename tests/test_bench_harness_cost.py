@@ -9,17 +9,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_bench_prints_every_table():
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "bench_harness_cost.py"), "--sizes", "1", "--quick",
-         "--suites", "suites/crmarena"],  # fmt: skip
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def run_bench(*args: str) -> list[str]:
+    """The bench's printed lines (asserting it exited 0)."""
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_harness_cost.py"), *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
-    lines = proc.stdout.splitlines()
+    return proc.stdout.splitlines()
+
+
+def test_bench_prints_every_table():
+    lines = run_bench("--sizes", "1", "--quick", "--suites", "suites/crmarena")
     assert lines[0] == "harness cost per item (throwaway suite vs bare pytest, same items, same run)"
     assert lines[1] == (
         "items | workers | wall s egi/bare | CPU s egi/bare | CPU ms/item above bare | "
@@ -56,16 +55,7 @@ def test_bench_prints_every_table():
 
 
 def test_bench_cold_prints_the_cold_collection_beside_bare_pytest():
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "bench_harness_cost.py"), "--cold", "--quick",
-         "--suites", "suites/benchforce"],  # fmt: skip
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    lines = proc.stdout.splitlines()
+    lines = run_bench("--cold", "--quick", "--suites", "suites/benchforce")
     assert lines[0].startswith(
         "cold collection: suites/benchforce --collect-only with a fresh --egi-cache (median of 1), "
         "beside bare pytest --collect-only of 1 test (CPU "
