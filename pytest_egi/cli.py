@@ -85,9 +85,31 @@ def _load_egi(run: Path) -> dict[str, Any]:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise CliError(f"{path}: no such file; is {run} a run directory?") from None
+        raise CliError(_no_egi_json(run, path)) from None
     except json.JSONDecodeError as exc:
         raise CliError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+def _no_egi_json(run: Path, path: Path) -> str:
+    """Why ``run`` has no ``egi.json``: a session that never ended (its ``run.json`` and
+    journal say how far it got, and how to finish it), or not a run folder at all."""
+    from pytest_egi.run.runlog import JOURNAL_FILE, MANIFEST_FILE
+
+    try:
+        manifest = json.loads((run / MANIFEST_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return f"{path}: no such file; is {run} a run directory?"
+    try:
+        with open(run / JOURNAL_FILE, "rb") as fh:
+            done = sum(1 for line in fh if line.endswith(b"\n"))
+    except OSError:
+        done = 0
+    planned = len(manifest.get("plan") or ()) if isinstance(manifest, dict) else 0
+    status = manifest.get("status") if isinstance(manifest, dict) else None
+    of = f" of {planned}" if planned else ""
+    return (f"{path}: no such file: the session of {run} stopped before its end ({MANIFEST_FILE}: status "
+            f"{status!r}; {done}{of} items in {JOURNAL_FILE}); finish it by running its pytest command "
+            f"again with --egi-resume {run}")
 
 
 def _importable_suites(egi: dict[str, Any], records: list[dict[str, Any]]) -> None:

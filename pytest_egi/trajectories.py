@@ -261,7 +261,9 @@ class TrajectoryReader:
         if len(data) < length + 1 or data[-1:] != b"\n":
             what = "is cut short (was the run killed while writing it?)" if len(data) <= length else \
                 "does not end its line (the file is not the one the record was written with)"
-            raise TrajectoryError(f"{path}: the trajectory of {_label(record)} at offset {offset} {what}")
+            raise TrajectoryError(f"{path}: the trajectory of {_label(record)} at offset {offset} {what}; "
+                                  f"run the run's pytest command again with --egi-resume {self.run_dir}: "
+                                  "it runs that item again and keeps every other record")
         return data[:-1].decode("utf-8")
 
     def read(self, record: dict[str, Any]) -> dict[str, Any]:

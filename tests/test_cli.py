@@ -358,3 +358,23 @@ def test_a_plain_report_refuses_options_it_would_ignore(toy_run, capsys):
     assert capsys.readouterr().err == (
         "egi-bench: error: --egi-floor applies with --rescore or --merge; egi-bench report RUN shows the "
         "run as it was judged (add --rescore to judge it with --egi-floor)\n")
+
+
+def test_report_on_a_run_that_never_ended_says_how_far_it_got_and_how_to_finish_it(tmp_path, capsys):
+    """A run killed mid-session has run.json and a journal but no egi.json: the error says so
+    and names the resume, not "is it a run directory?"."""
+    run = tmp_path / "reports" / "kill2"
+    run.mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"run_id": "kill2", "status": "running",
+                                              "plan": ["t::a", "t::b", "t::c"]}), encoding="utf-8")
+    (run / "journal.jsonl").write_text('{"task_id": "a"}\n{"task_id": "b"', encoding="utf-8")  # b cut short
+    for argv in (["report", str(run)], ["report", "--rescore", str(run)]):
+        assert main(argv) == 2
+        err = " ".join(capsys.readouterr().err.split())
+        assert (f"egi-bench: error: {run / 'egi.json'}: no such file: the session of {run} stopped before "
+                f"its end (run.json: status 'running'; 1 of 3 items in journal.jsonl); finish it by running "
+                f"its pytest command again with --egi-resume {run}") in err
+    (tmp_path / "empty").mkdir()
+    assert main(["report", str(tmp_path / "empty")]) == 2
+    assert f"{tmp_path / 'empty' / 'egi.json'}: no such file; is {tmp_path / 'empty'} a run directory?" in (
+        capsys.readouterr().err)

@@ -55,7 +55,9 @@ def test_a_line_cut_short_is_named_with_its_file_trial_and_offset(tmp_path):
     with pytest.raises(TrajectoryError) as exc:
         read_trajectory(tmp_path, _rec("beta-2", trial=3, raw_at=pointer))
     assert str(exc.value) == (f"{store.path}: the trajectory of toy/beta-2 (trial 3) at offset 38 is cut "
-                              "short (was the run killed while writing it?)")
+                              "short (was the run killed while writing it?); run the run's pytest command "
+                              f"again with --egi-resume {tmp_path}: it runs that item again and keeps every "
+                              "other record")
     # resume keeps only records whose trajectory is whole: this item runs again
     whole = _rec("alpha-0", raw_at=f"raw/gw1-{os.getpid()}.jsonl#0+37")
     assert complete_records(tmp_path, [whole, _rec("beta-2", raw_at=pointer)]) == [whole]
@@ -139,7 +141,8 @@ def test_rescore_names_a_trajectory_cut_short(toy_run, capsys):
     assert main(["report", "--rescore", str(toy_run)]) == 2
     err = capsys.readouterr().err
     assert (f"{toy_run / file}: the trajectory of toy/{record['task_id']} at offset {offset} is cut short "
-            "(was the run killed while writing it?)") in err
+            f"(was the run killed while writing it?); run the run's pytest command again with --egi-resume "
+            f"{toy_run}: it runs that item again and keeps every other record") in err
 
 
 def test_a_resumed_item_appends_again_and_its_record_names_the_new_copy(toy_project):
