@@ -41,4 +41,4 @@ def test_the_readme_starts_with_the_commands_ci_runs():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     tests_command = first[1].split("&& ", 1)[1].replace("python3 -m", "python -m")
     assert tests_command in ci
-    assert "about 23 minutes" in README.split("## ", 1)[0]
+    assert "about 25 minutes" in README.split("## ", 1)[0]
