@@ -93,23 +93,22 @@ def _load_egi(run: Path) -> dict[str, Any]:
 def _no_egi_json(run: Path, path: Path) -> str:
     """Why ``run`` has no ``egi.json``: a session that never ended (its ``run.json`` and
     journal say how far it got, and how to finish it), or not a run folder at all."""
-    from pytest_egi.run.runlog import JOURNAL_FILE, MANIFEST_FILE
+    from pytest_egi.run.runlog import JOURNAL_FILE, MANIFEST_FILE, RunLogError, read_manifest
 
     try:
-        manifest = json.loads((run / MANIFEST_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        manifest = read_manifest(run)
+    except RunLogError:
         return f"{path}: no such file; is {run} a run directory?"
-    try:
+    try:  # whole lines: a line cut short by the kill is no record
         with open(run / JOURNAL_FILE, "rb") as fh:
             done = sum(1 for line in fh if line.endswith(b"\n"))
     except OSError:
         done = 0
-    planned = len(manifest.get("plan") or ()) if isinstance(manifest, dict) else 0
-    status = manifest.get("status") if isinstance(manifest, dict) else None
+    planned = len(manifest.get("plan") or ())
     of = f" of {planned}" if planned else ""
     return (f"{path}: no such file: the session of {run} stopped before its end ({MANIFEST_FILE}: status "
-            f"{status!r}; {done}{of} items in {JOURNAL_FILE}); finish it by running its pytest command "
-            f"again with --egi-resume {run}")
+            f"{manifest.get('status')!r}; {done}{of} items in {JOURNAL_FILE}); finish it by running its "
+            f"pytest command again with --egi-resume {run}")
 
 
 def _importable_suites(egi: dict[str, Any], records: list[dict[str, Any]]) -> None:

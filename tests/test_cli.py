@@ -365,8 +365,9 @@ def test_report_on_a_run_that_never_ended_says_how_far_it_got_and_how_to_finish_
     and names the resume, not "is it a run directory?"."""
     run = tmp_path / "reports" / "kill2"
     run.mkdir(parents=True)
-    (run / "run.json").write_text(json.dumps({"run_id": "kill2", "status": "running",
-                                              "plan": ["t::a", "t::b", "t::c"]}), encoding="utf-8")
+    manifest = {"run_id": "kill2", "model": "egi/noisy-0.3", "status": "running",
+                "plan": ["t::a", "t::b", "t::c"]}
+    (run / "run.json").write_text(json.dumps(manifest), encoding="utf-8")
     (run / "journal.jsonl").write_text('{"task_id": "a"}\n{"task_id": "b"', encoding="utf-8")  # b cut short
     for argv in (["report", str(run)], ["report", "--rescore", str(run)]):
         assert main(argv) == 2
