@@ -160,6 +160,62 @@ def test_xdist_controller_holds_no_record_of_a_finished_item(toy_project, tmp_pa
     assert all(read_trajectory(run_dir, r)["trajectory"] for r in records)
 
 
+# Loaded on the controller of a ``-n 2`` session: what each worker's report carries in its
+# ``user_properties`` as it arrives, before pytest rebuilds it (a wrapper runs before the
+# plugin's own decoding).
+WIRE_PROBE = """
+import json
+import os
+
+import pytest
+
+_seen = []
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_from_serializable(config, data):
+    if not hasattr(config, "workerinput") and data.get("$report_type") == "TestReport":
+        _seen.append([[name, type(value).__name__] for name, value in data.get("user_properties") or []])
+    return (yield)
+
+
+def pytest_unconfigure(config):
+    if not hasattr(config, "workerinput"):
+        with open(os.environ["PROBE_OUT"], "w") as fh:
+            json.dump(_seen, fh)
+"""
+
+
+def test_xdist_record_travels_to_the_controller_as_one_json_text(toy_project, tmp_path):
+    # execnet serializes a nested dict in Python, one call per key and value; a record
+    # travels twice per item (its call and teardown reports): one JSON text instead
+    seen = _probed_run(toy_project, tmp_path, "wireprobe", WIRE_PROBE, "--egi-bootstrap", "0", "-n", "2")
+    carried = [props for props in seen if props]
+    assert len(seen) == 30 and len(carried) == 20  # 10 items: call and teardown reports
+    assert all(props == [["egi-json", "str"]] for props in carried), carried
+    [run_dir] = [p for p in (toy_project.path / "reports").iterdir() if p.is_dir()]
+    records = load_records(run_dir)
+    assert len(records) == 10 and all(r["status"] == "passed" and r["raw_at"].startswith("raw/gw")
+                                      for r in records)
+
+
+def test_record_wire_encoding_round_trips_and_leaves_other_properties_alone():
+    from pytest_egi.collect.xdist import decode_records, encode_records
+
+    record = {"suite": "toy", "values": {"acc": 1.0, "nan": float("nan")}, "turns": (1, 2), "x": None}
+    wire = encode_records([("other", {"a": 1}), ("egi", record)])
+    assert wire[0] == ("other", {"a": 1})
+    assert wire[1][0] == "egi-json" and isinstance(wire[1][1], str)
+    [other, (name, back)] = decode_records(wire)
+    assert other == ("other", {"a": 1}) and name == "egi"
+    # as the journal has it: a tuple becomes a list, NaN stays NaN
+    assert back["turns"] == [1, 2] and back["values"]["nan"] != back["values"]["nan"]
+    assert {k: v for k, v in back.items() if k not in ("turns", "values")} == {"suite": "toy", "x": None}
+    odd = {"suite": "toy", "tags": {"a"}}  # not plain JSON: travels as it is
+    assert encode_records([("egi", odd)]) == [("egi", odd)]
+    assert encode_records([("other", 1)]) is None and decode_records([("egi", odd)]) is None
+
+
 def test_read_journal_reads_a_byte_range_and_shares_repeated_strings(tmp_path):
     base = {"suite": "toy", "suite_module": "toysuites.toy", "model": "egi/oracle", "status": "passed",
             "category": "alpha", "trial": 1, "values": {"acc": 1.0}, "nodeid": "t"}  # fmt: skip

@@ -5,6 +5,7 @@ controller (:class:`XdistHooks`), and the suite-affine scheduler
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,12 @@ import pytest
 
 from pytest_egi.run.state import SETTINGS_KEY
 
-__all__ = ["WORKSTEAL_KEY", "XdistHooks", "choose_worksteal", "register", "worksteal_chosen"]
+__all__ = ["RECORD_ON_THE_WIRE", "WORKSTEAL_KEY", "XdistHooks", "choose_worksteal", "decode_records",
+           "encode_records", "register", "worksteal_chosen"]
+
+RECORD_ON_THE_WIRE = "egi-json"
+"""The ``user_properties`` name under which a worker's report carries its record to the
+controller as one JSON text (:func:`encode_records`) instead of the ``("egi", record)`` dict."""
 
 
 WORKSTEAL_KEY = pytest.StashKey[bool]()
@@ -54,6 +60,37 @@ def register(config: pytest.Config) -> None:
     config.pluginmanager.register(SchedulerHooks(chosen, suite_name), "egi-scheduling")
 
 
+def encode_records(properties: list[Any]) -> list[Any] | None:
+    """A worker's report's ``user_properties`` with each ``("egi", record)`` entry turned
+    into ``(RECORD_ON_THE_WIRE, <the record's JSON text>)``; None when there is none.
+
+    execnet serializes nested dicts in Python, one call per key and value (about 70 us
+    for a small record, both ways), and a record travels twice per item (its call and its
+    teardown report); one string costs a C-speed ``json.dumps`` and one write. A record that
+    is not plain JSON (json raises) travels as it is."""
+    if not any(entry[0] == "egi" for entry in properties):
+        return None
+    out = []
+    for name, value in properties:
+        if name == "egi" and isinstance(value, dict):
+            try:
+                name, value = RECORD_ON_THE_WIRE, json.dumps(value, allow_nan=True)
+            except (TypeError, ValueError):
+                pass
+        out.append((name, value))
+    return out
+
+
+def decode_records(properties: list[Any]) -> list[Any] | None:
+    """The inverse of :func:`encode_records` on the controller: ``("egi", record)`` entries
+    again (lists where the worker had tuples, as the journal has them); None when the
+    report carries no encoded record."""
+    if not any(entry[0] == RECORD_ON_THE_WIRE for entry in properties):
+        return None
+    return [("egi", json.loads(value)) if name == RECORD_ON_THE_WIRE else (name, value)
+            for name, value in properties]
+
+
 class XdistHooks:
     """Hand every worker the controller's run id (so all write into one run directory; the
     model gateway's socket, when there is one, is handed by :mod:`pytest_egi.run.gateway`); on
@@ -86,6 +123,26 @@ class XdistHooks:
         if settings.shared_dir is None:  # once per session, for all workers
             settings.shared_dir = Path(tempfile.mkdtemp(prefix="egi-shared-"))
         node.workerinput["egi_shared_dir"] = str(settings.shared_dir)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_to_serializable(self, config: pytest.Config, report: Any) -> Any:
+        """On a worker, the report's record goes to the controller as one JSON text
+        (:func:`encode_records`); the report itself keeps its dict."""
+        data = yield
+        if self.worker and isinstance(data, dict) and data.get("user_properties"):
+            encoded = encode_records(data["user_properties"])
+            if encoded is not None:
+                data = dict(data, user_properties=encoded)
+        return data
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_from_serializable(self, config: pytest.Config, data: dict[str, Any]) -> None:
+        """On the controller, before pytest rebuilds a worker's report: its records back to
+        ``("egi", record)`` dicts (:func:`decode_records`)."""
+        if not self.worker and isinstance(data, dict) and data.get("user_properties"):
+            decoded = decode_records(data["user_properties"])
+            if decoded is not None:
+                data["user_properties"] = decoded
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
