@@ -107,7 +107,8 @@ def score_replies(scenario: Scenario, trajectory: dict[str, Any], limits: Limits
     """Score a trajectory's replies on ``scenario`` (module docstring), with the failure kind
     of a failed trial: ``no_answer`` / ``turn_limit``, ``gave_up`` ("I don't know."-style
     final reply), else ``wrong_answer`` (the code fails a hidden test, changes no file, or
-    does not parse).
+    does not parse). The sandbox checks are read from the trajectory when it keeps them for
+    these inputs (:func:`trial_checks`), else run here.
 
     Raises:
         SandboxError: the sandbox could not start (an infrastructure error).
