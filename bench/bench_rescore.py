@@ -7,8 +7,9 @@ Without ``--run``, a run is made first in a temporary folder (``pytest suites[/<
 --egi-model <model> --egi-mode <mode> -n 2``; a deep run of every suite takes 10-20 minutes
 on a 2-core machine, so give ``--run`` a kept one, made with ``--egi-report-dir DIR
 --egi-run-id ID``). ``--without-suite NAME`` rescores a copy of the run without that suite's
-records (its ``raw/`` shared by a link): LoCoBench's scorer runs each answer's tests in the
-sandbox again, minutes for a deep run, which would hide every other cost.
+records (its ``raw/`` shared by a link): in a run folder made before LoCoBench kept its
+checks' results in the trajectories, its scorer runs each answer's tests in the sandbox again,
+minutes for a deep run, which would hide every other cost.
 
 Each rescore runs in a fresh interpreter (imports counted, as a user's ``egi-bench`` pays
 them), writing its ``rescore-*`` folder inside the run, removed afterwards. Printed: the

@@ -193,8 +193,10 @@ class LocoSuite:
         return LocoPolicy(build_scenario(task.data), noise)
 
     def score(self, task: Task, trajectory: dict[str, Any], options: Any, judge: Any = None) -> TaskScore:
-        """Score one trajectory: the replies applied in order, then checked in the sandbox
-        (``scorer.py``). Deterministic rules; ``judge`` is unused.
+        """Score one trajectory: the replies applied in order, then the sandbox checks of the
+        final tree, read from the trajectory when it keeps them for exactly that tree,
+        scenario and limits, else run (``scorer.py``). Deterministic rules; ``judge`` is
+        unused.
 
         Raises:
             SandboxError: the sandbox could not start (the item errors, never a wrong answer).

@@ -187,13 +187,20 @@ def session_view(scenario: Scenario, files: dict[str, str], ablate: bool) -> lis
 def run_trial(task: Task, client: ModelClient, options: Any = None, judge: Any = None) -> Trajectory:
     """Run one scenario: one model call per session, each on a fresh two-message prompt.
 
+    When the model has finished, the sandbox checks of its final tree run once
+    (:func:`suites.locobench.scorer.trial_checks`, with the limits of ``options``) and their
+    result is kept in the trajectory, so scoring and rescoring read it instead of running them.
+
     Returns:
         The trajectory: every prompt and reply in order, ``final_answer`` the last reply
         (None when blank or cut off), ``info["locobench"]`` the per-session notes, the
-        context size and whether the context ablation ran.
+        context size, whether the context ablation ran and, when the answer changed a file,
+        ``checks`` (the check result with the sha256 of its inputs: ``env.stored_checks``).
 
     Raises:
         ProviderError: from the client (an infrastructure failure).
+        SandboxError: the sandbox could not start for the checks (an infrastructure failure;
+            the trajectory is attached as ``partial_trajectory``).
     """
     from suites.locobench.options import LocoOptions
 
@@ -233,6 +240,13 @@ def run_trial(task: Task, client: ModelClient, options: Any = None, judge: Any =
         "scenario": scenario.id,
         "context_tokens": proxy_tokens(scenario.context_chars),
     }
+    from suites.locobench.options import limits
+    from suites.locobench.scorer import trial_checks  # the scorer imports this module
+
+    with keep_partial(traj):  # the model has finished: nothing here reaches it
+        checks = trial_checks(scenario, traj.to_dict(), limits(opts))
+    if checks is not None:
+        traj.info["locobench"]["checks"] = checks
     return traj
 
 

@@ -7,10 +7,18 @@ tree and the harness's own files (hidden tests, a copy of the regression tests, 
 that compiles every file and imports every module) into a
 :class:`~pytest_egi.sandbox.Sandbox` and runs pytest there once, reading the outcomes from
 its JUnit XML report (never from its output).
+
+The result is content-addressed (:func:`checks_key`, :func:`stored_checks`,
+:func:`read_checks`): the trial runs the checks once, when the model has finished, and keeps
+the result in its trajectory with the sha256 of everything that determines it (final tree,
+harness files, smoke test, limits, :data:`CHECKS_VERSION`); the scorer reads that result only
+when the digest it recomputes is the same, else it runs the checks again.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -32,10 +40,25 @@ from pytest_egi.sandbox import (
 from suites.locobench.structure import module_of
 from suites.locobench.tasks.common import HIDDEN_DIR
 
-__all__ = ["Checked", "apply_reply", "importable_modules", "run_checks", "smoke_test"]
+__all__ = [
+    "CHECKS_VERSION",
+    "Checked",
+    "apply_reply",
+    "checks_key",
+    "importable_modules",
+    "read_checks",
+    "run_checks",
+    "smoke_test",
+    "stored_checks",
+]
 
 REPORT = f"{HIDDEN_DIR}/report.xml"
 SMOKE = "test_egi_smoke"
+CHECKS_VERSION = 1
+"""The check runner's version, part of :func:`checks_key`. Bump it whenever a change to
+:func:`run_checks` (its pytest command, :func:`smoke_test`, :func:`classify`, the run's JSON
+form) or to the sandbox could change a result for the same files: results stored by a
+trajectory under another version are then never read, the checks run again."""
 
 
 def apply_reply(
@@ -165,6 +188,57 @@ class Checked:
     isolation: str = ""
     run: dict[str, Any] = field(default_factory=dict)
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form (a deep copy): ``{"groups": {group: [[test, passed], ...]},
+        "failures": [[test, message], ...], "reason", "isolation", "run"}``. Tests are kept as
+        lists of pairs in the run's order, since the trajectory store sorts an object's keys
+        and the scorer's texts list tests in that order."""
+        return {
+            "groups": {g: [[k, ok] for k, ok in cases.items()] for g, cases in self.groups.items()},
+            "failures": [[k, v] for k, v in self.failures.items()],
+            "reason": self.reason,
+            "isolation": self.isolation,
+            "run": json.loads(json.dumps(self.run)),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Checked:
+        """The :class:`Checked` of a :meth:`to_dict` form (a deep copy).
+
+        Raises:
+            ValueError: not that form (a key missing or extra, a value of another type).
+        """
+        fields = {f.name for f in dataclasses.fields(cls)}
+        if not isinstance(data, dict) or set(data) != fields:
+            raise ValueError(f"a stored check result has the keys {sorted(fields)}")
+
+        def pairs(value: Any, kind: type, what: str) -> dict[str, Any]:
+            if not isinstance(value, list) or not all(
+                isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and isinstance(p[1], kind)
+                for p in value
+            ):
+                raise ValueError(f"a stored check result's {what} must be a list of [test, {kind.__name__}]")
+            out = dict(value)
+            if len(out) != len(value):
+                raise ValueError(f"a stored check result's {what} names a test twice")
+            return out
+
+        groups = data["groups"]
+        if not isinstance(groups, dict):
+            raise ValueError("a stored check result's groups must map a group to its tests")
+        reason, isolation, run = data["reason"], data["isolation"], data["run"]
+        if not (reason is None or isinstance(reason, str)) or not isinstance(isolation, str):
+            raise ValueError("a stored check result's reason must be text or null, its isolation text")
+        if not isinstance(run, dict):
+            raise ValueError("a stored check result's run must be an object")
+        return cls(
+            groups={g: pairs(cases, bool, f"group {g!r}") for g, cases in groups.items()},
+            failures=pairs(data["failures"], str, "failures"),
+            reason=reason,
+            isolation=isolation,
+            run=json.loads(json.dumps(run)),
+        )
+
 
 def _group(classname: str, name: str) -> str:
     module = next((p for p in classname.split(".") if p.startswith("test_")), "")
@@ -264,3 +338,53 @@ def run_checks(files: Mapping[str, str], hidden: Mapping[str, str], limits: Limi
         checked.groups, failures = classify(result.junit)
         checked.failures = {k: _steady(v, root) for k, v in failures.items()}
     return checked
+
+
+def _digest(obj: Any) -> str:
+    """sha256 (hex) of ``obj``'s canonical JSON (sorted keys, ASCII, no spaces)."""
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def checks_key(files: Mapping[str, str], hidden: Mapping[str, str], limits: Limits) -> str:
+    """The sha256 (64 hex digits) of everything that determines :func:`run_checks`'s result:
+    :data:`CHECKS_VERSION`, the final tree ``files``, the harness's files ``hidden``, the
+    smoke test's text (its module list comes from ``files``) and every field of ``limits``.
+    Equal keys, same checks; any change to one of them changes the key."""
+    return _digest(
+        {
+            "version": CHECKS_VERSION,
+            "files": dict(files),
+            "hidden": dict(hidden),
+            "smoke": smoke_test(importable_modules(files)),
+            "limits": dataclasses.asdict(limits),
+        }
+    )
+
+
+def stored_checks(key: str, checked: Checked) -> dict[str, Any]:
+    """The form a trajectory keeps a check result in: ``{"version": CHECKS_VERSION, "key":
+    key (:func:`checks_key` of the checked inputs), "result": checked.to_dict(), "sha256":
+    digest of key and result}`` (the last seals the result: an edited result is not read)."""
+    result = checked.to_dict()
+    return {
+        "version": CHECKS_VERSION,
+        "key": key,
+        "result": result,
+        "sha256": _digest({"key": key, "result": result}),
+    }
+
+
+def read_checks(stored: Any, key: str) -> Checked | None:
+    """The check result kept in ``stored`` (:func:`stored_checks`'s form) when it belongs to
+    the inputs whose :func:`checks_key` is ``key``; None when ``stored`` is missing, of
+    another version or key, edited after it was sealed, or malformed (the caller then runs
+    the checks). Never raises."""
+    if not isinstance(stored, dict) or stored.get("version") != CHECKS_VERSION or stored.get("key") != key:
+        return None
+    try:
+        if stored.get("sha256") != _digest({"key": key, "result": stored.get("result")}):
+            return None
+        return Checked.from_dict(stored["result"])
+    except (TypeError, ValueError):  # not JSON-serialisable (a live object), or malformed
+        return None

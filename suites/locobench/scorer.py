@@ -21,11 +21,19 @@ answer that changes nothing scores 0 on every dimension (never credited).
 
 LoCoBench's total, LCBS = 5 × (0.4·SE + 0.3·FC + 0.2·CQ + 0.1·LCU) (reference B5), is kept
 as a diagnostic; it is NOT comparable with the paper's numbers (different checks).
+
+The sandbox checks run once per trial: :func:`trial_checks` (called by the agent when the
+model has finished) keeps their result in the trajectory (``info["locobench"]["checks"]``,
+content-addressed: ``suites.locobench.env.checks_key``), and the scorer reads it there when
+the key recomputed from the replayed files and the scenario is the same; otherwise (a
+trajectory from before, another scenario or other limits, an edited or malformed result) it
+runs the checks itself. Read or run, the score is the same.
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_egi.agents.loops import no_answer_reason
@@ -34,11 +42,18 @@ from pytest_egi.sandbox import Limits
 from pytest_egi.suite import TaskScore
 from suites.locobench.agent import replay
 from suites.locobench.data import Scenario
-from suites.locobench.env import run_checks
+from suites.locobench.env import Checked, checks_key, read_checks, run_checks, stored_checks
 from suites.locobench.quality import bandit_findings, code_quality
 from suites.locobench.structure import software_engineering
 
-__all__ = ["LCBS_WEIGHTS", "hidden_test_names", "lcbs", "score_replies", "static_checks"]
+__all__ = [
+    "LCBS_WEIGHTS",
+    "hidden_test_names",
+    "lcbs",
+    "score_replies",
+    "static_checks",
+    "trial_checks",
+]
 
 LCBS_WEIGHTS = {"se": 0.4, "fc": 0.3, "cq": 0.2, "lcu": 0.1}
 """LoCoBench's dimension weights (``config.yaml``, reference B5)."""
@@ -92,7 +107,8 @@ def score_replies(scenario: Scenario, trajectory: dict[str, Any], limits: Limits
     """Score a trajectory's replies on ``scenario`` (module docstring), with the failure kind
     of a failed trial: ``no_answer`` / ``turn_limit``, ``gave_up`` ("I don't know."-style
     final reply), else ``wrong_answer`` (the code fails a hidden test, changes no file, or
-    does not parse).
+    does not parse). The sandbox checks are read from the trajectory when it keeps them for
+    these inputs (:func:`trial_checks`), else run here.
 
     Raises:
         SandboxError: the sandbox could not start (an infrastructure error).
@@ -113,6 +129,84 @@ def _last_reply(trajectory: dict[str, Any]) -> Any:
     return replies[-1] if replies else None
 
 
+@dataclass
+class _Answer:
+    """A trajectory's answer as the scorer sees it: ``zero`` the reason it scores 0 without
+    checks (no answer, no reply applied, no file changed), else None; ``final`` the replayed
+    tree, ``changed`` its changed paths (sorted); ``details`` the score's details so far."""
+
+    details: dict[str, Any]
+    zero: str | None = None
+    final: dict[str, str] = field(default_factory=dict)
+    changed: list[str] = field(default_factory=list)
+
+
+def _answer(scenario: Scenario, trajectory: dict[str, Any]) -> _Answer:
+    details: dict[str, Any] = {"scenario": scenario.id, "difficulty": scenario.difficulty}
+    missing = no_answer_reason(trajectory)
+    if missing is not None:
+        return _Answer(details, f"no answer: {missing}")
+    replies = [m.get("content") for m in trajectory.get("messages", []) if m.get("role") == "assistant"]
+    final, notes = replay(scenario, replies)
+    details["sessions"] = notes
+    if not any(n["ok"] for n in notes):
+        return _Answer(details, "; ".join(f"session {n['session']}: {n['reason']}" for n in notes))
+    changed = sorted(p for p in set(final) | set(scenario.files) if final.get(p) != scenario.files.get(p))
+    details["changed"] = changed
+    if not changed:
+        return _Answer(details, "the answer changed no file")
+    return _Answer(details, None, final, changed)
+
+
+def _stored(trajectory: dict[str, Any]) -> Any:
+    """The trajectory's stored check result (``info["locobench"]["checks"]``), else None."""
+    info = trajectory.get("info")
+    mine = info.get("locobench") if isinstance(info, dict) else None
+    return mine.get("checks") if isinstance(mine, dict) else None
+
+
+def _checks(scenario: Scenario, final: dict[str, str], limits: Limits, trajectory: dict[str, Any]) -> Checked:
+    """The checks of ``final``: read from the trajectory when stored there for exactly these
+    inputs (same :func:`~suites.locobench.env.checks_key`), else run in the sandbox.
+
+    Raises:
+        SandboxError: the sandbox could not start (an infrastructure error).
+    """
+    hidden = scenario.hidden_files()
+    stored = _stored(trajectory)
+    if stored is not None:
+        found = read_checks(stored, checks_key(final, hidden, limits))
+        if found is not None:
+            return found
+    return run_checks(final, hidden, limits)
+
+
+def trial_checks(scenario: Scenario, trajectory: dict[str, Any], limits: Limits) -> dict[str, Any] | None:
+    """Run the sandbox checks the scorer needs for a finished trial, once, to keep in its
+    trajectory (``info["locobench"]["checks"]``); the scorer then reads them instead of
+    running them (:func:`score_replies`).
+
+    Args:
+        scenario: the trial's scenario.
+        trajectory: the finished trajectory (``Trajectory.to_dict()`` form).
+        limits: the sandbox limits the scorer will be given (``options.limits``).
+
+    Returns:
+        ``suites.locobench.env.stored_checks``'s form (version, key, result, seal), or None
+        when the trajectory scores 0 without checks (no answer, no reply applied, no file
+        changed): nothing runs then.
+
+    Raises:
+        SandboxError: the sandbox could not start (an infrastructure error: the item errors).
+    """
+    answer = _answer(scenario, trajectory)
+    if answer.zero is not None:
+        return None
+    hidden = scenario.hidden_files()
+    key = checks_key(answer.final, hidden, limits)
+    return stored_checks(key, run_checks(answer.final, hidden, limits))
+
+
 def _score_replies(scenario: Scenario, trajectory: dict[str, Any], limits: Limits) -> TaskScore:
     """The score of :func:`score_replies`, without its failure kind.
 
@@ -122,20 +216,12 @@ def _score_replies(scenario: Scenario, trajectory: dict[str, Any], limits: Limit
     """
     names = hidden_test_names(scenario.hidden_tests)
     lcu_defined = bool(names["needle"])
-    details: dict[str, Any] = {"scenario": scenario.id, "difficulty": scenario.difficulty}
-    missing = no_answer_reason(trajectory)
-    if missing is not None:
-        return _zero(f"no answer: {missing}", details, lcu_defined)
-    replies = [m.get("content") for m in trajectory.get("messages", []) if m.get("role") == "assistant"]
-    final, notes = replay(scenario, replies)
-    details["sessions"] = notes
-    if not any(n["ok"] for n in notes):
-        return _zero("; ".join(f"session {n['session']}: {n['reason']}" for n in notes), details, lcu_defined)
-    changed = sorted(p for p in set(final) | set(scenario.files) if final.get(p) != scenario.files.get(p))
-    details["changed"] = changed
-    if not changed:
-        return _zero("the answer changed no file", details, lcu_defined)
-    checked = run_checks(final, scenario.hidden_files(), limits)
+    answer = _answer(scenario, trajectory)
+    details = answer.details
+    if answer.zero is not None:
+        return _zero(answer.zero, details, lcu_defined)
+    final, changed = answer.final, answer.changed
+    checked = _checks(scenario, final, limits, trajectory)
     details["isolation"] = checked.isolation
     details["run"] = checked.run
     statics = static_checks(scenario, final)
