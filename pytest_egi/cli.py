@@ -273,7 +273,6 @@ def rescore_records(
         if rec["status"] not in ("passed", "failed"):
             out.append(_raw_relative_to(dict(rec), run, out_dir))
             continue
-        raw_path = run / str(rec.get("raw_at") or rec["raw_path"]).partition("#")[0]
         try:
             raw = reader.read(rec)
         except TrajectoryError as exc:
@@ -287,7 +286,7 @@ def rescore_records(
             failure_kind = checked_failure_kind(suite.name, bool(score.success), score.failure_kind,
                                                 raw["trajectory"])
         except FailureKindError as exc:
-            raise CliError(f"{raw_path}: {exc}") from None
+            raise CliError(f"{reader.path_of(rec)}: {exc}") from None
         new = _raw_relative_to(dict(rec), run, out_dir)
         new.update(
             status="passed" if score.success else "failed",

@@ -86,7 +86,18 @@ def pointer_problem(run_dir: Path, pointer: str) -> str | None:
             end = fh.read(1)
     except (OSError, TrajectoryError) as exc:
         return str(exc)
-    return None if end == b"\n" else f"{file}: the line at offset {offset} is cut short"
+    problem = _line_end_problem(end)
+    return None if problem is None else f"{file}: the line at offset {offset} {problem}"
+
+
+def _line_end_problem(end: bytes) -> str | None:
+    """Why a stored line whose byte at ``offset + length`` is ``end`` (empty past the end of
+    the file) is not whole; None when that byte ends the line."""
+    if end == b"\n":
+        return None
+    if not end:
+        return "is cut short (was the run killed while writing it?)"
+    return "does not end its line (the file is not the one the record was written with)"
 
 
 class TrajectoryStore:
@@ -228,6 +239,12 @@ class TrajectoryReader:
             self._timings = _pointers_in_timings(self.run_dir)
         return self._timings.get((record.get("suite"), record.get("task_id"), record.get("trial")))
 
+    def path_of(self, record: dict[str, Any]) -> Path:
+        """The file that holds the record's stored trajectory (its store, or an old run
+        folder's file), for messages; it may not exist."""
+        where = self.where(record) or record.get("raw_path") or ""
+        return self.run_dir / str(where).partition("#")[0]
+
     def read_text(self, record: dict[str, Any]) -> str:
         """The JSON text of the record's stored trajectory.
 
@@ -258,9 +275,8 @@ class TrajectoryReader:
         except OSError as exc:
             raise TrajectoryError(f"{path}: cannot read the stored trajectory of {_label(record)} "
                                   f"({exc.strerror or exc})") from None
-        if len(data) < length + 1 or data[-1:] != b"\n":
-            what = "is cut short (was the run killed while writing it?)" if len(data) <= length else \
-                "does not end its line (the file is not the one the record was written with)"
+        what = _line_end_problem(data[length:length + 1])
+        if what is not None:
             raise TrajectoryError(f"{path}: the trajectory of {_label(record)} at offset {offset} {what}; "
                                   f"run the run's pytest command again with --egi-resume {self.run_dir}: "
                                   "it runs that item again and keeps every other record")
@@ -276,8 +292,7 @@ class TrajectoryReader:
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
-            where = self.where(record) or record.get("raw_path")
-            raise TrajectoryError(f"{self.run_dir / str(where).partition('#')[0]}: the trajectory of "
+            raise TrajectoryError(f"{self.path_of(record)}: the trajectory of "
                                   f"{_label(record)} is not valid JSON ({exc.msg})") from None
         if not isinstance(obj, dict):
             raise TrajectoryError(f"{self.run_dir}: the trajectory of {_label(record)} is not a JSON object")

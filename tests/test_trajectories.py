@@ -157,6 +157,11 @@ def test_a_resumed_item_appends_again_and_its_record_names_the_new_copy(toy_proj
                                    "--egi-bootstrap", "0")
     assert result.ret == 0, result.stdout.str()
     result.assert_outcomes(passed=1)  # only the item whose trajectory was lost ran again
+    # and the session says why it runs again
+    trial = f"{last['suite']}/{last['task_id']} (trial {last['trial']})"
+    result.stdout.fnmatch_lines([
+        f"egi: 1 result runs again: the stored trajectory is missing or not whole ({trial}: {file}: "
+        f"the line at offset {offset} is cut short (was the run killed while writing it?))"])
     again = [r for r in load_records(run) if r["task_id"] == last["task_id"]][0]
     assert again["raw_at"] != last["raw_at"]
     assert read_trajectory(run, again)["task_id"] == last["task_id"]

@@ -38,6 +38,11 @@ def header_lines(config: pytest.Config, s: RunSettings) -> list[str]:
         what = "items already have a complete record and do not" if done != 1 else (
             "item already has a complete record and does not")
         lines.append(f"egi: resuming {s.resume_from}: {done} {what} run again")
+        if s.resume_damaged:
+            n = len(s.resume_damaged)
+            lines.append(f"egi: {n} {'result runs' if n == 1 else 'results run'} again: the stored "
+                         f"trajectory is missing or not whole ({s.resume_damaged[0]}"
+                         + (f"; and {n - 1} more" if n > 1 else "") + ")")
     return lines
 
 

@@ -93,7 +93,8 @@ def resolve_run_dir(config: pytest.Config, settings: RunSettings) -> list[dict[s
                 + "; ".join(differences)
                 + ". Resume with the run's options, or start a new run without --egi-resume"
             )
-        records = complete_records(run_dir, run_records(run_dir))
+        damaged: list[str] = []
+        records = complete_records(run_dir, run_records(run_dir), damaged)
     except (RunLogError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from None
     _lock_run_dir(config, run_dir)
@@ -105,6 +106,7 @@ def resolve_run_dir(config: pytest.Config, settings: RunSettings) -> list[dict[s
     settings.report_dir = run_dir.resolve().parent.parent if shard else run_dir.resolve().parent
     settings.resume_from = run_dir
     settings.resumed = {(r["suite"], r["task_id"], int(r["trial"])): r.get("suite_version") for r in records}
+    settings.resume_damaged = damaged
     return records
 
 

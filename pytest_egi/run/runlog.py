@@ -417,12 +417,22 @@ def run_records(run_dir: Path, journal_end: int | None = None) -> list[dict[str,
     return []
 
 
-def complete_records(run_dir: Path, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def complete_records(
+    run_dir: Path, records: list[dict[str, Any]], damaged: list[str] | None = None
+) -> list[dict[str, Any]]:
     """The records that are results: status passed or failed, with their trajectory on
     disk whole (its store's line, ``raw_at``: :func:`pytest_egi.trajectories.pointer_problem`;
     or, in a folder of the old layout, its file ``raw_path``). Resume runs every other item
     of the plan again (its trajectory is appended again, and its new record names the new
-    copy)."""
+    copy).
+
+    Args:
+        run_dir: the run folder the records' places are relative to.
+        records: the run's records (journal order).
+        damaged: when given, gets one line per result left out because its stored
+            trajectory is missing or not whole (``<suite>/<task id> (trial k): <why>``), so
+            the resumed session can say why that item runs again.
+    """
     from pytest_egi.trajectories import pointer_problem
 
     out = []
@@ -431,9 +441,15 @@ def complete_records(run_dir: Path, records: list[dict[str, Any]]) -> list[dict[
             continue
         pointer, raw = rec.get("raw_at"), rec.get("raw_path")
         if pointer:
-            if pointer_problem(Path(run_dir), pointer) is not None:
-                continue
+            problem = pointer_problem(Path(run_dir), pointer)
         elif raw and not (Path(run_dir) / raw).is_file():
+            problem = f"{raw}: no such file"
+        else:
+            problem = None
+        if problem is not None:
+            if damaged is not None:
+                trial = f"{rec.get('suite')}/{rec.get('task_id')} (trial {rec.get('trial')})"
+                damaged.append(f"{trial}: {problem}")
             continue
         out.append(rec)
     return out

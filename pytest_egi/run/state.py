@@ -140,6 +140,9 @@ class RunSettings:
     resumed: dict[tuple[str, str, int], str | None] = field(default_factory=dict)
     """On resume: (suite, task id, trial) -> suite version of every complete record of the
     run; those items are not run again."""
+    resume_damaged: list[str] = field(default_factory=list)
+    """On resume: the results whose stored trajectory is missing or not whole
+    (``<suite>/<task id> (trial k): <why>``); those items run again."""
     gate_rule: str = "point"
     """``--egi-gate``: ``confident`` (the plugin's default: judged on the intervals,
     :mod:`pytest_egi.scoring.gate`) or ``point`` (on the point values); ``point`` here, for settings
