@@ -2,6 +2,7 @@
 
     python bench/bench_harness_cost.py [--sizes 1,1000,5000,20000] [--workers 1,2] [--quick]
     python bench/bench_harness_cost.py --cold [--quick] [--repeat N]
+    python bench/bench_harness_cost.py --modes quick   (the collection and main job at one profile)
 
 A throwaway suite is written to a temporary folder (never inside the shipped ``suites``): one
 package ``costsuites.noop`` whose ``SUITE`` loads N tasks and whose test does nothing but
@@ -538,6 +539,9 @@ def main() -> None:
     )
     parser.add_argument("--suites", default="suites", help="what to collect, relative to the checkout")
     parser.add_argument("--quick", action="store_true", help="a fast smoke run (see the module docstring)")
+    parser.add_argument("--modes", default=None,
+                        help="profiles of the collection and main-job runs, comma-separated "
+                             "(default quick,deep; quick with --quick)")
     parser.add_argument("--per-suite", action="store_true",
                         help="also a cold collection of each suite alone (CPU and peak RSS)")
     parser.add_argument("--cold", action="store_true",
@@ -555,7 +559,7 @@ def main() -> None:
         write_project(folder)
         warm_up(folder, args.suites)
         runs = item_runs(folder, sizes, workers)
-        modes = ["quick"] if args.quick else ["quick", "deep"]
+        modes = args.modes.split(",") if args.modes else ["quick"] if args.quick else ["quick", "deep"]
         collect, collect_bare = collection(folder, modes, repeat, args.suites)
         jobs = main_job(folder, modes, repeat, args.suites)
         per_suite = {}
@@ -628,7 +632,7 @@ def cold_only(args: argparse.Namespace) -> None:
     suite alone, quick and deep (quick only with ``--quick``), beside bare pytest; nothing else."""
     load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
     repeat = args.repeat or (1 if args.quick else 3)
-    modes = ["quick"] if args.quick else ["quick", "deep"]
+    modes = args.modes.split(",") if args.modes else ["quick"] if args.quick else ["quick", "deep"]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         write_project(folder)
