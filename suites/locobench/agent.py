@@ -12,7 +12,6 @@ model's earlier answers left it, never the earlier chat.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from typing import Any
@@ -20,10 +19,9 @@ from typing import Any
 from pytest_egi.agents.loops import Trajectory, call_model, end_with_text, keep_partial
 from pytest_egi.models.base import ModelClient
 from pytest_egi.models.params import scaffold_params
-from pytest_egi.sandbox import AnswerRefused, PatchError
 from pytest_egi.suite import Task, suite_options
 from suites.locobench.data import Scenario, build_scenario, context_view, proxy_tokens
-from suites.locobench.env import apply_reply
+from suites.locobench.replies import ReplyError, parse_reply, replay, replay_one
 
 __all__ = [
     "GENERATION_PARAMS",
@@ -62,10 +60,6 @@ deleted); paths are relative to the project root. Instead of "files" you may rep
 unified diff (```diff ... ``` with --- a/<path> / +++ b/<path> headers and @@ hunks)."""
 
 
-class ReplyError(ValueError):
-    """A reply that is neither a JSON answer nor a unified diff (the model's failure)."""
-
-
 def generation_params(client: Any) -> dict[str, Any]:
     """The parameters sent with every call (the reasoning bound for reasoning models)."""
     return scaffold_params(GENERATION_PARAMS, client, REASONING_MAX_TOKENS)
@@ -95,80 +89,6 @@ def build_prompt(scenario: Scenario, session: int, view: list[tuple[str, str]]) 
         f"CONTEXT FILES ({len(view)} files, {chars} characters, about {proxy_tokens(chars)} tokens):\n\n"
         f"{format_files(view)}\n"
     )
-
-
-_FENCE = re.compile(r"```(?P<lang>[A-Za-z0-9_-]*)[ \t]*\n(?P<body>.*?)```", re.DOTALL)
-
-
-def _json_objects(text: str) -> list[Any]:
-    decoder = json.JSONDecoder()
-    found = []
-    i = text.find("{")
-    while i != -1:
-        try:
-            obj, end = decoder.raw_decode(text, i)
-        except json.JSONDecodeError:
-            i = text.find("{", i + 1)
-            continue
-        found.append(obj)
-        i = text.find("{", end)
-    return found
-
-
-def parse_reply(text: Any) -> dict[str, Any]:
-    """The answer in a reply: ``{"files": {path: text or None}}`` or ``{"diff": text}``.
-
-    Tolerant as upstream's extractor: a fenced ``json`` block, else any JSON object with a
-    ``files`` mapping in the text; non-string file contents other than null are turned into
-    text (upstream stringifies them). Else a fenced ``diff``/``patch`` block, or a reply that
-    is itself a unified diff.
-
-    Raises:
-        ReplyError: no answer in either format (the message says what was expected).
-    """
-    if not isinstance(text, str) or not text.strip():
-        raise ReplyError("the reply is empty")
-    fences = list(_FENCE.finditer(text))
-    candidates: list[Any] = []
-    for m in fences:
-        if m.group("lang").lower() in ("json", ""):
-            candidates += _json_objects(m.group("body"))
-    candidates += _json_objects(text)
-    for obj in candidates:
-        if isinstance(obj, dict) and isinstance(obj.get("files"), dict):
-            files = {
-                str(k): (
-                    v
-                    if v is None or isinstance(v, str)
-                    else json.dumps(v)
-                    if not isinstance(v, (int, float))
-                    else str(v)
-                )
-                for k, v in obj["files"].items()
-            }
-            return {"files": files}
-    for m in fences:
-        if m.group("lang").lower() in ("diff", "patch", "udiff"):
-            return {"diff": m.group("body")}
-    stripped = text.strip()
-    if stripped.startswith(("--- ", "diff --git")):
-        return {"diff": stripped + "\n"}
-    raise ReplyError("the reply holds neither a JSON object with a 'files' mapping nor a unified diff")
-
-
-def replay(scenario: Scenario, replies: list[Any]) -> tuple[dict[str, str], list[dict[str, Any]]]:
-    """Apply the replies of the sessions in order to the project.
-
-    Returns:
-        The final tree and, per session, ``{"session", "ok", "format", "changed", "reason"}``
-        (a reply that does not parse or is refused changes nothing; the reason says why).
-    """
-    files = dict(scenario.files)
-    notes = []
-    for k, reply in enumerate(replies, 1):
-        files, note = replay_one(files, reply, k)
-        notes.append(note)
-    return files, notes
 
 
 def session_view(scenario: Scenario, files: dict[str, str], ablate: bool) -> list[tuple[str, str]]:
@@ -241,25 +161,10 @@ def run_trial(task: Task, client: ModelClient, options: Any = None, judge: Any =
         "context_tokens": proxy_tokens(scenario.context_chars),
     }
     from suites.locobench.options import limits
-    from suites.locobench.scorer import trial_checks  # the scorer imports this module
+    from suites.locobench.scorer import trial_checks  # heavy (quality and structure tools): on first use
 
     with keep_partial(traj):  # the model has finished: nothing here reaches it
         checks = trial_checks(scenario, traj.to_dict(), limits(opts))
     if checks is not None:
         traj.info["locobench"]["checks"] = checks
     return traj
-
-
-def replay_one(files: dict[str, str], reply: Any, session: int) -> tuple[dict[str, str], dict[str, Any]]:
-    """One session's reply applied to ``files`` (see :func:`replay`)."""
-    note: dict[str, Any] = {"session": session, "ok": False, "format": None, "changed": [], "reason": None}
-    try:
-        answer = parse_reply(reply)
-        note["format"] = "diff" if "diff" in answer else "files"
-        new = apply_reply(files, answer)
-    except (ReplyError, AnswerRefused, PatchError) as exc:
-        note["reason"] = f"{type(exc).__name__}: {exc}"
-        return files, note
-    note["ok"] = True
-    note["changed"] = sorted(p for p in set(new) | set(files) if new.get(p) != files.get(p))
-    return new, note

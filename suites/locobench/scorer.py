@@ -40,10 +40,10 @@ from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.outcomes import ending_kind
 from pytest_egi.sandbox import Limits
 from pytest_egi.suite import TaskScore
-from suites.locobench.agent import replay
 from suites.locobench.data import Scenario
 from suites.locobench.env import Checked, checks_key, read_checks, run_checks, stored_checks
 from suites.locobench.quality import bandit_findings, code_quality
+from suites.locobench.replies import replay
 from suites.locobench.structure import software_engineering
 
 __all__ = [
