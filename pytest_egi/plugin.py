@@ -210,10 +210,11 @@ def _start_no_item_after_a_stop(item: pytest.Item, nextitem: pytest.Item | None)
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
     """Prepare the item outside its timeout (the outermost wrapper: before pytest-timeout's
-    timer); afterwards honour a stop asked for while it ran and drop what it held."""
+    timer); afterwards honour a stop asked for while it ran, drop what it held, and release its
+    suite when this process has run its last item of it."""
     items.before_item(item)
     result = yield
-    items.after_item(item)
+    items.after_item(item, nextitem)
     return result
 
 

@@ -596,6 +596,20 @@ class Suite(Protocol):
         """
         ...
 
+    def release(self, options: BaseModel) -> None:
+        """Optional: let go of what :meth:`prepare` built and what the suite's items cached in
+        this process (worlds, indexes, generated data, servers that are not MCP servers), once
+        the process has run its last item of the suite: serially after the session's last item
+        of it, on an xdist worker when its next item is of another suite. The core then stops
+        the MCP servers only this suite's items used (:func:`pytest_egi.mcp.client.release_scope`)
+        and unpickles the suite's tasks again if an item of it comes back, after calling
+        :meth:`prepare` again (so both must leave the suite able to run its items afresh:
+        anything let go of is rebuilt on demand, with the same values).
+
+        Errors: an exception is shown as a warning naming the suite; the items have run.
+        """
+        ...
+
     def extra_files(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         """Optional: benchmark-specific files for the run folder, in the original tool's
         layouts (so users can diff against upstream tooling).

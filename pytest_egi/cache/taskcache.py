@@ -498,6 +498,27 @@ class LoadedTasks:
         if self._blobs is not None:
             self._tasks = None
 
+    def unload(self) -> None:
+        """Let go of the Task objects this process unpickled, keeping the tasks pickled: a
+        later :meth:`task` or :meth:`all` unpickles them again. Held as one pickle per task:
+        the last task asked for is dropped. Held as one pickle of the list, once unpickled:
+        the list is pickled again (what the tasks share stays shared) and dropped. Called
+        when this process has run its last item of the suite
+        (:func:`pytest_egi.run.items.release_suite`). Nothing changes for tasks that were
+        never unpickled, nor for tasks that cannot be pickled (they stay objects).
+        """
+        self._last = None
+        if self._blobs is not None:
+            self._tasks = None
+            return
+        if self._tasks is None:
+            return
+        try:
+            self._blob = pickle.dumps(self._tasks, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return
+        self._tasks = None
+
     def release(self) -> None:
         """Drop the Task objects and their pickles; :attr:`ids` and :attr:`categories` stay.
 

@@ -11,7 +11,10 @@
   empty schemas, the reverse name map). Pure; imports nothing heavy.
 
 Importing this package is free: the names are loaded on first access, and the ``mcp`` SDK
-(with anyio and pydantic) only when a server starts.
+(with anyio and pydantic) only when a server starts. :func:`enter_scope` and
+:func:`current_scope` (defined here, not in the client) name what the servers started or used
+from then on belong to: the plugin enters a suite's scope before each of its items, and
+:func:`release_scope` stops the servers of a scope once the process is done with it.
 """
 
 from __future__ import annotations
@@ -30,13 +33,30 @@ __all__ = [
     "ToolResult",
     "begin_item",
     "close_all",
+    "current_scope",
     "encodable",
+    "enter_scope",
     "openai_name",
     "openai_parameters",
     "openai_tool",
+    "release_scope",
     "running_servers",
     "shared_server",
 ]
+
+_scope: str | None = None
+
+
+def enter_scope(name: str | None) -> None:
+    """Make ``name`` (a suite's name; None: no scope) the scope of the servers started or used
+    from now on in this process (:func:`pytest_egi.mcp.client.release_scope`)."""
+    global _scope
+    _scope = name
+
+
+def current_scope() -> str | None:
+    """The scope :func:`enter_scope` set last in this process (None: none)."""
+    return _scope
 
 _WHERE = {
     "McpToolSpec": "schema",

@@ -81,6 +81,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest_egi.mcp as _package
 from pytest_egi.agents.tools import Tool, ToolError, Toolkit, ToolOutcome
 from pytest_egi.mcp import forkserver
 from pytest_egi.mcp.schema import McpToolSpec, ToolNames
@@ -95,6 +96,7 @@ __all__ = [
     "begin_item",
     "close_all",
     "encodable",
+    "release_scope",
     "running_servers",
     "shared_server",
 ]
@@ -465,6 +467,31 @@ class _Connection:
             self.portal.call(self._stop.set)
 
 
+def release_scope(scope: str) -> list[McpServer]:
+    """Stop the process-wide servers (:func:`shared_server`) used in ``scope`` and in no other
+    scope still held (:func:`pytest_egi.mcp.enter_scope`: the plugin's scope is a suite, and
+    it calls this once the process has run its last item of that suite); a server another
+    scope used too only forgets ``scope``. A stopped server starts again on its next use, as
+    after :meth:`McpServer.close`. The fork servers stay (a later suite's servers fork from
+    them without importing the SDK again). Never raises.
+
+    Returns:
+        The servers stopped.
+    """
+    with _lock:
+        shared = list(_shared.values())
+    stopped = []
+    for server in shared:
+        if scope not in server.scopes:
+            continue
+        server.scopes.discard(scope)
+        if not server.scopes:
+            with contextlib.suppress(Exception):
+                server.close()
+            stopped.append(server)
+    return stopped
+
+
 def shared_server(spec: ServerSpec) -> McpServer:
     """The process-wide server for ``spec``: the same object on every call, started on first
     use, stopped by :func:`close_all` (under xdist: once per worker)."""
@@ -492,6 +519,8 @@ class McpServer:
             request was in flight), or None; such a server is stopped before it is used again.
         recoveries: why the server was stopped and started afresh outside a fault of the
             current call (an unknown state, a process that died between items), in order.
+        scopes: the scopes (:func:`pytest_egi.mcp.enter_scope`) it was started or used in
+            since :func:`release_scope` last forgot them.
     """
 
     def __init__(self, spec: ServerSpec) -> None:
@@ -501,6 +530,7 @@ class McpServer:
         self.starts = 0
         self.unknown_state: str | None = None
         self.recoveries: list[str] = []
+        self.scopes: set[str] = set()
         self._used_in = -1  # the item (module ``_item``) of the last use
         self._restart_due = False  # stopped by a fault: begin_item starts it again
         self._lock = threading.RLock()
@@ -584,6 +614,7 @@ class McpServer:
             self.pid = _find_child(before, argv)
             self.startup_s = time.perf_counter() - begin
             self.starts += 1
+            _note_scope(self)
             self._restart_due = False
             with _lock:
                 _running[id(self)] = self
@@ -698,6 +729,7 @@ class McpServer:
             self.close()
         self.start()
         self._used_in = _item
+        _note_scope(self)
 
     def close(self) -> None:
         """Stop the server (close stdin, then SIGTERM/SIGKILL its process group if it lingers),
@@ -749,6 +781,13 @@ class McpServer:
         tail = self.stderr_tail().strip()
         stderr = f"\nserver stderr (last lines):\n{tail}" if tail else "\nthe server wrote nothing to stderr"
         return f"MCP server {self.spec.name!r} ({self.spec.command_line()}) {what}: {detail}{stderr}"
+
+
+def _note_scope(server: McpServer) -> None:
+    """Add the current scope (:func:`pytest_egi.mcp.current_scope`), if any, to ``server.scopes``."""
+    scope = _package.current_scope()
+    if scope is not None:
+        server.scopes.add(scope)
 
 
 def _code(exc: BaseException) -> int | None:

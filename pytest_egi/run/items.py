@@ -15,7 +15,8 @@ from pytest_egi.run.settings import data_error
 from pytest_egi.run.state import ITEM_KEY, SETTINGS_KEY, Case, RunSettings, case_of, item_state
 
 __all__ = ["REMOTE_COLLECTED_KEY", "after_item", "before_item", "client_for", "complete_report", "drop_raw",
-           "error_status", "item_problem", "start_up", "stop_before_start", "suite_name"]
+           "error_status", "item_problem", "release_suite", "released_suites", "start_up",
+           "stop_before_start", "suite_name"]
 
 REMOTE_COLLECTED_KEY = pytest.StashKey[dict]()
 """config.stash on an xdist worker on another host: the node ids of the EGI items it collected
@@ -68,18 +69,37 @@ def start_up(session: pytest.Session) -> None:
     by_suite: dict[str, list[Case]] = {}
     for case in cases:
         by_suite.setdefault(case.suite.name, []).append(case)
+    config.stash[_GROUPS_KEY] = by_suite
     pending = {name: group for name, group in by_suite.items()
                if getattr(group[0].suite, "prepare", None) is not None}
     if hasattr(config, "workerinput"):
         config.stash[_UNPREPARED_KEY] = pending
         return
+    # serially every item is known: each suite is released after its very last one
+    config.stash[_LAST_ITEM_KEY] = {suite_name(item): item.nodeid for item in session.items}
+    config.stash[_UNPREPARED_KEY] = {}
     for name in pending:
         _prepare_suite(config, settings, pending[name])
 
 
 _UNPREPARED_KEY = pytest.StashKey[dict]()
-"""config.stash on an xdist worker: suite name -> its collected cases, for the suites whose
-``prepare`` has not run yet in this process (:func:`before_item`)."""
+"""config.stash in a process that runs items: suite name -> its collected cases, for the
+suites whose ``prepare`` has not run yet in this process, or must run again because the suite
+was released (:func:`before_item`, :func:`release_suite`). Serially, empty once the start-up
+prepared every suite."""
+
+_GROUPS_KEY = pytest.StashKey[dict]()
+"""config.stash in a process that runs items: suite name -> its collected cases (every suite
+with an item), for :func:`release_suite`."""
+
+_LAST_ITEM_KEY = pytest.StashKey[dict]()
+"""config.stash in a serial session: suite name -> the node id of its last item (the suite is
+released when that item ends). Absent on an xdist worker, which releases a suite when its next
+item is of another suite (or there is none)."""
+
+_RELEASED_KEY = pytest.StashKey[list]()
+"""config.stash in a process that runs items: the suites released so far, in order (each at
+most once)."""
 
 
 def _prepare_suite(config: pytest.Config, settings: RunSettings, group: list[Case]) -> None:
@@ -182,8 +202,12 @@ def before_item(item: pytest.Item) -> None:
             case.task  # noqa: B018 - unpickled here, outside the item's timeout
         except Exception as exc:  # noqa: BLE001 - this item's problem: its setup reports it
             item.stash[_TASK_PROBLEM_KEY] = exc
-        # MCP servers left in an unknown state are stopped, dead ones restarted at their
-        # next use (pytest_egi/mcp/client.py); looked up, never imported here
+        # the MCP servers this item starts or uses are the suite's (released with it); those
+        # left in an unknown state are stopped, dead ones restarted at their next use
+        # (pytest_egi/mcp/client.py); the client is looked up, never imported here
+        from pytest_egi.mcp import enter_scope
+
+        enter_scope(case.suite.name)
         mcp_client = sys.modules.get("pytest_egi.mcp.client")
         if mcp_client is not None:
             mcp_client.begin_item()
@@ -192,6 +216,7 @@ def before_item(item: pytest.Item) -> None:
         return
     if case is None or case.suite.name not in pending or _stop_reason_now(item.config):
         return  # (an item not started after a stop needs no world)
+    item.config.stash.get(_SUITE_PROBLEMS_KEY, {}).pop(case.suite.name, None)  # (a released suite's)
     _prepare_suite(item.config, item.config.stash[SETTINGS_KEY], pending.pop(case.suite.name))
 
 
@@ -219,11 +244,21 @@ def stop_before_start(item: pytest.Item) -> bool | None:
     return None
 
 
-def after_item(item: pytest.Item) -> None:
+def after_item(item: pytest.Item, nextitem: pytest.Item | None = None) -> None:
     """After the item's protocol: stop after this item when a stop was asked for while it ran
     (a first Ctrl-C, or on an xdist worker the controller's early stop; xdist would otherwise
     run every queued item); drop what the reported item holds (its record, clients and
-    recorder), so memory does not grow with the number of items."""
+    recorder), so memory does not grow with the number of items; and when this process has
+    run its last item of the item's suite, release the suite (:func:`release_suite`).
+
+    Args:
+        item: the item whose protocol ended.
+        nextitem: the next item this process runs (pytest's ``nextitem``; None: none, or
+            unknown). Serially a suite is released after its last item of the session; on an
+            xdist worker, which cannot know what the controller sends later, when ``nextitem``
+            is of another suite (an item of the suite given later prepares it again); a
+            worker's last item releases nothing (the process ends).
+    """
     reason = _stop_reason_now(item.config)
     if reason:
         item.session.shouldstop = reason
@@ -232,6 +267,107 @@ def after_item(item: pytest.Item) -> None:
         del item.stash[ITEM_KEY]  # the record, the item's clients and recorder
         if state.record is not None:
             item.user_properties[:] = [p for p in item.user_properties if p[0] != "egi"]
+    name = suite_name(item)
+    if name is None or item.config.stash.get(_GROUPS_KEY, None) is None:
+        return
+    last = item.config.stash.get(_LAST_ITEM_KEY, None)
+    if last is not None:  # serial: every item is known (the session's end is still to come)
+        done = last.get(name) == item.nodeid
+    else:  # a worker's last item (None): the process ends next, nothing is worth releasing
+        done = nextitem is not None and suite_name(nextitem) != name
+    if done:
+        problem = release_suite(item.config, name)
+        if problem is not None:
+            _warn(item, problem)
+
+
+def _warn(item: pytest.Item, message: str) -> None:
+    """Show ``message`` in the session's warnings summary as a ``RuntimeWarning`` of ``item``
+    (after its protocol, outside pytest's own capture of the item's warnings; an xdist worker
+    hands it to the controller)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.warn(message, RuntimeWarning, stacklevel=1)
+    item.ihook.pytest_warning_recorded.call_historic(
+        kwargs={"warning_message": caught[0], "when": "runtest", "nodeid": item.nodeid, "location": None})
+
+
+def release_suite(config: pytest.Config, name: str) -> str | None:
+    """Let go of what this process holds for suite ``name`` once it has run its last item of
+    it (:func:`after_item`): the suite's optional ``release(options)`` hook (what its
+    ``prepare`` built, what its items cached), the MCP servers its items used and no other
+    suite's did (:func:`pytest_egi.mcp.client.release_scope`), its Task objects (kept pickled:
+    :meth:`~pytest_egi.cache.taskcache.LoadedTasks.unload`); then a garbage collection, and
+    the C heap's free pages handed back to the system (glibc's ``malloc_trim``). A later item
+    of the suite in this process runs its ``prepare`` again first, and the suite is then kept
+    to the end (released at most once per process: items of two suites that alternate do not
+    rebuild a world each time).
+
+    Returns:
+        None; or, when the suite's ``release`` hook raised, the line saying so (naming the
+        suite), which :func:`after_item` shows as a warning: the items have run, nothing of
+        their records depends on it. Does nothing (None) for a suite with no item here.
+    """
+    groups = config.stash.get(_GROUPS_KEY, {})
+    group = groups.get(name)
+    released = config.stash.setdefault(_RELEASED_KEY, [])
+    if not group or name in released:
+        return None  # (a suite whose items came back after its release is kept from then on)
+    suite = group[0].suite
+    hook = getattr(suite, "release", None)
+    problem = None
+    if hook is not None:
+        try:
+            hook(group[0].options)
+        except Exception as exc:  # noqa: BLE001 - the suite's items are over: a warning
+            problem = f"{name}: release failed: {type(exc).__name__}: {exc}"
+    mcp_client = sys.modules.get("pytest_egi.mcp.client")
+    if mcp_client is not None:
+        mcp_client.release_scope(name)
+    for tasks in {id(case.tasks): case.tasks for case in group}.values():
+        tasks.unload()
+    if getattr(suite, "prepare", None) is not None:
+        config.stash.setdefault(_UNPREPARED_KEY, {})[name] = group
+    released.append(name)
+    _collect_and_trim()
+    return problem
+
+
+def released_suites(config: pytest.Config) -> list[str]:
+    """The suites this process released so far, in order (:func:`release_suite`)."""
+    return list(config.stash.get(_RELEASED_KEY, []))
+
+
+def _collect_and_trim() -> None:
+    """A full garbage collection, then glibc's ``malloc_trim(0)`` (where there is one): the
+    freed memory of a released suite goes back to the system, not only to the allocator."""
+    import gc
+
+    gc.collect()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+_TRIM: list[Any] = []
+
+
+def _malloc_trim() -> Any:
+    """glibc's ``malloc_trim``, or None (another C library, or no ``ctypes``); looked up once."""
+    if not _TRIM:
+        found = None
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+
+                found = ctypes.CDLL(None).malloc_trim
+                found.argtypes, found.restype = [ctypes.c_size_t], ctypes.c_int
+            except (OSError, AttributeError, ImportError):
+                found = None
+        _TRIM.append(found)
+    return _TRIM[0]
 
 
 def drop_raw(report: pytest.TestReport) -> None:
