@@ -233,6 +233,16 @@ class BenchforceSuite:
         if tasks:
             shared_server().start()
 
+    def release(self, options: Any) -> None:
+        """Once this process has run its last item of the suite: stop its environment server
+        (started again on next use) and let go of the worlds and upstream files its scorer
+        kept (made again, the same, if an item comes back)."""
+        from suites._common.release import clear_caches
+        from suites.benchforce.env.client import stop_servers
+
+        stop_servers()
+        clear_caches("suites.benchforce.scorer:_world", "suites.benchforce.data:_load")
+
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> Any:
         """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``. (An entry
         that cannot run or could not be loaded, ``Task.cannot_run`` / ``Task.load_error``, is

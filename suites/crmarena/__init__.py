@@ -269,6 +269,16 @@ class CrmArenaSuite:
             categories = tuple(categories)
         return self.org(options, spec["seed"], spec["scale"], categories)
 
+    def release(self, options: CrmArenaOptions) -> None:
+        """Once this process has run its last item of the suite: let go of the orgs (their
+        in-memory databases) and the parsed dates kept here; :meth:`prepare` opens or
+        generates them again, the same, if an item comes back."""
+        from suites._common.release import clear_caches
+
+        _generated_org.cache_clear()
+        _user_org.cache_clear()
+        clear_caches("suites.crmarena.data.reference:_parse_moment")
+
     def reference_policy(self, task: Task, options: CrmArenaOptions, noise: Noise) -> Any:
         """Replays the task's reference composition through the active strategy."""
         from suites.crmarena.agent import CrmReferencePolicy

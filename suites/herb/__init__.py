@@ -196,6 +196,15 @@ class HerbSuite:
             get_env(json.loads(spec_json), opts)  # lets go of the world before indexing
         release_worlds()  # the run needs the environments, not the worlds they were built from
 
+    def release(self, options: Any) -> None:
+        """Once this process has run its last item of the suite: let go of the retrieval
+        environments (index, texts, look-up tables), the company names and any world still
+        cached; :meth:`prepare` builds them again, the same, if an item comes back."""
+        from suites._common.release import clear_caches
+
+        clear_caches("suites.herb.env:_cached_env", "suites.herb.data:_company_names")
+        release_worlds()
+
     def load_tasks(self, profile: SuiteProfile, options: Any) -> list[Task]:
         """All questions of the world, or the profile's share of them.
 

@@ -182,6 +182,14 @@ class LocoSuite:
             task_id=lambda p, i: _field_of(p, "id", p.stem),
         )
 
+    def release(self, options: Any) -> None:
+        """Once this process has run its last item of the suite: let go of the scenarios
+        (generated projects, read upstream projects) kept here; they are made again, the
+        same, if an item comes back."""
+        from suites._common.release import clear_caches
+
+        clear_caches("suites.locobench.data:_build", "suites.locobench.data:_load_upstream")
+
     def reference_policy(self, task: Task, options: Any, noise: Noise):
         """The reference policy of ``task`` (oracle at p = 0); see ``policy.py``.
 

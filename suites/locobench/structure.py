@@ -24,7 +24,6 @@ checks. An answer with a changed file that does not parse, or with no change, sc
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -41,14 +40,20 @@ def module_of(path: str) -> str | None:
     return ".".join(parts) or None
 
 
-@functools.lru_cache(maxsize=4096)
-def _parse(text: str) -> ast.Module | None:
-    """The module's tree (cached: most files are the same before and after, and in every
-    trial of a scenario; the trees are only read), or None when it does not parse."""
+def _parse(text: str, memo: dict[str, ast.Module | None]) -> ast.Module | None:
+    """The module's tree, or None when it does not parse; each text is parsed once per
+    :func:`software_engineering` call (``memo``: most files are the same before and after, and
+    the trees are only read). Not kept across calls: the trees of a scenario take about 25
+    times its source text (1.5 MB for an easy scenario's 62 files, tens of MB for an expert
+    one), and a cache over a run's scenarios held them all."""
+    if text in memo:
+        return memo[text]
     try:
-        return ast.parse(text)
+        tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return None
+        tree = None
+    memo[text] = tree
+    return tree
 
 
 def _resolve_from(module: str, node: ast.ImportFrom, is_package: bool) -> str | None:
@@ -284,10 +289,11 @@ def software_engineering(
         return Structure(0.0, problems=["the answer changed nothing"])
     trees_after: dict[str, ast.Module] = {}
     bad = []
+    memo: dict[str, ast.Module | None] = {}
     for path, text in after.items():
         if not path.endswith(".py"):
             continue
-        tree = _parse(text)
+        tree = _parse(text, memo)
         if tree is None:
             if path in changed:
                 bad.append(path)
@@ -295,7 +301,9 @@ def software_engineering(
         trees_after[path] = tree
     if bad:
         return Structure(0.0, problems=[f"{p}: does not parse" for p in bad])
-    trees_before = {p: t for p, t in ((p, _parse(x)) for p, x in before.items() if p.endswith(".py")) if t}
+    parsed_before = ((p, _parse(x, memo)) for p, x in before.items() if p.endswith(".py"))
+    trees_before = {p: t for p, t in parsed_before if t}
+    del memo
     problems: list[str] = []
     modules_after = {m: p for p in trees_after if (m := module_of(p))}
     own_roots = {m.split(".")[0] for m in modules_after}

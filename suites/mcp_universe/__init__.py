@@ -22,6 +22,7 @@ seeded worlds; op fixes; seeded subsets; task files that cannot run are skipped 
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
@@ -239,6 +240,22 @@ class McpUniverseSuite:
                 server_for(name, seed).start()
             except McpServerError:
                 continue
+
+    def release(self, options: Any) -> None:
+        """Once this process has run its last item of the suite: let go of the worlds its
+        evaluators and reference data generated here (the finance companies, the maps
+        places, the search corpus, the repositories); they are generated again, the same,
+        if an item comes back. (The core stops the MCP servers its items used.)"""
+        from suites._common.release import clear_caches
+
+        clear_caches("suites.mcp_universe.data.domains.location_navigation:_generator",
+                     "suites._common.mcp_servers.maps:build_world",
+                     "suites._common.mcp_servers.search:search_index",
+                     "suites._common.mcp_servers.web_corpus:build_corpus",
+                     "suites._common.mcp_servers.repository:_world_json")  # fmt: skip
+        yfinance = sys.modules.get("suites.mcp_universe.scorer.ops.yfinance")
+        if yfinance is not None:
+            yfinance.forget_worlds()
 
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> Any:
         """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``.

@@ -208,6 +208,19 @@ class McpevalSuite:
         for domain, seed in sorted({(t.category, t.data["seed"]) for t in tasks}):
             server_for(domain, seed).start()
 
+    def release(self, options: Any) -> None:
+        """Once this process has run its last item of the suite: let go of the generated
+        tasks and the open worlds' replayers kept here, and of the shared servers' worlds
+        its scorer read (made again, the same, if an item comes back). (The core stops the
+        MCP servers its items used.)"""
+        from suites._common.release import clear_caches
+
+        clear_caches("suites.mcpeval:_generated", "suites.mcpeval.data:_open_replayers",
+                     "suites._common.mcp_servers.maps:build_world",
+                     "suites._common.mcp_servers.search:search_index",
+                     "suites._common.mcp_servers.web_corpus:build_corpus",
+                     "suites._common.mcp_servers.repository:_world_json")  # fmt: skip
+
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> McpevalPolicy:
         """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``. (A task that
         cannot run, ``Task.cannot_run``, is skipped by the core before this is called.)"""

@@ -292,6 +292,16 @@ class PersonaBenchSuite:
         for key in keys:
             _dense_index(*key)
 
+    def release(self, options: Any) -> None:
+        """Once this process has run its last item of the suite: let go of the communities,
+        the people's chunks, the dense indexes and the MiniLM encoder kept here (made or
+        loaded again, the same, if an item comes back)."""
+        from suites._common.release import clear_caches
+
+        clear_caches("suites.personabench.data:_community", "suites.personabench.data:_person_chunks",
+                     "suites.personabench.env:_dense_index",
+                     "suites.personabench.env.minilm:load_minilm")  # fmt: skip
+
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> PersonaPolicy:
         """The reference reader for ``task`` (oracle at p = 0); see ``policy.py``."""
         return PersonaPolicy(task.data, noise)

@@ -170,6 +170,11 @@ class UserbenchSuite:
             out = out[: profile.limit]
         return out
 
+    def release(self, options: Any) -> None:
+        """Once this process has run its last item of the suite: let go of the generated
+        tasks kept here (generated again, the same, if needed)."""
+        _generated.cache_clear()
+
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> UserbenchPolicy:
         """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``. (A task that
         cannot run, ``Task.cannot_run``, is skipped by the core before this is called.)"""

@@ -110,6 +110,13 @@ def world(seed: int) -> dict[str, Any]:
 
 
 _fixed: dict[int, frozenset[str]] = {}
+
+
+def forget_worlds() -> None:
+    """Let go of every world :func:`world` built in this process (the suite's ``release``):
+    the next use builds it again, the same."""
+    world.cache_clear()
+    _fixed.clear()
 OPEN_COMPANIES_KEPT = finance.OPEN_COMPANIES_KEPT
 """Generated companies the evaluator's world keeps live (``finance.company`` bounds them and
 keeps those let go packed, as the finance server does)."""
