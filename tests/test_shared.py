@@ -259,6 +259,25 @@ def test_xdist_session_loads_tasks_once_and_removes_its_directory(toy_project, m
     assert shared.shared_dir() == before  # this process's own setting is untouched
 
 
+def test_xdist_workers_load_tasks_in_a_child_process(toy_project, monkeypatch):
+    """Cold (no task cache): the session's one ``load_tasks`` runs in a child of the worker
+    that builds, so whatever world it made is never in a worker, which may run no item of the
+    suite (before: in the worker, which kept it to the end)."""
+    log, workers = toy_project.path / "loads.txt", toy_project.path / "workers.txt"
+    monkeypatch.setenv("TOY_LOAD_LOG", str(log))
+    toy_project.makeconftest(
+        "import os\n"
+        "def pytest_configure(config):\n"
+        "    if hasattr(config, 'workerinput'):\n"
+        f"        open({str(workers)!r}, 'a').write(f'{{os.getpid()}}\\n')\n")
+    result = toy_project.runpytest_subprocess(
+        "toysuites", "--egi-model", "egi/oracle", "--egi-bootstrap", "0", "--egi-no-cache", "-n", "2")
+    result.assert_outcomes(passed=6)
+    [(pid, _directory)] = _load_log(log)
+    worker_pids = {int(line) for line in workers.read_text().split()}
+    assert len(worker_pids) == 2 and pid not in worker_pids
+
+
 def test_serial_session_shares_nothing(toy_project, monkeypatch):
     log = toy_project.path / "loads.txt"
     monkeypatch.setenv("TOY_LOAD_LOG", str(log))

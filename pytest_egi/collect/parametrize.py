@@ -65,11 +65,13 @@ def parametrize(metafunc: pytest.Metafunc) -> None:
         # one worker builds (or reads the cross-run task cache, pytest_egi/cache/taskcache.py), the
         # others unpickle (pytest_egi/cache/shared.py); the Task objects are unpickled only when an
         # item first needs one (LoadedTasks)
-        from pytest_egi.cache.taskcache import CacheEntries, LoadedTasks, source_paths, task_cache_dir
+        from pytest_egi.cache.taskcache import CacheEntries, source_paths, task_cache_dir
 
         cache = CacheEntries(task_cache_dir(config), key, lambda: source_paths(suite, package, options))
-        tasks = build_once(f"tasks-{suite.name}", key, lambda: cache.get(
-            f"tasks-{suite.name}", lambda: LoadedTasks(suite.load_tasks(profile, options))))  # fmt: skip
+        # under xdist built in a child process (isolate): the worlds load_tasks and the data
+        # checks make stay there, out of the worker, which may run no item of the suite
+        tasks = build_once(f"tasks-{suite.name}", key, functools.partial(
+            _load_tasks, suite, profile, options, cache, bool(settings.model)), isolate=True)  # fmt: skip
     except (pytest.UsageError, ValueError, OSError) as exc:
         # bad suite options or bad user data: a usage error (exit 4), raised once collection
         # is over so pytest reports it cleanly (an xdist worker reports a collection error)
@@ -110,6 +112,31 @@ def parametrize(metafunc: pytest.Metafunc) -> None:
             case = Case(suite, package, tasks, index, trial, settings.trials, options, profile.seed)
             params.append(pytest.param(case, id=case.id, marks=marks_of[category]))
     metafunc.parametrize("egi_case", params, indirect=True)
+
+
+def _load_tasks(suite: Any, profile: Any, options: Any, cache: Any, checks: bool) -> Any:
+    """The suite's ``LoadedTasks`` for ``profile`` and ``options``, from the task cache
+    (``cache``, the suite's ``CacheEntries``) or loaded (and stored there). Under xdist this
+    runs in a child process of the one worker that builds (``build_once(..., isolate=True)``),
+    so when ``checks`` is true it also runs the suite's data checks on the loaded tasks and
+    stores their result in the task cache, where :func:`_check_data` finds it: whatever
+    worlds the tasks and the checks needed are made and dropped in that child. A check that
+    refuses the data (ValueError, OSError) is left to :func:`_check_data`, which reports it."""
+    from pytest_egi.cache.taskcache import LoadedTasks
+
+    loaded = cache.get(f"tasks-{suite.name}", lambda: LoadedTasks(suite.load_tasks(profile, options)))
+    if checks and len(loaded) and shared_dir() is not None and cache.directory is not None:
+        try:
+            cache.get(f"checks-{suite.name}", lambda: _run_checks(_check_hooks(suite), loaded.all(), options))
+        except (ValueError, OSError):
+            pass
+    return loaded
+
+
+def _check_hooks(suite: Any) -> list[tuple[str, Any]]:
+    """The suite's optional data checks that it defines: ``(hook name, bound method)``."""
+    return [(hook, check) for hook in ("constant_answer_check", "data_warnings")
+            if (check := getattr(suite, hook, None)) is not None]  # fmt: skip
 
 
 def select_items(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -172,9 +199,7 @@ def _check_data(
         for c in (profile.categories or suite.categories) if c not in loaded
     }
     merge_data_warnings(settings.data_warnings, data_warning_entries(suite.name, absent))
-    hooks = [(hook, check) for hook in ("constant_answer_check", "data_warnings")
-             if (check := getattr(suite, hook, None)) is not None]  # fmt: skip
-    found = cache.get(f"checks-{suite.name}", lambda: _run_checks(hooks, tasks.all(), options))
+    found = cache.get(f"checks-{suite.name}", lambda: _run_checks(_check_hooks(suite), tasks.all(), options))
     combined: dict[str, str] = {}  # one line per category: the core's, then each hook's
     for _hook, warnings in found:
         for category, line in warnings.items():
