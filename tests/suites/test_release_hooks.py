@@ -19,7 +19,7 @@ def test_herb_lets_go_of_its_retrieval_environment(tmp_path):
     tasks = SUITE.load_tasks(load_routing(ROUTING)[0].profile("quick", "herb"), opts)[:3]
     SUITE.prepare(tasks, opts)
     env = get_env(tasks[0].data["world"], opts)
-    assert _cached_env.cache_info().currsize == 1
+    assert _cached_env.cache_info().currsize >= 1
     SUITE.release(opts)
     assert _cached_env.cache_info().currsize == 0
     again = get_env(tasks[0].data["world"], opts)  # built again, the same
@@ -31,7 +31,7 @@ def test_mcp_universe_lets_go_of_its_evaluators_finance_world():
     from suites.mcp_universe.scorer.ops import yfinance
 
     before = yfinance.company(42, "MSFT")
-    assert yfinance.world.cache_info().currsize == 1
+    assert yfinance.world.cache_info().currsize >= 1
     SUITE.release(None)
     assert yfinance.world.cache_info().currsize == 0
     assert yfinance.company(42, "MSFT") == before
@@ -64,7 +64,7 @@ def test_crmarena_lets_go_of_its_orgs():
 
     opts = CrmArenaOptions()
     SUITE.org(opts, 42, "quick")
-    assert _generated_org.cache_info().currsize == 1
+    assert _generated_org.cache_info().currsize >= 1
     SUITE.release(opts)
     assert _generated_org.cache_info().currsize == 0
 
