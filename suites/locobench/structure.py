@@ -40,42 +40,98 @@ def module_of(path: str) -> str | None:
     return ".".join(parts) or None
 
 
-def _parse(text: str, memo: dict[str, ast.Module | None]) -> ast.Module | None:
-    """The module's tree, or None when it does not parse; each text is parsed once per
-    :func:`software_engineering` call (``memo``: most files are the same before and after, and
-    the trees are only read). Not kept across calls: the trees of a scenario take about 25
-    times its source text (1.5 MB for an easy scenario's 62 files, tens of MB for an expert
-    one), and a cache over a run's scenarios held them all."""
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One call of a named function or method (``f(...)``, ``obj.f(...)``) in a module."""
+
+    name: str
+    lineno: int
+    positional: int  # positional arguments given
+    starred: bool  # a ``*args`` among them
+    keywords: tuple[str | None, ...]  # keyword names, None for a ``**kwargs``
+
+
+@dataclass(frozen=True, slots=True)
+class _Module:
+    """What the checks read of one module's tree, in the tree's walk order (``ast.walk``); the
+    tree itself is not kept (it takes about 25 times the source text).
+
+    Attributes:
+        imports: ``(None, name, ())`` per alias of an ``import``, ``(level, module, names)``
+            per ``from ... import`` (resolved against the module's path by :func:`_imports`).
+        top_names: the names its top level defines (:func:`_top_level_names`).
+        defs: ``(qualified name, signature)`` of its public functions and methods
+            (``func``, ``Class.method``), in body order.
+        functions: the name of every function or method defined anywhere in it.
+        calls: every call of a named callable.
+    """
+
+    imports: tuple[tuple[int | None, str | None, tuple[str, ...]], ...]
+    top_names: frozenset[str]
+    defs: tuple[tuple[str, _Sig], ...]
+    functions: frozenset[str]
+    calls: tuple[_Call, ...]
+
+
+def _summarize(tree: ast.Module) -> _Module:
+    imports: list[tuple[int | None, str | None, tuple[str, ...]]] = []
+    functions: set[str] = set()
+    calls: list[_Call] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imports.extend((None, alias.name, ()) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            imports.append((node.level, node.module, tuple(a.name for a in node.names)))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.add(node.name)
+        elif isinstance(node, ast.Call):
+            name = _called_name(node)
+            if name is not None:
+                calls.append(_Call(name, node.lineno, len(node.args),
+                                   any(isinstance(a, ast.Starred) for a in node.args),
+                                   tuple(k.arg for k in node.keywords)))  # fmt: skip
+    return _Module(tuple(imports), frozenset(_top_level_names(tree)), _tree_defs(tree), frozenset(functions),
+                   tuple(calls))  # fmt: skip
+
+
+def _parse(text: str, memo: dict[str, _Module | None]) -> _Module | None:
+    """What the checks read of the module (:class:`_Module`), or None when it does not parse;
+    each text is parsed once per :func:`software_engineering` call (``memo``: most files are
+    the same before and after). Neither the trees nor the summaries are kept across calls:
+    the trees of a scenario take about 25 times its source text (1.5 MB for an easy
+    scenario's 62 files, about 40 MB for an expert one's 983), and a cache over a run's
+    scenarios held thousands of them."""
     if text in memo:
         return memo[text]
     try:
-        tree = ast.parse(text)
+        found: _Module | None = _summarize(ast.parse(text))
     except (SyntaxError, ValueError):
-        tree = None
-    memo[text] = tree
-    return tree
+        found = None
+    memo[text] = found
+    return found
 
 
-def _resolve_from(module: str, node: ast.ImportFrom, is_package: bool) -> str | None:
-    if not node.level:
-        return node.module
+def _resolve_from(module: str, level: int, name: str | None, is_package: bool) -> str | None:
+    if not level:
+        return name
     base = module.split(".") if is_package else module.split(".")[:-1]
-    if node.level > 1:
-        base = base[: len(base) - (node.level - 1)]
-    return ".".join([*base, *([node.module] if node.module else [])])
+    if level > 1:
+        base = base[: len(base) - (level - 1)]
+    return ".".join([*base, *([name] if name else [])])
 
 
-def _imports(path: str, tree: ast.Module) -> list[tuple[str, list[str]]]:
-    """``(imported module, names)`` of every import in ``tree`` (module level or not)."""
+def _imports(path: str, found: _Module) -> list[tuple[str, list[str]]]:
+    """``(imported module, names)`` of every import of the module at ``path`` (module level
+    or not)."""
     module = module_of(path) or ""
     out = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.extend((alias.name, []) for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            target = _resolve_from(module, node, path.endswith("__init__.py"))
-            if target:
-                out.append((target, [a.name for a in node.names]))
+    for level, name, names in found.imports:
+        if level is None:
+            out.append((name or "", []))
+            continue
+        target = _resolve_from(module, level, name, path.endswith("__init__.py"))
+        if target:
+            out.append((target, list(names)))
     return out
 
 
@@ -93,7 +149,7 @@ def _top_level_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def _graph(trees: Mapping[str, ast.Module], modules: set[str]) -> dict[str, set[str]]:
+def _graph(trees: Mapping[str, _Module], modules: set[str]) -> dict[str, set[str]]:
     edges: dict[str, set[str]] = {}
     for path, tree in trees.items():
         src = module_of(path)
@@ -180,20 +236,25 @@ def _sig(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> _Sig:
     return _Sig(tuple(pairs), kw, args.vararg is not None, args.kwarg is not None)
 
 
-def _defs(path: str, tree: ast.Module) -> dict[str, _Sig]:
-    """``module:func`` and ``module:Class.method`` -> signature, public names only."""
-    module = module_of(path) or path
-    out = {}
+def _tree_defs(tree: ast.Module) -> tuple[tuple[str, _Sig], ...]:
+    """``(func, signature)`` and ``(Class.method, signature)``, public names only, in body order."""
+    out = []
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
-            out[f"{module}:{node.name}"] = _sig(node, method=False)
+            out.append((node.name, _sig(node, method=False)))
         elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not item.name.startswith(
                     "_"
                 ):
-                    out[f"{module}:{node.name}.{item.name}"] = _sig(item, method=True)
-    return out
+                    out.append((f"{node.name}.{item.name}", _sig(item, method=True)))
+    return tuple(out)
+
+
+def _defs(path: str, found: _Module) -> dict[str, _Sig]:
+    """``module:func`` and ``module:Class.method`` -> signature, public names only."""
+    module = module_of(path) or path
+    return {f"{module}:{name}": sig for name, sig in found.defs}
 
 
 def _compatible(old: _Sig, new: _Sig) -> bool:
@@ -213,18 +274,18 @@ def _compatible(old: _Sig, new: _Sig) -> bool:
     return not (old.varargs and not new.varargs) and not (old.varkw and not new.varkw)
 
 
-def _binds(call: ast.Call, sig: _Sig) -> bool:
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+def _binds(call: _Call, sig: _Sig) -> bool:
+    if call.starred or None in call.keywords:
         return True  # *args / **kwargs at the call site: cannot tell statically
     names = [p for p, _ in sig.params]
-    if len(call.args) > len(names) and not sig.varargs:
+    if call.positional > len(names) and not sig.varargs:
         return False
-    given = set(names[: len(call.args)])
+    given = set(names[: call.positional])
     allowed = set(names) | {k for k, _ in sig.kwonly}
     for kw in call.keywords:
-        if kw.arg not in allowed and not sig.varkw:
+        if kw not in allowed and not sig.varkw:
             return False
-        given.add(kw.arg)
+        given.add(kw)
     required = {p for p, d in sig.params if not d} | {k for k, d in sig.kwonly if not d}
     return required <= given
 
@@ -287,9 +348,9 @@ def software_engineering(
     changed = sorted(changed)
     if not changed:
         return Structure(0.0, problems=["the answer changed nothing"])
-    trees_after: dict[str, ast.Module] = {}
+    trees_after: dict[str, _Module] = {}
     bad = []
-    memo: dict[str, ast.Module | None] = {}
+    memo: dict[str, _Module | None] = {}
     for path, text in after.items():
         if not path.endswith(".py"):
             continue
@@ -321,7 +382,7 @@ def software_engineering(
                 resolve_ok = False
                 problems.append(f"{path}: imports {target}, which is not a module of the project")
                 continue
-            defined = _top_level_names(trees_after[modules_after[target]])
+            defined = trees_after[modules_after[target]].top_names
             for name in names:
                 if name != "*" and name not in defined and f"{target}.{name}" not in modules_after:
                     resolve_ok = False
@@ -380,12 +441,7 @@ def software_engineering(
         if new is not None and new != old:
             changed_sigs[key.split(":")[1].rsplit(".", 1)[-1]] = new
     defined_names = {k.split(":")[1].rsplit(".", 1)[-1] for k in defs_after}
-    defined_names |= {
-        n.name
-        for t in trees_after.values()
-        for n in ast.walk(t)
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-    }
+    defined_names |= {name for t in trees_after.values() for name in t.functions}
     stale = gone - defined_names
     name_count: dict[str, int] = {}
     for key in defs_after:
@@ -393,13 +449,11 @@ def software_engineering(
         name_count[short] = name_count.get(short, 0) + 1
     unique = {k.split(":")[1].rsplit(".", 1)[-1]: v for k, v in defs_after.items()}
     calls_ok = True
-    for path, tree in sorted(trees_after.items()):
+    for path, found in sorted(trees_after.items()):
         if not _live(path):
             continue
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Call):
-                continue
-            name = _called_name(node)
+        for node in found.calls:
+            name = node.name
             if name in stale:
                 calls_ok = False
                 problems.append(f"{path}:{node.lineno}: still calls {name}, which no module defines any more")
