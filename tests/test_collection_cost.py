@@ -150,7 +150,7 @@ def test_the_parsed_routing_file_is_cached_and_reparsed_when_it_changes(tmp_path
 
 
 def _tasks() -> list[Task]:
-    shared = {"catalogue": [1, 2, 3]}
+    shared = {"catalogue": list(range(1000))}  # large enough to keep shared (taskcache.SHARED_GAIN)
     return [Task(id=f"t{i}", category="ab"[i % 2], data={"i": i, "shared": shared}) for i in range(3)]
 
 

@@ -269,17 +269,35 @@ def test_tasks_that_share_nothing_are_held_as_one_pickle_each():
             held.task(0)
 
 
-def test_tasks_that_share_an_object_are_held_as_one_pickle_of_the_list():
+def test_tasks_that_share_a_large_object_are_held_as_one_pickle_of_the_list():
     from pytest_egi.cache.taskcache import LoadedTasks, _tasks_share_objects
     from pytest_egi.suite import Task
 
-    world = {"orders": [1, 2]}
+    world = {"orders": list(range(2000))}  # pickled once per task, it would take 3x the list's pickle
     made = [Task(id=f"t{i}", category="c", data={"i": i, "world": world}) for i in range(3)]
     assert _tasks_share_objects(made)
     assert _tasks_share_objects([Task(id=f"t{i}", category="c", data={"i": i}) for i in range(3)], most=5)
     held = pickle.loads(pickle.dumps(LoadedTasks(made)))
     held.drop_objects()  # nothing to drop: the list stays one pickle, unpickled once
     assert held.task(0).data["world"] is held.task(2).data["world"]
+
+
+def test_tasks_that_share_only_small_objects_are_held_as_one_pickle_each():
+    """What they share (a small preference dict, as UserBench's deep tasks) is worth less than
+    unpickling every task at the first item: each item unpickles its own, the shared dict then
+    a copy per task (before: the whole list, 29 MB of objects for UserBench's 471 deep tasks)."""
+    from pytest_egi.cache.taskcache import SHARED_GAIN, LoadedTasks, _tasks_share_objects
+    from pytest_egi.suite import Task
+
+    rule = {"field": "rating", "op": ">=", "value": 4.5}
+    made = [Task(id=f"t{i}", category="c", data={"i": i, "text": f"{i}" + "x" * 500, "rule": rule})
+            for i in range(20)]
+    assert _tasks_share_objects(made)
+    one_by_one = sum(len(pickle.dumps(t, protocol=pickle.HIGHEST_PROTOCOL)) for t in made)
+    assert one_by_one <= SHARED_GAIN * len(pickle.dumps(made, protocol=pickle.HIGHEST_PROTOCOL))
+    held = pickle.loads(pickle.dumps(LoadedTasks(made)))
+    assert held.task(3) == made[3] and not held._tasks  # one task unpickled, not the list
+    assert held.task(0).data["rule"] == held.task(2).data["rule"] == rule
 
 
 def test_tasks_that_cannot_be_pickled_stay_the_objects_load_tasks_returned():

@@ -77,7 +77,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:  # annotations only: the plugin imports this module at collection
     from pytest_egi.suite import Task
 
-__all__ = ["KEEP_PER_SUITE", "TASK_CACHE_FORMAT", "CacheEntries", "LoadedTasks", "cache_key",
+__all__ = ["KEEP_PER_SUITE", "SHARED_GAIN", "TASK_CACHE_FORMAT", "CacheEntries", "LoadedTasks", "cache_key",
            "fingerprint", "source_paths", "task_cache_dir"]  # fmt: skip
 
 T = TypeVar("T")
@@ -364,6 +364,14 @@ def _restore_tasks(
     return loaded
 
 
+SHARED_GAIN = 1.5
+"""Tasks that share objects are held as one pickle of the list (unpickled whole, so what they
+share stays shared) only when their pickles one by one would take more than this many times
+that pickle: a world or a catalogue every task refers to. Tasks that share only small
+things (UserBench's deep tasks share 56 small preference dicts: 4.6 MB one by one against
+3.9 MB as a list) are pickled one by one, so an item unpickles only its own task (before:
+the first item unpickled all 471, 29 MB of objects, kept while the suite ran)."""
+
 _ATOMS = (str, bytes, int, float, complex, bool, type(None))
 _MOST_WALKED = 2_000_000
 
@@ -404,13 +412,15 @@ class LoadedTasks:
     from the session's shared folder. Reading :attr:`ids`, :attr:`categories` or ``len()``
     unpickles nothing. The tasks are held in one of two ways:
 
-    - **one pickle per task**, when no two tasks share an object (:func:`_tasks_share_objects`):
+    - **one pickle per task**, when no two tasks share an object (:func:`_tasks_share_objects`),
+      or what they share is small (their pickles one by one take at most :data:`SHARED_GAIN`
+      times the pickle of the list):
       :meth:`task` unpickles just the task asked for (the last one is kept, so an item's
       fixtures and recorder see one object), and once collection is over
       (:meth:`drop_objects`) the process never holds every Task object at once (20,000
       tasks of the throwaway suite of ``bench/bench_harness_cost.py``: about 4.5 MB of
       pickles against 15 MB of objects);
-    - **one pickle of the list**, when tasks share objects (a world, a catalogue): the first
+    - **one pickle of the list**, when tasks share large objects (a world, a catalogue): the first
       :meth:`task` or :meth:`all` unpickles the whole list, so what the tasks share stays
       shared, as in the list ``load_tasks`` returned; the pickle is then dropped.
 
@@ -429,11 +439,21 @@ class LoadedTasks:
         self._last: tuple[int, Task] | None = None
         self._blobs: tuple[bytes, ...] | None = None
         self._tasks: list[Task] | None = listed  # (dropped by drop_objects when pickled per task)
-        if listed and not _tasks_share_objects(listed):
-            try:
-                self._blobs = tuple(pickle.dumps(t, protocol=pickle.HIGHEST_PROTOCOL) for t in listed)
-            except (pickle.PicklingError, TypeError, AttributeError):
-                pass  # tasks that cannot be pickled stay the objects load_tasks returned
+        if not listed:
+            return
+        try:
+            limit = None  # what they share is worth keeping shared only when it saves much
+            if _tasks_share_objects(listed):
+                limit = SHARED_GAIN * len(pickle.dumps(listed, protocol=pickle.HIGHEST_PROTOCOL))
+            blobs, total = [], 0
+            for task in listed:
+                blobs.append(pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL))
+                total += len(blobs[-1])
+                if limit is not None and total > limit:
+                    return  # (a world every task refers to: stop before pickling it N times)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return  # tasks that cannot be pickled stay the objects load_tasks returned
+        self._blobs = tuple(blobs)
 
     def __len__(self) -> int:
         return len(self.ids)
