@@ -472,11 +472,13 @@ def release_scope(scope: str) -> list[McpServer]:
     scope still held (:func:`pytest_egi.mcp.enter_scope`: the plugin's scope is a suite, and
     it calls this once the process has run its last item of that suite); a server another
     scope used too only forgets ``scope``. A stopped server starts again on its next use, as
-    after :meth:`McpServer.close`. The fork servers stay (a later suite's servers fork from
-    them without importing the SDK again). Never raises.
+    after :meth:`McpServer.close`. When no server of the process is left running, its fork
+    servers stop too (:func:`pytest_egi.mcp.forkserver.stop_all`; about 50 MB, the SDK's
+    server side, while no suite needs it): a later suite's first server starts one again
+    (about 2 s). Never raises.
 
     Returns:
-        The servers stopped.
+        The servers stopped (those that were running).
     """
     with _lock:
         shared = list(_shared.values())
@@ -485,10 +487,13 @@ def release_scope(scope: str) -> list[McpServer]:
         if scope not in server.scopes:
             continue
         server.scopes.discard(scope)
-        if not server.scopes:
+        if not server.scopes and server.running:
             with contextlib.suppress(Exception):
                 server.close()
             stopped.append(server)
+    if stopped and not running_servers():
+        with _lock, contextlib.suppress(Exception):
+            forkserver.stop_all()
     return stopped
 
 

@@ -54,3 +54,29 @@ def test_a_server_started_outside_any_scope_is_never_released_by_one(scoped):
     assert server.scopes == set()
     assert release_scope("a") == []
     assert server.running
+
+
+@pytest.mark.skipif(not __import__("pytest_egi.mcp.forkserver").mcp.forkserver.supported(),
+                    reason="the fork server needs Linux")
+def test_the_fork_server_stops_with_the_last_server_of_a_released_scope(scoped):
+    """A forked server's fork server (the SDK's server side, about 50 MB) stops once no server
+    of the process runs (before: it ran to the end of the session); the next server starts
+    one again."""
+    from pytest_egi.mcp import forkserver
+    from suites._common.mcp_servers import server_spec
+
+    enter_scope("a")
+    calculator = shared_server(server_spec("calculator", 4243, timeout_s=30.0))
+    calculator.start()
+    (first,) = forkserver._servers.values()
+    assert first.alive()
+    enter_scope("b")
+    echo = shared_server(ONLY_A)
+    echo.call_tool("echo", {"text": "x"})
+    assert release_scope("a") == [calculator]
+    assert first.alive()  # b's server still runs
+    assert release_scope("b") == [echo]
+    assert not first.alive() and forkserver._servers == {}
+    calculator.start()  # in scope b, with a new fork server
+    (second,) = forkserver._servers.values()
+    assert second is not first and second.alive()
