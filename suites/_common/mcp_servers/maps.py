@@ -58,6 +58,7 @@ from suites._common.mcp_servers.maps_gazetteer import LANDMARKS, LANDMASS, SIZES
 __all__ = [
     "KINDS",
     "MODES",
+    "PLACES_KEPT",
     "ROAD_FACTOR",
     "SPEED_KMH",
     "Landmark",
@@ -531,13 +532,23 @@ def _bearing_word(lat1: float, lng1: float, lat2: float, lng2: float) -> str:
     ]
 
 
+PLACES_KEPT = 40_000
+"""Seeded places a maps world keeps generated (with their look-up tables), the towns used
+most recently; a town let go of is generated again, the same, when next asked for (about
+60 ms per 1,000 places). Each place takes about 550 bytes: a deep MCP-Universe run names
+places of towns with 65,000 places in all (Singapore alone has 20,000), which the maps server
+and the worker's evaluators each kept to the end."""
+
+
 class MapsWorld:
     """The maps world of one seed (towns and landmarks are facts; places, ratings and the
-    elevation field are seeded). Places of a town are generated on first use and cached."""
+    elevation field are seeded). Places of a town are generated on first use and kept, the
+    most recently used towns' up to :data:`PLACES_KEPT` places."""
 
     def __init__(self, seed: int) -> None:
         self.seed = seed
-        self._places: dict[int, tuple[dict[str, Any], ...]] = {}
+        self._places: dict[int, tuple[dict[str, Any], ...]] = {}  # the most recently used last
+        self._kept = 0
         self._index: dict[int, tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]] = {}
         r = random.Random(f"egi-mcp:maps:{seed}:elevation")
         self._waves = [
@@ -565,9 +576,15 @@ class MapsWorld:
     def places(self, town: Town) -> tuple[dict[str, Any], ...]:
         """Every seeded place of a town (dicts: place_id, name, kind, types, rating,
         user_ratings_total, lat, lng, address, town, country)."""
-        got = self._places.get(town.index)
+        got = self._places.pop(town.index, None)
         if got is None:
-            got = self._places[town.index] = self._generate(town)
+            got = self._generate(town)
+            self._kept += len(got)
+        self._places[town.index] = got  # the most recently used last
+        while self._kept > PLACES_KEPT and len(self._places) > 1:
+            oldest = next(iter(self._places))
+            self._kept -= len(self._places.pop(oldest))
+            self._index.pop(oldest, None)
         return got
 
     def _generate(self, town: Town) -> tuple[dict[str, Any], ...]:
@@ -619,11 +636,12 @@ class MapsWorld:
     def named(self, town: Town, text: str) -> dict[str, Any] | None:
         """The place of ``town`` whose address is ``text``, or whose name is ``text`` (possibly
         followed by its town, region, country or a postal code), else None."""
+        places = self.places(town)  # (kept: the look-up tables go with them)
         idx = self._index.get(town.index)
         if idx is None:
-            by_addr = {norm(p["address"]): p for p in self.places(town)}
+            by_addr = {norm(p["address"]): p for p in places}
             by_name: dict[str, dict[str, Any]] = {}
-            for p in self.places(town):
+            for p in places:
                 by_name.setdefault(norm(p["name"]), p)
             idx = self._index[town.index] = (by_addr, by_name)
         n = norm(text)

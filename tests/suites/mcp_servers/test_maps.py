@@ -254,3 +254,24 @@ def test_places_near_rules_out_by_latitude_only_what_the_distance_rules_out():
     assert place in world.places_near(place["lat"] + 0.01, place["lng"], radius_km)
     assert not M._beyond_by_latitude(place["lat"] + 0.01, place["lat"], radius_km)
     assert M._beyond_by_latitude(place["lat"] + 0.01, place["lat"], radius_km * 0.999)
+
+
+def test_a_world_keeps_the_places_of_its_most_recently_used_towns_only(monkeypatch):
+    """A maps world keeps at most PLACES_KEPT generated places (before: every town's, 65,000
+    places, about 36 MB, over a deep MCP-Universe run); a town let go of comes back the same,
+    and so do its places looked up by id and by name."""
+    monkeypatch.setattr(M, "PLACES_KEPT", 1_000)
+    world = M.MapsWorld(42)
+    towns = [t for t in M.TOWN_LIST if t.n_places <= 800][:8]
+    first = world.places(towns[0])
+    some = first[7]
+    assert world.named(towns[0], some["address"]) == some
+    for town in towns[1:]:
+        world.places(town)
+    kept = list(world._places)
+    assert sum(len(world._places[i]) for i in kept) <= 1_000 and towns[0].index not in kept
+    assert set(world._index) <= set(kept)  # the look-up tables go with their places
+    again = world.places(towns[0])
+    assert again is not first and again == first
+    assert world.place(some["place_id"]) == some
+    assert world.named(towns[0], some["address"]) == some
