@@ -211,3 +211,51 @@ def test_unload_of_tasks_pickled_one_by_one_drops_the_last_one():
     loaded.unload()
     assert not loaded.loaded
     assert loaded.task(2) == first and loaded.task(2) is not first
+
+
+def test_spilled_tasks_pickle_small_and_are_read_back_when_first_needed(tmp_path):
+    """Under xdist the tasks' pickles go to a file of the shared folder: what the workers
+    receive holds the ids and categories only; a task is read from the file when first
+    asked for, and ``unload`` lets the pickles go again (before: every worker held every
+    suite's pickles to the end, about 12 MB at the deep profile)."""
+    made = _tasks(shared=False)
+    whole = LoadedTasks(made)
+    whole.spill(tmp_path / "tasks.pickles")
+    assert len(pickle.dumps(whole)) < len(pickle.dumps(LoadedTasks(made))) - 100
+    held = pickle.loads(pickle.dumps(whole))
+    assert held.ids == ("t0", "t1", "t2") and held._blobs is None
+    assert held.task(1) == made[1] and held._blobs is not None
+    held.unload()
+    assert held._blobs is None and not held.loaded
+    assert held.all() == made
+    shared = LoadedTasks(_tasks(shared=True))
+    shared.spill(tmp_path / "shared.pickles")
+    back = pickle.loads(pickle.dumps(shared))
+    assert back.task(0).data["world"] is back.task(2).data["world"]
+
+
+HOLDS = """
+import os
+
+import pytest
+
+
+@pytest.hookimpl(trylast=True)  # after the plugin's end of collection
+def pytest_collection_finish(session):
+    if hasattr(session.config, "workerinput"):
+        from pytest_egi.run.state import case_of
+        seen = {}
+        for item in session.items:
+            case = case_of(item)
+            seen[case.suite.name] = case.tasks._blobs is not None or case.tasks._blob is not None
+        with open(os.environ["RELEASE_LOG"], "a") as fh:
+            fh.write(f"{os.getpid()} holds " + " ".join(f"{k}={v}" for k, v in sorted(seen.items())) + "\\n")
+"""
+
+
+def test_workers_hold_no_task_pickles_after_collection(two_suites):
+    two_suites.makeconftest(HOLDS)
+    result = two_suites.runpytest_subprocess(*RUN, "-n", "2")
+    result.assert_outcomes(passed=12)
+    holds = [line for line in _log(two_suites) if line[1] == "holds"]
+    assert len(holds) == 2 and all(line[2:] == ("other=False", "toy=False") for line in holds)

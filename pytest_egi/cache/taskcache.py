@@ -357,10 +357,11 @@ def _restore_tasks(
     categories: tuple[str, ...],
     blob: bytes | None,
     blobs: tuple[bytes, ...] | None = None,
+    source: str | None = None,
 ) -> LoadedTasks:
     loaded = LoadedTasks.__new__(LoadedTasks)
     loaded.ids, loaded.categories, loaded._tasks, loaded._last = ids, categories, None, None
-    loaded._blob, loaded._blobs = blob, blobs
+    loaded._blob, loaded._blobs, loaded._source = blob, blobs, source
     return loaded
 
 
@@ -424,17 +425,23 @@ class LoadedTasks:
       :meth:`task` or :meth:`all` unpickles the whole list, so what the tasks share stays
       shared, as in the list ``load_tasks`` returned; the pickle is then dropped.
 
+    Under xdist the pickles are moved to a file of the session's shared folder (:meth:`spill`)
+    before the tasks are handed to the workers: a worker then holds only the ids and
+    categories of every suite, and reads a suite's pickles from that file when it first runs
+    one of its items (and lets them go again with :meth:`unload`).
+
     Attributes:
         ids: each task's ``Task.id``, in ``load_tasks`` order.
         categories: each task's ``Task.category``, in the same order.
     """
 
-    __slots__ = ("_blob", "_blobs", "_last", "_tasks", "categories", "ids")
+    __slots__ = ("_blob", "_blobs", "_last", "_source", "_tasks", "categories", "ids")
 
     def __init__(self, tasks: Sequence[Task]) -> None:
         listed = list(tasks)
         self.ids: tuple[str, ...] = tuple(t.id for t in listed)
         self.categories: tuple[str, ...] = tuple(t.category for t in listed)
+        self._source: str | None = None
         self._blob: bytes | None = None
         self._last: tuple[int, Task] | None = None
         self._blobs: tuple[bytes, ...] | None = None
@@ -477,6 +484,8 @@ class LoadedTasks:
             RuntimeError: the tasks were released (:meth:`release`).
         """
         tasks = self._tasks
+        if tasks is None:
+            self._read_source()
         if tasks is None and self._blobs is not None:
             return [pickle.loads(blob) for blob in self._blobs]
         if tasks is None:
@@ -501,6 +510,8 @@ class LoadedTasks:
             IndexError: no task there.
             RuntimeError: the tasks were released (:meth:`release`).
         """
+        if self._tasks is None:
+            self._read_source()
         blobs = self._blobs
         if blobs is None or self._tasks is not None:
             return self.all()[index]
@@ -514,20 +525,79 @@ class LoadedTasks:
     def drop_objects(self) -> None:
         """Held as one pickle per task: let go of the Task objects ``load_tasks`` returned in
         this process (kept through collection, for the suite's data checks); each item then
-        unpickles its own task. Held as one pickle of the list: nothing changes."""
-        if self._blobs is not None:
+        unpickles its own task. Held as one pickle of the list: nothing changes. Spilled to a
+        file (:meth:`spill`): whatever was read back from it (for the data checks) is let go
+        of too."""
+        if self._source is not None:
+            self._tasks = self._blob = self._blobs = self._last = None
+        elif self._blobs is not None:
             self._tasks = None
+
+    def spill(self, path: str | os.PathLike[str]) -> None:
+        """Move the tasks' pickles to the file ``path`` (written atomically) and hold only its
+        name, with the ids and categories: this object then pickles small, and a process
+        that never asks for a task never reads the file. :meth:`task` and :meth:`all` read it
+        back when first asked (the file must then still be there). Tasks that cannot be
+        pickled stay as they are.
+
+        Raises:
+            OSError: the file cannot be written (nothing changes).
+        """
+        import tempfile
+
+        if self._source is not None:
+            return
+        if self._blobs is not None:
+            payload: tuple[str, Any] = ("blobs", self._blobs)
+        elif self._blob is not None:
+            payload = ("blob", self._blob)
+        else:
+            try:
+                payload = ("blob", pickle.dumps(self._tasks, protocol=pickle.HIGHEST_PROTOCOL))
+            except (pickle.PicklingError, TypeError, AttributeError):
+                return
+        target = Path(path)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        self._source = str(target)
+        self._tasks = self._blob = self._blobs = self._last = None
+
+    def _read_source(self) -> None:
+        """Read the pickles back from the :meth:`spill` file, when they are not at hand.
+
+        Raises:
+            OSError: the file cannot be read.
+            pickle.UnpicklingError: it holds no pickle of tasks.
+        """
+        if self._source is None or self._blob is not None or self._blobs is not None:
+            return
+        with open(self._source, "rb") as fh:
+            kind, value = pickle.load(fh)
+        if kind == "blobs":
+            self._blobs = value
+        else:
+            self._blob = value
 
     def unload(self) -> None:
         """Let go of the Task objects this process unpickled, keeping the tasks pickled: a
         later :meth:`task` or :meth:`all` unpickles them again. Held as one pickle per task:
         the last task asked for is dropped. Held as one pickle of the list, once unpickled:
-        the list is pickled again (what the tasks share stays shared) and dropped. Called
-        when this process has run its last item of the suite
+        the list is pickled again (what the tasks share stays shared) and dropped. Spilled
+        to a file (:meth:`spill`): the pickles read from it are dropped too. Called when
+        this process has run its last item of the suite
         (:func:`pytest_egi.run.items.release_suite`). Nothing changes for tasks that were
         never unpickled, nor for tasks that cannot be pickled (they stay objects).
         """
         self._last = None
+        if self._source is not None:
+            self._tasks = self._blob = self._blobs = None
+            return
         if self._blobs is not None:
             self._tasks = None
             return
@@ -546,9 +616,11 @@ class LoadedTasks:
         aggregation then reuse the tasks' memory instead of adding to it. A later
         :meth:`task` or :meth:`all` raises ``RuntimeError``.
         """
-        self._tasks = self._blob = self._blobs = self._last = None
+        self._tasks = self._blob = self._blobs = self._last = self._source = None
 
     def __reduce__(self) -> tuple[Any, ...]:
+        if self._source is not None:
+            return (_restore_tasks, (self.ids, self.categories, None, None, self._source))
         if self._blobs is not None:
             return (_restore_tasks, (self.ids, self.categories, None, self._blobs))
         blob = self._blob

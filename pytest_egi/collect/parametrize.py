@@ -6,7 +6,9 @@ errors found meanwhile, raised once collection is over with or without xdist."""
 from __future__ import annotations
 
 import functools
+import os
 import re
+import tempfile
 from typing import Any
 
 import pytest
@@ -121,15 +123,27 @@ def _load_tasks(suite: Any, profile: Any, options: Any, cache: Any, checks: bool
     so when ``checks`` is true it also runs the suite's data checks on the loaded tasks and
     stores their result in the task cache, where :func:`_check_data` finds it: whatever
     worlds the tasks and the checks needed are made and dropped in that child. A check that
-    refuses the data (ValueError, OSError) is left to :func:`_check_data`, which reports it."""
+    refuses the data (ValueError, OSError) is left to :func:`_check_data`, which reports it.
+    The tasks' pickles are then moved to a file of the session's shared folder
+    (``LoadedTasks.spill``): every worker holds every suite's ids and categories, but only
+    the pickles of the suites it runs items of, read when it first needs one."""
     from pytest_egi.cache.taskcache import LoadedTasks
 
     loaded = cache.get(f"tasks-{suite.name}", lambda: LoadedTasks(suite.load_tasks(profile, options)))
-    if checks and len(loaded) and shared_dir() is not None and cache.directory is not None:
+    directory = shared_dir()
+    if directory is None:
+        return loaded
+    if checks and len(loaded) and cache.directory is not None:
         try:
             cache.get(f"checks-{suite.name}", lambda: _run_checks(_check_hooks(suite), loaded.all(), options))
         except (ValueError, OSError):
             pass
+    try:  # the workers get the ids and categories; each reads the pickles of the suites it runs
+        fd, path = tempfile.mkstemp(dir=directory, prefix=f"tasks-{suite.name}-", suffix=".pickles")
+        os.close(fd)
+        loaded.spill(path)
+    except OSError:
+        pass  # an unusable shared folder: the tasks travel whole, as without sharing
     return loaded
 
 
