@@ -38,6 +38,7 @@ from suites.locobench.tasks.common import HIDDEN_DIR, Planted
 
 __all__ = [
     "CATEGORIES",
+    "SCENARIOS_KEPT",
     "DIFFICULTIES",
     "TARGET_TOKENS",
     "Scenario",
@@ -159,7 +160,14 @@ def spec_key(spec: dict[str, Any]) -> str:
     return json.dumps({k: spec[k] for k in ("seed", "category", "difficulty", "index")}, sort_keys=True)
 
 
-@functools.lru_cache(maxsize=64)
+SCENARIOS_KEPT = 4
+"""Scenarios a process keeps built (generated or read), the most recently used: an item
+builds its scenario three times (policy, agent, scorer) and a task's trials run one after
+the other. Generating one takes 3-26 ms (easy to expert); each holds its project's text
+(0.1-1 MB), so the 64 kept before held about 30 MB in a worker running the deep profile."""
+
+
+@functools.lru_cache(maxsize=SCENARIOS_KEPT)
 def _build(key: str) -> Scenario:
     spec = json.loads(key)
     category, difficulty, index = spec["category"], spec["difficulty"], int(spec["index"])
@@ -382,7 +390,7 @@ def read_upstream(path: Path, root: Path) -> dict[str, Any]:
     return {"file": str(path), "project": str(project), "language": m.group("lang"), "record": record}
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=SCENARIOS_KEPT)
 def _load_upstream(key: str) -> Scenario:
     info = json.loads(key)
     record, project = info["record"], Path(info["project"])

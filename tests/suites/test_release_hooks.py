@@ -88,6 +88,21 @@ def test_locobench_holds_one_module_tree_at_a_time(monkeypatch):
     assert result.score == 1.0
 
 
+def test_locobench_keeps_a_few_scenarios_built():
+    """A worker keeps the last SCENARIOS_KEPT scenarios it built (an item builds its own three
+    times), not 64 (about 30 MB of project text at the deep profile)."""
+    import weakref
+
+    from suites.locobench import data
+
+    data._build.cache_clear()
+    built = [weakref.ref(data._build(data.spec_key({"seed": 42, "category": "feature_implementation",
+                                                    "difficulty": "easy", "index": i})))
+             for i in range(8)]  # fmt: skip
+    gc.collect()
+    assert sum(r() is not None for r in built) == data.SCENARIOS_KEPT <= 4
+
+
 def test_crmarena_lets_go_of_its_orgs():
     from suites.crmarena import SUITE, CrmArenaOptions, _generated_org
 
