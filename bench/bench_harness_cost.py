@@ -3,6 +3,7 @@
     python bench/bench_harness_cost.py [--sizes 1,1000,5000,20000] [--workers 1,2] [--quick]
     python bench/bench_harness_cost.py --cold [--quick] [--repeat N]
     python bench/bench_harness_cost.py --modes quick   (the collection and main job at one profile)
+    python bench/bench_harness_cost.py --main-job [--quick] [--repeat N]
 
 A throwaway suite is written to a temporary folder (never inside the shipped ``suites``): one
 package ``costsuites.noop`` whose ``SUITE`` loads N tasks and whose test does nothing but
@@ -48,6 +49,9 @@ measured alternately with it: ``--suites`` at each profile with a fresh ``--egi-
 and the same folder again (warm), then each suite alone cold, with the CPU seconds, the CPU
 above bare, wall seconds and the collecting process's peak RSS, and the targets (issue 27:
 2 s quick, 8 s deep, 150 MB).
+
+``--main-job``: only the main job, quick and deep (quick only with ``--quick``), ``--repeat``
+times (default 3): its seconds and the range over the repetitions of each memory figure.
 
 ``--quick`` (a smoke run): sizes 1 and 1,000 serially unless given, one repetition, no deep
 profile, 10,000 aggregated records, the bootstrap share taken on the largest size run.
@@ -360,8 +364,32 @@ def main_job(folder: Path, modes: list[str], repeat: int, path: str) -> dict[tup
     """(mode, run of :data:`MAIN_JOB_RUNS`) -> median figures of ``pytest <path> --egi-model
     egi/oracle --egi-mode <mode>`` serially and with ``-n 2`` (first and later run); RSS
     figures are the largest of the runs."""
-    env = dict(_env(folder, 1), BENCH_TREE="1")
+    return summarize_runs(main_job_runs(folder, modes, repeat, path))
+
+
+def summarize_runs(every: dict[tuple[str, str], list[Figures]]) -> dict[tuple[str, str], Figures]:
+    """The median wall and CPU seconds of each (mode, run) and the largest RSS and PSS figures."""
     out: dict[tuple[str, str], Figures] = {}
+    for key, figures in every.items():
+        workers_mb = [f.worker_mb for f in figures if f.worker_mb is not None]
+        trees_mb = [f.tree_mb for f in figures if f.tree_mb is not None]
+        out[key] = Figures(
+            statistics.median(f.wall for f in figures),
+            statistics.median(f.cpu for f in figures),
+            max(f.controller_mb for f in figures),
+            max(workers_mb) if workers_mb else None,
+            max(trees_mb) if trees_mb else None,
+        )
+    return out
+
+
+def main_job_runs(
+    folder: Path, modes: list[str], repeat: int, path: str
+) -> dict[tuple[str, str], list[Figures]]:
+    """(mode, run of :data:`MAIN_JOB_RUNS`) -> the figures of each of the ``repeat`` runs (see
+    :func:`main_job`)."""
+    env = dict(_env(folder, 1), BENCH_TREE="1")
+    out: dict[tuple[str, str], list[Figures]] = {}
     for m in modes:
         runs: dict[str, list[Figures]] = {label: [] for _w, label in MAIN_JOB_RUNS}
         for _ in range(repeat):
@@ -372,18 +400,47 @@ def main_job(folder: Path, modes: list[str], repeat: int, path: str) -> dict[tup
                         runs[label].append(run(pytest_cmd(
                             path, "--egi-model", "egi/oracle", "--egi-mode", m, "--egi-report-dir", reports,
                             "--egi-cache", cache, "-p", "no:anyio", *xdist), ROOT, env))  # fmt: skip
-                    print(f"  main job {m}, {label}: {runs[label][-1].wall:.1f} s", file=sys.stderr)
+                    f = runs[label][-1]
+                    worker = f" largest worker {f.worker_mb:.0f} MB" if f.worker_mb else ""
+                    tree = f", with its servers {f.tree_mb:.0f} MB PSS" if f.tree_mb else ""
+                    print(f"  main job {m}, {label}: {f.wall:.1f} s;{worker}{tree}", file=sys.stderr)
         for label, figures in runs.items():
-            workers_mb = [f.worker_mb for f in figures if f.worker_mb is not None]
-            trees_mb = [f.tree_mb for f in figures if f.tree_mb is not None]
-            out[(m, label)] = Figures(
-                statistics.median(f.wall for f in figures),
-                statistics.median(f.cpu for f in figures),
-                max(f.controller_mb for f in figures),
-                max(workers_mb) if workers_mb else None,
-                max(trees_mb) if trees_mb else None,
-            )
+            out[(m, label)] = figures
     return out
+
+
+def main_job_only(args: argparse.Namespace) -> None:
+    """``--main-job``: only the main job (:func:`main_job_runs`), quick and deep (quick only
+    with ``--quick``), ``--repeat`` times (default 3): per run, the median wall and CPU seconds
+    and the range over the repetitions of the controller's peak RSS, the largest worker's
+    peak RSS and that worker's peak PSS with its servers, with the load average."""
+    load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    repeat = args.repeat or 3
+    modes = ["quick"] if args.quick else ["quick", "deep"]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        write_project(folder)
+        warm_up(folder, args.suites)
+        every = main_job_runs(folder, modes, repeat, args.suites)
+
+    def span(values: list[float | None]) -> str:
+        got = sorted(v for v in values if v is not None)
+        if not got:
+            return "-"
+        return f"{got[0]:.0f}" if round(got[0]) == round(got[-1]) else f"{got[0]:.0f}-{got[-1]:.0f}"
+
+    print(f"main job: {args.suites} with egi/oracle ({repeat} repetitions, a fresh task cache each; "
+          "median seconds, ranges of MB)")  # fmt: skip
+    print("profile | run | wall s | CPU s | controller RSS MB | largest worker RSS MB "
+          "| largest worker with its servers, PSS MB")
+    for (m, label), figures in every.items():
+        wall = statistics.median(f.wall for f in figures)
+        cpu = statistics.median(f.cpu for f in figures)
+        mbs = [span([f.controller_mb for f in figures]), span([f.worker_mb for f in figures]),
+               span([f.tree_mb for f in figures])]  # fmt: skip
+        print(f"{m} | {label} | {wall:.2f} | {cpu:.2f} | " + " | ".join(mbs))
+    print(f"load average (1, 5, 15 min) at start: {load_start}; at end: "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
 def cold_collection_per_suite(
@@ -546,9 +603,14 @@ def main() -> None:
                         help="also a cold collection of each suite alone (CPU and peak RSS)")
     parser.add_argument("--cold", action="store_true",
                         help="only the cold collection (all suites, then each alone) beside bare pytest")
+    parser.add_argument("--main-job", action="store_true",
+                        help="only the main job (serial, -n 2 first and later run), its memory as ranges")
     args = parser.parse_args()
     if args.cold:
         cold_only(args)
+        return
+    if args.main_job:
+        main_job_only(args)
         return
     load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())  # printed at the end
     sizes = [int(s) for s in (args.sizes or ("1,1000" if args.quick else "1,1000,5000,20000")).split(",")]

@@ -72,3 +72,16 @@ def test_bench_cold_prints_the_cold_collection_beside_bare_pytest():
     assert lines[6].startswith("benchforce | ")
     assert lines[-1].startswith("load average (1, 5, 15 min) at start: ")
     assert not any(line.startswith("harness cost per item") for line in lines)  # only the cold figures
+
+
+def test_bench_main_job_prints_its_memory_as_ranges():
+    lines = run_bench("--main-job", "--quick", "--repeat", "1", "--suites", "suites/crmarena")
+    assert lines[0] == ("main job: suites/crmarena with egi/oracle (1 repetitions, a fresh task cache each; "
+                        "median seconds, ranges of MB)")  # fmt: skip
+    assert lines[1] == ("profile | run | wall s | CPU s | controller RSS MB | largest worker RSS MB "
+                        "| largest worker with its servers, PSS MB")  # fmt: skip
+    rows = {line.split(" | ")[1]: line.split(" | ") for line in lines[2:5]}
+    assert set(rows) == {"serial", "-n 2, first run", "-n 2, later run"}
+    assert rows["serial"][5] == "-" and float(rows["serial"][6]) > 0
+    assert float(rows["-n 2, later run"][5]) > 0 and float(rows["-n 2, later run"][6]) > 0
+    assert lines[-1].startswith("load average (1, 5, 15 min) at start: ")
