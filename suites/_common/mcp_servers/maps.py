@@ -532,12 +532,25 @@ def _bearing_word(lat1: float, lng1: float, lat2: float, lng2: float) -> str:
     ]
 
 
-PLACES_KEPT = 40_000
+PLACES_KEPT = 10_000
 """Seeded places a maps world keeps generated (with their look-up tables), the towns used
-most recently; a town let go of is generated again, the same, when next asked for (about
-60 ms per 1,000 places). Each place takes about 550 bytes: a deep MCP-Universe run names
-places of towns with 65,000 places in all (Singapore alone has 20,000), which the maps server
-and the worker's evaluators each kept to the end."""
+most recently (the town asked for last is always kept, Singapore's 20,000 places too); a town
+let go of is generated again, the same, when next asked for (about 60 ms per 1,000 places).
+Each place takes about 0.9 KB: the deep MCP-Universe run touches towns with 38,000 places
+(about 36 MB), which the maps server and the worker's evaluators each kept to the end; kept to
+10,000 places, the worker's evaluators generate 17 towns again (0.7 s more) and hold about
+12 MB less."""
+
+
+_PLACE_TYPES: dict[str, list[str]] = {}
+
+
+def _place_types() -> dict[str, list[str]]:
+    """Each kind's place ``types``, one list per kind for every place of it (read only: a
+    result copies it, :func:`_public`)."""
+    if not _PLACE_TYPES:
+        _PLACE_TYPES.update({kind: [*KINDS[kind][1], "point_of_interest", "establishment"] for kind in KINDS})
+    return _PLACE_TYPES
 
 
 class MapsWorld:
@@ -589,6 +602,7 @@ class MapsWorld:
 
     def _generate(self, town: Town) -> tuple[dict[str, Any], ...]:
         r = random.Random(f"egi-mcp:maps:{self.seed}:{town.name}")
+        types = _place_types()
         kinds = list(KINDS)
         cum = list(itertools.accumulate(KINDS[k][0] for k in kinds))
         cos = max(0.2, math.cos(math.radians(town.lat)))
@@ -620,7 +634,7 @@ class MapsWorld:
                     "place_id": self.place_id(town.index, k),
                     "name": name,
                     "kind": kind,
-                    "types": [*KINDS[kind][1], "point_of_interest", "establishment"],
+                    "types": types[kind],
                     "rating": rating,
                     "user_ratings_total": r.randrange(5, 4000),
                     "lat": round(lat, 7),

@@ -257,9 +257,10 @@ def test_places_near_rules_out_by_latitude_only_what_the_distance_rules_out():
 
 
 def test_a_world_keeps_the_places_of_its_most_recently_used_towns_only(monkeypatch):
-    """A maps world keeps at most PLACES_KEPT generated places (before: every town's, 65,000
+    """A maps world keeps at most PLACES_KEPT generated places (before: every town's, 38,000
     places, about 36 MB, over a deep MCP-Universe run); a town let go of comes back the same,
-    and so do its places looked up by id and by name."""
+    and so do its places looked up by id and by name. A town's places of one kind share one
+    list of types (every place of that kind does)."""
     monkeypatch.setattr(M, "PLACES_KEPT", 1_000)
     world = M.MapsWorld(42)
     towns = [t for t in M.TOWN_LIST if t.n_places <= 800][:8]
@@ -273,5 +274,7 @@ def test_a_world_keeps_the_places_of_its_most_recently_used_towns_only(monkeypat
     assert set(world._index) <= set(kept)  # the look-up tables go with their places
     again = world.places(towns[0])
     assert again is not first and again == first
+    same_kind = [p for p in again if p["kind"] == some["kind"]]
+    assert len(same_kind) > 1 and same_kind[0]["types"] is same_kind[1]["types"]
     assert world.place(some["place_id"]) == some
     assert world.named(towns[0], some["address"]) == some
