@@ -50,8 +50,9 @@ and the same folder again (warm), then each suite alone cold, with the CPU secon
 above bare, wall seconds and the collecting process's peak RSS, and the targets (issue 27:
 2 s quick, 8 s deep, 150 MB).
 
-``--main-job``: only the main job, quick and deep (quick only with ``--quick``), ``--repeat``
-times (default 3): its seconds and the range over the repetitions of each memory figure.
+``--main-job``: only the main job, quick and deep (quick only with ``--quick``, ``--modes deep``
+for one), ``--repeat`` times (default 3): its seconds and the range over the repetitions of each
+memory figure.
 
 ``--quick`` (a smoke run): sizes 1 and 1,000 serially unless given, one repetition, no deep
 profile, 10,000 aggregated records, the bootstrap share taken on the largest size run.
@@ -411,12 +412,13 @@ def main_job_runs(
 
 def main_job_only(args: argparse.Namespace) -> None:
     """``--main-job``: only the main job (:func:`main_job_runs`), quick and deep (quick only
-    with ``--quick``), ``--repeat`` times (default 3): per run, the median wall and CPU seconds
-    and the range over the repetitions of the controller's peak RSS, the largest worker's
-    peak RSS and that worker's peak PSS with its servers, with the load average."""
+    with ``--quick``; ``--modes`` names them), ``--repeat`` times (default 3): per run, the
+    median wall and CPU seconds and the range over the repetitions of the controller's peak
+    RSS, the largest worker's peak RSS and that worker's peak PSS with its servers, with the
+    load average."""
     load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
     repeat = args.repeat or 3
-    modes = ["quick"] if args.quick else ["quick", "deep"]
+    modes = args.modes.split(",") if args.modes else ["quick"] if args.quick else ["quick", "deep"]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         write_project(folder)
@@ -605,6 +607,7 @@ def main() -> None:
                         help="only the cold collection (all suites, then each alone) beside bare pytest")
     parser.add_argument("--main-job", action="store_true",
                         help="only the main job (serial, -n 2 first and later run), its memory as ranges")
+    parser.add_argument("--modes", default=None, help="with --main-job: the profiles, comma-separated")
     args = parser.parse_args()
     if args.cold:
         cold_only(args)
