@@ -15,8 +15,8 @@ from pytest_egi.run.settings import data_error
 from pytest_egi.run.state import ITEM_KEY, SETTINGS_KEY, Case, RunSettings, case_of, item_state
 
 __all__ = ["REMOTE_COLLECTED_KEY", "after_item", "before_item", "client_for", "complete_report", "drop_raw",
-           "error_status", "item_problem", "release_suite", "released_suites", "start_up",
-           "stop_before_start", "suite_name"]
+           "error_status", "item_problem", "release_suite", "start_up", "stop_before_start",
+           "suite_name"]
 
 REMOTE_COLLECTED_KEY = pytest.StashKey[dict]()
 """config.stash on an xdist worker on another host: the node ids of the EGI items it collected
@@ -95,7 +95,7 @@ with an item), for :func:`release_suite`."""
 _LAST_ITEM_KEY = pytest.StashKey[dict]()
 """config.stash in a serial session: suite name -> the node id of its last item (the suite is
 released when that item ends). Absent on an xdist worker, which releases a suite when its next
-item is of another suite (or there is none)."""
+item is of another suite (:func:`after_item`)."""
 
 _RELEASED_KEY = pytest.StashKey[list]()
 """config.stash in a process that runs items: the suites released so far, in order (each at
@@ -333,11 +333,6 @@ def release_suite(config: pytest.Config, name: str) -> str | None:
     released.append(name)
     _collect_and_trim()
     return problem
-
-
-def released_suites(config: pytest.Config) -> list[str]:
-    """The suites this process released so far, in order (:func:`release_suite`)."""
-    return list(config.stash.get(_RELEASED_KEY, []))
 
 
 def _collect_and_trim() -> None:
