@@ -402,9 +402,9 @@ def main_job_runs(
                             path, "--egi-model", "egi/oracle", "--egi-mode", m, "--egi-report-dir", reports,
                             "--egi-cache", cache, "-p", "no:anyio", *xdist), ROOT, env))  # fmt: skip
                     f = runs[label][-1]
-                    worker = f" largest worker {f.worker_mb:.0f} MB" if f.worker_mb else ""
-                    tree = f", with its servers {f.tree_mb:.0f} MB PSS" if f.tree_mb else ""
-                    print(f"  main job {m}, {label}: {f.wall:.1f} s;{worker}{tree}", file=sys.stderr)
+                    memory = [f"largest worker {f.worker_mb:.0f} MB"] if f.worker_mb else []
+                    memory += [f"with its servers {f.tree_mb:.0f} MB PSS"] if f.tree_mb else []
+                    print(f"  main job {m}, {label}: {f.wall:.1f} s; {', '.join(memory)}", file=sys.stderr)
         for label, figures in runs.items():
             out[(m, label)] = figures
     return out
