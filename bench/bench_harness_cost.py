@@ -599,7 +599,7 @@ def main() -> None:
     parser.add_argument("--suites", default="suites", help="what to collect, relative to the checkout")
     parser.add_argument("--quick", action="store_true", help="a fast smoke run (see the module docstring)")
     parser.add_argument("--modes", default=None,
-                        help="profiles of the collection and main-job runs, comma-separated "
+                        help="profiles of the collection and main-job runs (also with --main-job), comma-separated "
                              "(default quick,deep; quick with --quick)")
     parser.add_argument("--per-suite", action="store_true",
                         help="also a cold collection of each suite alone (CPU and peak RSS)")
@@ -607,7 +607,6 @@ def main() -> None:
                         help="only the cold collection (all suites, then each alone) beside bare pytest")
     parser.add_argument("--main-job", action="store_true",
                         help="only the main job (serial, -n 2 first and later run), its memory as ranges")
-    parser.add_argument("--modes", default=None, help="with --main-job: the profiles, comma-separated")
     args = parser.parse_args()
     if args.cold:
         cold_only(args)
