@@ -314,6 +314,22 @@ class CacheEntries:
             self._base = cache_key("", self._key, paths)
         return f"{name}\n{self._base}"
 
+    @staticmethod
+    def _path(directory: Path, name: str, text: str) -> Path:
+        stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+        return directory / f"{stem}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:32]}.pkl"
+
+    def has(self, name: str) -> bool:
+        """True when the entry ``name`` exists for this key (its file is there; it is not read,
+        so :meth:`get` may still find it unreadable and rebuild it). False with no cache folder.
+
+        Raises:
+            TypeError: the key cannot be canonicalised.
+        """
+        if self.directory is None:
+            return False
+        return self._path(self.directory, name, self.text(name)).is_file()
+
     def get(self, name: str, build: Callable[[], T]) -> T:
         """Return ``build()``, from the entry ``name`` when it is there for the same key.
 
@@ -334,7 +350,7 @@ class CacheEntries:
 
         text = self.text(name)
         stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
-        path = directory / f"{stem}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:32]}.pkl"
+        path = self._path(directory, name, text)
         found, value = _load(path, text)
         if found:
             try:
@@ -362,6 +378,7 @@ def _restore_tasks(
     loaded = LoadedTasks.__new__(LoadedTasks)
     loaded.ids, loaded.categories, loaded._tasks, loaded._last = ids, categories, None, None
     loaded._blob, loaded._blobs, loaded._source = blob, blobs, source
+    loaded._loader = loaded._failure = None
     return loaded
 
 
@@ -435,13 +452,15 @@ class LoadedTasks:
         categories: each task's ``Task.category``, in the same order.
     """
 
-    __slots__ = ("_blob", "_blobs", "_last", "_source", "_tasks", "categories", "ids")
+    __slots__ = ("_blob", "_blobs", "_failure", "_last", "_loader", "_source", "_tasks", "categories", "ids")
 
     def __init__(self, tasks: Sequence[Task]) -> None:
         listed = list(tasks)
         self.ids: tuple[str, ...] = tuple(t.id for t in listed)
         self.categories: tuple[str, ...] = tuple(t.category for t in listed)
         self._source: str | None = None
+        self._loader: Callable[[], LoadedTasks] | None = None
+        self._failure: str | None = None
         self._blob: bytes | None = None
         self._last: tuple[int, Task] | None = None
         self._blobs: tuple[bytes, ...] | None = None
@@ -465,6 +484,49 @@ class LoadedTasks:
     def __len__(self) -> int:
         return len(self.ids)
 
+    @classmethod
+    def deferred(cls, index: Sequence[tuple[str, str]], load: Callable[[], LoadedTasks]) -> LoadedTasks:
+        """Tasks known by their ``(id, category)`` only (a suite's ``task_index``), loaded by
+        ``load()`` when this process first asks for a task (:meth:`task`, :meth:`all`):
+        collecting items needs only :attr:`ids` and :attr:`categories`, so a collection, or a
+        process that runs none of the suite's items, builds nothing. ``load`` returns the
+        loaded :class:`LoadedTasks` (checked against the index by the caller's ``load``); its
+        tasks are then held here. When ``load`` raises, its exception's text is kept: every
+        later ask raises :class:`~pytest_egi.suite.TaskLoadError` with it, without loading
+        again. A deferred object not yet loaded cannot be pickled (it holds ``load``)."""
+        loaded = cls.__new__(cls)
+        loaded.ids = tuple(task_id for task_id, _ in index)
+        loaded.categories = tuple(category for _, category in index)
+        loaded._tasks = loaded._blob = loaded._blobs = loaded._last = loaded._source = None
+        loaded._loader, loaded._failure = load, None
+        return loaded
+
+    @property
+    def pending(self) -> bool:
+        """True while the tasks of a :meth:`deferred` object are not loaded yet."""
+        return self._loader is not None or self._failure is not None
+
+    def _load_deferred(self) -> None:
+        """Load a :meth:`deferred` object's tasks (once) and hold them as ``load`` returned.
+
+        Raises:
+            TaskLoadError: ``load`` raised (now or on an earlier ask).
+        """
+        if self._failure is not None:
+            from pytest_egi.suite import TaskLoadError
+
+            raise TaskLoadError(self._failure)
+        load, self._loader = self._loader, None
+        if load is None:
+            return
+        try:
+            full = load()
+        except Exception as exc:
+            self._failure = str(exc) or type(exc).__name__
+            raise
+        self._tasks, self._blob, self._blobs, self._last, self._source = (
+            full._tasks, full._blob, full._blobs, full._last, full._source)
+
     @property
     def loaded(self) -> bool:
         """True once a Task object exists in this process."""
@@ -482,7 +544,10 @@ class LoadedTasks:
 
         Raises:
             RuntimeError: the tasks were released (:meth:`release`).
+            TaskLoadError: a :meth:`deferred` object's tasks could not be loaded.
         """
+        if self._loader is not None or self._failure is not None:
+            self._load_deferred()
         tasks = self._tasks
         if tasks is None:
             self._read_source()
@@ -509,7 +574,10 @@ class LoadedTasks:
         Raises:
             IndexError: no task there.
             RuntimeError: the tasks were released (:meth:`release`).
+            TaskLoadError: a :meth:`deferred` object's tasks could not be loaded.
         """
+        if self._loader is not None or self._failure is not None:
+            self._load_deferred()
         if self._tasks is None:
             self._read_source()
         blobs = self._blobs
@@ -617,8 +685,11 @@ class LoadedTasks:
         :meth:`task` or :meth:`all` raises ``RuntimeError``.
         """
         self._tasks = self._blob = self._blobs = self._last = self._source = None
+        self._loader = self._failure = None
 
     def __reduce__(self) -> tuple[Any, ...]:
+        if self.pending:
+            raise TypeError(f"{len(self.ids)} deferred tasks cannot be pickled before they are loaded")
         if self._source is not None:
             return (_restore_tasks, (self.ids, self.categories, None, None, self._source))
         if self._blobs is not None:

@@ -67,13 +67,18 @@ def parametrize(metafunc: pytest.Metafunc) -> None:
         # one worker builds (or reads the cross-run task cache, pytest_egi/cache/taskcache.py), the
         # others unpickle (pytest_egi/cache/shared.py); the Task objects are unpickled only when an
         # item first needs one (LoadedTasks)
-        from pytest_egi.cache.taskcache import CacheEntries, source_paths, task_cache_dir
+        from pytest_egi.cache.taskcache import CacheEntries, LoadedTasks, source_paths, task_cache_dir
 
         cache = CacheEntries(task_cache_dir(config), key, lambda: source_paths(suite, package, options))
-        # under xdist built in a child process (isolate): the worlds load_tasks and the data
-        # checks make stay there, out of the worker, which may run no item of the suite
-        tasks = build_once(f"tasks-{suite.name}", key, functools.partial(
-            _load_tasks, suite, profile, options, cache, bool(settings.model)), isolate=True)  # fmt: skip
+        index = None if cache.has(f"tasks-{suite.name}") else task_index(suite, profile, options)
+        if index is not None:  # a cold collection: the tasks are loaded when an item needs one
+            tasks = LoadedTasks.deferred(index, functools.partial(
+                _load_when_needed, config, suite, profile, options, cache, key, index))  # fmt: skip
+        else:
+            # under xdist built in a child process (isolate): the worlds load_tasks and the data
+            # checks make stay there, out of the worker, which may run no item of the suite
+            tasks = build_once(f"tasks-{suite.name}", key, functools.partial(
+                _load_tasks, suite, profile, options, cache, bool(settings.model)), isolate=True)  # fmt: skip
     except (pytest.UsageError, ValueError, OSError) as exc:
         # bad suite options or bad user data: a usage error (exit 4), raised once collection
         # is over so pytest reports it cleanly (an xdist worker reports a collection error)
@@ -99,8 +104,8 @@ def parametrize(metafunc: pytest.Metafunc) -> None:
             f"records were made by version {resumed_version}; resume with the code the run was "
             "made with, or start a new run without --egi-resume"
         ))
-    try:
-        _check_data(config, settings, suite, tasks, options, profile, cache)
+    try:  # (deferred tasks: their data checks run when they are loaded, _load_when_needed)
+        _check_data(config, settings, suite, tasks, options, profile, cache, checks=not tasks.pending)
     except (ValueError, OSError) as exc:
         return _refuse(metafunc, data_error(suite.name, settings, exc))
     for name in {suite.name, *tasks.categories}:
@@ -145,6 +150,73 @@ def _load_tasks(suite: Any, profile: Any, options: Any, cache: Any, checks: bool
     except OSError:
         pass  # an unusable shared folder: the tasks travel whole, as without sharing
     return loaded
+
+
+def task_index(suite: Any, profile: Any, options: Any) -> list[tuple[str, str]] | None:
+    """The suite's optional ``task_index(profile, options)``: the ``(id, category)`` of each
+    task its ``load_tasks`` would return, or None (no hook, or the suite cannot tell without
+    loading).
+
+    Raises:
+        pytest.UsageError: the hook returned something other than ``(id, category)`` pairs of
+            strings (a bug of the suite; the message names the hook and the value).
+    """
+    hook = getattr(suite, "task_index", None)
+    if hook is None:
+        return None
+    index = hook(profile, options)
+    if index is None:
+        return None
+    pairs = []
+    for entry in index:
+        if not (isinstance(entry, tuple | list) and len(entry) == 2
+                and isinstance(entry[0], str) and isinstance(entry[1], str)):  # fmt: skip
+            raise pytest.UsageError(
+                f"suite {suite.name}: task_index() must return (task id, category) pairs of "
+                f"strings or None, but gave {entry!r}; fix the suite's task_index")
+        pairs.append((entry[0], entry[1]))
+    return pairs
+
+
+def _load_when_needed(config: pytest.Config, suite: Any, profile: Any, options: Any, cache: Any, key: Any,
+                      index: list[tuple[str, str]]) -> Any:  # fmt: skip
+    """Load the tasks a cold collection listed by the suite's ``task_index`` only (the
+    ``load`` of ``LoadedTasks.deferred``), when this process first needs one: in the one
+    process of the session that builds them (:func:`~pytest_egi.cache.shared.build_once`, not
+    in a child: this process runs the suite and keeps what it built), stored in the task
+    cache for the next run; check them against ``index``, then run the data checks a warm
+    collection would have run (their warnings join the run's, on an xdist worker through
+    ``workeroutput``).
+
+    Raises:
+        TaskLoadError: ``load_tasks`` or a data check failed, or the loaded tasks are not the
+            ones ``index`` listed (a bug of the suite): the message says which; every item of
+            the suite in this process errors with it.
+    """
+    from pytest_egi.suite import TaskLoadError
+
+    settings = config.stash[SETTINGS_KEY]
+    try:
+        tasks = build_once(f"tasks-{suite.name}", key, functools.partial(
+            _load_tasks, suite, profile, options, cache, bool(settings.model)))  # fmt: skip
+    except Exception as exc:  # noqa: BLE001 - reported on every item of the suite
+        raise TaskLoadError(f"{suite.name}: loading its tasks failed when its first item was about to run: "
+                            f"{type(exc).__name__}: {exc}") from exc  # fmt: skip
+    loaded = list(zip(tasks.ids, tasks.categories, strict=True))
+    if loaded != index:
+        pairs = zip(index, loaded, strict=False)
+        at = next((i for i, (a, b) in enumerate(pairs) if a != b), min(len(index), len(loaded)))
+        listed = index[at] if at < len(index) else "nothing"
+        found = loaded[at] if at < len(loaded) else "nothing"
+        raise TaskLoadError(
+            f"{suite.name}: task_index() does not list the tasks load_tasks() returns (a bug of the suite): "
+            f"{len(index)} listed against {len(loaded)} loaded; at position {at} the index has {listed} "
+            f"and load_tasks {found}; fix: make task_index return exactly load_tasks' (id, category) pairs")
+    try:
+        _check_data(config, settings, suite, tasks, options, profile, cache)
+    except (ValueError, OSError) as exc:
+        raise TaskLoadError(f"{suite.name}: its data checks refused the tasks: {exc}") from exc
+    return tasks
 
 
 def _check_hooks(suite: Any) -> list[tuple[str, Any]]:
@@ -192,7 +264,7 @@ RESUMED_SKIPPED_KEY = pytest.StashKey[int]()
 
 def _check_data(
     config: pytest.Config, settings: RunSettings, suite: Any, tasks: Any, options: Any, profile: Any,
-    cache: Any,
+    cache: Any, *, checks: bool = True,
 ) -> None:
     """Warn about the tasks a suite loaded (``tasks``, a ``LoadedTasks``): a category of the
     profile with no task at all (a user's task file may hold only some), the tasks it cannot
@@ -201,7 +273,9 @@ def _check_data(
     beside the tasks (``cache``, the suite's ``CacheEntries``: same key), so a warm collection
     neither runs them nor unpickles the tasks. Several warnings of one category make one line.
     The warnings go to ``settings.data_warnings`` (an xdist worker also hands them to the
-    controller in ``workeroutput``, read back in ``XdistHooks.pytest_testnodedown``)."""
+    controller in ``workeroutput``, read back in ``XdistHooks.pytest_testnodedown``). With
+    ``checks`` false only the absent categories are looked for (tasks not loaded yet: the
+    rest runs when they are, :func:`_load_when_needed`)."""
     if not settings.model:
         return
     from pytest_egi.collect.checks import data_warning_entries, merge_data_warnings
@@ -213,7 +287,10 @@ def _check_data(
         for c in (profile.categories or suite.categories) if c not in loaded
     }
     merge_data_warnings(settings.data_warnings, data_warning_entries(suite.name, absent))
-    found = cache.get(f"checks-{suite.name}", lambda: _run_checks(_check_hooks(suite), tasks.all(), options))
+    found = []
+    if checks:
+        found = cache.get(f"checks-{suite.name}",
+                          lambda: _run_checks(_check_hooks(suite), tasks.all(), options))  # fmt: skip
     combined: dict[str, str] = {}  # one line per category: the core's, then each hook's
     for _hook, warnings in found:
         for category, line in warnings.items():

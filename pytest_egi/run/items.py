@@ -163,6 +163,8 @@ def item_problem(item: pytest.Item, case: Case) -> None:
     from pytest_egi.suite import CannotRun, TaskLoadError
 
     problem = item.stash.get(_TASK_PROBLEM_KEY, None)
+    if isinstance(problem, TaskLoadError):  # the suite's tasks could not be loaded (deferred)
+        raise TaskLoadError(str(problem))
     if problem is not None:
         raise TaskLoadError(f"{case.suite.name}: task {case.task_id!r} could not be read back "
                             f"before its item ran: {type(problem).__name__}: {problem}")
@@ -186,7 +188,8 @@ def suite_name(item: pytest.Item) -> str | None:
 
 def before_item(item: pytest.Item) -> None:
     """Unpickle the item's task (and, for a suite whose tasks share objects, every task of
-    it on its first item: :class:`~pytest_egi.cache.taskcache.LoadedTasks`); tell the MCP client an
+    it on its first item: :class:`~pytest_egi.cache.taskcache.LoadedTasks`; for tasks a cold
+    collection listed by their ``task_index`` only, load them all); tell the MCP client an
     item begins (:func:`pytest_egi.mcp.client.begin_item`: an unknown-state server is stopped,
     a dead one restarted at its first use); on an xdist worker, also run
     the ``prepare`` of the item's suite when it has not run yet in this process (see
