@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_egi.run.items import client_for, item_problem
-from pytest_egi.run.state import SETTINGS_KEY, Case, item_state
+from pytest_egi.run.state import SETTINGS_KEY, Case, case_of, item_state
 
 if TYPE_CHECKING:
     from pytest_egi.run.recorder import EgiRecorder
@@ -56,6 +56,25 @@ class NoModelCheck:
 
 
 
+_ITEM: list[pytest.Item | None] = [None]
+"""The item whose ``egi_case`` was set up last in this process. The fixtures that depend on
+``egi_case`` read their item here instead of asking for ``request``: pytest makes a new
+fixture definition object for ``request`` each time a fixture that asks for it is set up or
+looked up (about 30 us each; five per item before)."""
+
+
+def _item_of(case: Case) -> pytest.Item:
+    """The item ``case`` belongs to (set up by :func:`egi_case` just before).
+
+    Raises:
+        RuntimeError: ``egi_case`` was not set up for ``case`` in this process (a bug).
+    """
+    item = _ITEM[0]
+    if item is None or case_of(item) is not case:
+        raise RuntimeError("egi fixtures: egi_case was not set up for this item")
+    return item
+
+
 @pytest.fixture
 def egi_case(request: pytest.FixtureRequest) -> Case:
     """The item's case (task, trial, suite); parametrized by ``pytest_generate_tests``.
@@ -63,8 +82,9 @@ def egi_case(request: pytest.FixtureRequest) -> Case:
     Errors or skips the item, with the reason, when its task could not be loaded or the
     suite cannot run it (:func:`~pytest_egi.run.items.item_problem`)."""
     case: Case = request.param
-    if request.config.stash[SETTINGS_KEY].model:
-        item_problem(request.node, case)
+    item = _ITEM[0] = request.node
+    if item.config.stash[SETTINGS_KEY].model:
+        item_problem(item, case)
     return case
 
 
@@ -75,34 +95,37 @@ def egi_task(egi_case: Case) -> Any:
 
 
 @pytest.fixture
-def egi_model(egi_case: Case, request: pytest.FixtureRequest) -> Any:
+def egi_model(egi_case: Case) -> Any:
     """The model client for this trial (an offline policy or the shared LiteLLM client).
 
     Skips the item when no model is configured.
     """
-    settings = request.config.stash[SETTINGS_KEY]
+    item = _item_of(egi_case)
+    settings = item.config.stash[SETTINGS_KEY]
     if not settings.model:
         pytest.skip(NO_MODEL_REASON)
-    client = client_for(request.config, settings, settings.model, egi_case)
-    item_state(request.node).client = client
+    client = client_for(item.config, settings, settings.model, egi_case)
+    item_state(item).client = client
     return client
 
 
 @pytest.fixture
-def egi(egi_case: Case, request: pytest.FixtureRequest) -> EgiRecorder:
+def egi(egi_case: Case) -> EgiRecorder:
     """The recorder: ``egi.record(score, trajectory)``; also ``egi.options``, ``egi.judge``."""
     from pytest_egi.run.recorder import EgiRecorder
 
-    settings = request.config.stash[SETTINGS_KEY]
+    item = _item_of(egi_case)
+    config = item.config
+    settings = config.stash[SETTINGS_KEY]
     judge = simulator = None
     if settings.judge_model:
         from pytest_egi.judges import LLMJudge
 
-        judge = LLMJudge(client_for(request.config, settings, settings.judge_model, egi_case, "judge"))
+        judge = LLMJudge(client_for(config, settings, settings.judge_model, egi_case, "judge"))
     if settings.simulator_model:
-        simulator = client_for(request.config, settings, settings.simulator_model, egi_case, "simulator")
-    recorder = EgiRecorder(request.node, settings, judge, simulator)
-    item_state(request.node).recorder = recorder  # an errored item's judge/simulator usage
+        simulator = client_for(config, settings, settings.simulator_model, egi_case, "simulator")
+    recorder = EgiRecorder(item, settings, judge, simulator)
+    item_state(item).recorder = recorder  # an errored item's judge/simulator usage
     return recorder
 
 
