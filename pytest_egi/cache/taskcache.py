@@ -576,6 +576,9 @@ class LoadedTasks:
             RuntimeError: the tasks were released (:meth:`release`).
             TaskLoadError: a :meth:`deferred` object's tasks could not be loaded.
         """
+        last = self._last  # (an item asks for its task several times)
+        if last is not None and last[0] == index:
+            return last[1]
         if self._loader is not None or self._failure is not None:
             self._load_deferred()
         if self._tasks is None:
@@ -583,9 +586,6 @@ class LoadedTasks:
         blobs = self._blobs
         if blobs is None or self._tasks is not None:
             return self.all()[index]
-        last = self._last
-        if last is not None and last[0] == index:
-            return last[1]
         task = pickle.loads(blobs[index])
         self._last = (index, task)
         return task

@@ -231,7 +231,7 @@ def keep_raw(item: pytest.Item, case: Case, payload: dict[str, Any]) -> str:
     Returns:
         The trajectory's name, the record's ``raw_path`` (``raw/<suite>/<task_id>[-t<k>].json``).
     """
-    rel = RunDir.raw_name(case.suite.name, case.task.id, case.trial, case.trials)
+    rel = RunDir.raw_name(case.suite.name, case.task_id, case.trial, case.trials)
     text = dump_json_line(payload)  # serialized once: the secret check runs on this text
     if holds_secret_json(text) or has_lone_surrogate(text):
         text = dump_json_line(json_safe(payload))
@@ -282,9 +282,9 @@ class EgiRecorder:
         judge_name = getattr(self.judge, "name", None) or RULES_JUDGE
         payload = {
             "suite": case.suite.name,
-            "task_id": case.task.id,
+            "task_id": case.task_id,
             "trial": case.trial,
-            "category": case.task.category,
+            "category": case.category,
             "model": settings.model,
             "judge": judge_name,
             "task": case.task.data,

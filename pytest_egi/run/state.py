@@ -156,6 +156,9 @@ class RunSettings:
     (``pytest_egi.collect.target``), for egi.json."""
     gate_undecided: str = "fail"
     """``--egi-gate-undecided``: ``fail`` (an UNDECIDED gate fails the session) or ``pass``."""
+    _run_dir: tuple[Any, Any, Any, Path] | None = field(default=None, init=False, repr=False, compare=False)
+    """:attr:`run_dir` as last made, with the ``report_dir``, ``run_id`` and ``shard`` objects it
+    was made from (asked for once per item)."""
 
     @property
     def run_seed(self) -> int:
@@ -172,11 +175,16 @@ class RunSettings:
     @property
     def run_dir(self) -> Path:
         """``<report_dir>/<run_id>``, or ``<report_dir>/<run_id>/shard-K-of-N`` for a shard."""
-        if self.shard is None:
-            return self.report_dir / self.run_id
-        from pytest_egi.run.runlog import shard_dir_name
+        made = self._run_dir
+        if made is not None and (made[0], made[1], made[2]) == (self.report_dir, self.run_id, self.shard):
+            return made[3]
+        path = self.report_dir / self.run_id
+        if self.shard is not None:
+            from pytest_egi.run.runlog import shard_dir_name
 
-        return self.report_dir / self.run_id / shard_dir_name(*self.shard)
+            path = path / shard_dir_name(*self.shard)
+        self._run_dir = (self.report_dir, self.run_id, self.shard, path)
+        return path
 
 
 SETTINGS_KEY = pytest.StashKey[RunSettings]()
