@@ -37,6 +37,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from suites.benchforce.env import ENTRY_COUNTS, entry_id
 from suites.benchforce.env.base import (
     ENTRY_CLOSING,
     Environment,
@@ -1110,7 +1111,7 @@ TEMPLATES = (
     _t_subscription_overview,
     _t_transfer,
 )
-ENTRY_COUNT = 28
+ENTRY_COUNT = ENTRY_COUNTS["hr_software"]
 """Entries generated (upstream's hr_software count)."""
 
 
@@ -1120,7 +1121,7 @@ def make_entries(state: dict[str, Any], seed: int) -> list[dict[str, Any]]:
     out = []
     for i in range(ENTRY_COUNT):
         entry = TEMPLATES[i % len(TEMPLATES)](state, rng)
-        out.append({"id": f"entry_{i}", "entry_num": i + 1, **entry})
+        out.append({"id": entry_id(i), "entry_num": i + 1, **entry})
     return out
 
 
