@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-from suites.benchforce.env.base import Environment
+from suites.benchforce.env.base import ENTRY_COUNTS, Environment, entry_id
 
 __all__ = ["ENTRY_COUNTS", "ENVIRONMENTS", "entry_id", "environment"]
 
 ENVIRONMENTS = ("hospital", "hr_software", "order_management")
 """Every environment the benchmark defines (upstream's names), in upstream's order."""
-ENTRY_COUNTS: dict[str, int] = {"hospital": 64, "hr_software": 28, "order_management": 1}
-"""Entries each environment generates (its module's ``ENTRY_COUNT``; upstream's counts),
-here so the suite's ``task_index`` tells the ids without importing the environments."""
-
-
-def entry_id(index: int) -> str:
-    """The id of generated entry ``index`` (0-based): ``entry_<index>``, for every seed."""
-    return f"entry_{index}"
 
 
 def environment(name: str) -> Environment:

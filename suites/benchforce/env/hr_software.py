@@ -37,9 +37,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from suites.benchforce.env import ENTRY_COUNTS, entry_id
 from suites.benchforce.env.base import (
     ENTRY_CLOSING,
+    ENTRY_COUNTS,
     Environment,
     EnvToolError,
     Integrity,
@@ -47,6 +47,7 @@ from suites.benchforce.env.base import (
     UpstreamData,
     broken_entry,
     copy_world,
+    entry_id,
     gold_call,
     make_entry,
     object_params,

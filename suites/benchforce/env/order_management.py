@@ -36,13 +36,14 @@ import random
 from pathlib import Path
 from typing import Any
 
-from suites.benchforce.env import ENTRY_COUNTS, entry_id
 from suites.benchforce.env.base import (
+    ENTRY_COUNTS,
     Environment,
     EnvToolError,
     Integrity,
     ToolSpec,
     UpstreamData,
+    entry_id,
     gold_call,
     make_entry,
     object_params,
