@@ -24,12 +24,13 @@ ROUTING, _ = load_routing(ROOT / "routing.yaml")
 INDEXED = [n for n in discover_suites() if callable(getattr(load_suite(f"suites.{n}"), "task_index", None))]
 """The suites that define ``task_index``."""
 
-EXPECTED_INDEXED = {"benchforce", "crmarena", "locobench", "mcp_universe", "mcpeval", "userbench"}
+EXPECTED_INDEXED = {"benchforce", "crmarena", "herb", "locobench", "mcp_universe", "mcpeval", "userbench"}
 """Suites whose cold load is not cheap and whose ids can be told without generating."""
 
 USER_DATA = {
     "benchforce": {"data_dir": "upstream"},
     "crmarena": {"tasks": "tasks.json"},
+    "herb": {"corpus": "corpus"},
     "locobench": {"scenarios": "scenarios"},
     "mcp_universe": {"task_dir": "tasks"},
     "mcpeval": {"tasks": "tasks.jsonl"},
@@ -114,6 +115,17 @@ def test_user_data_has_no_index(name: str, tmp_path):
     assert suite.task_index(ROUTING.profile("quick", name), options) is None
     # the same profile without the user's data is told
     assert suite.task_index(ROUTING.profile("quick", name), suite.options_model())
+
+
+@pytest.mark.parametrize("products", [1, 7])
+def test_herb_index_follows_the_products_option(products: int):
+    suite = load_suite("suites.herb")
+    options = suite.options_model(products=products)
+    for mode in ("quick", "deep"):
+        profile = ROUTING.profile(mode, "herb")
+        index = suite.task_index(profile, options)
+        assert index == [(t.id, t.category) for t in suite.load_tasks(profile, options)], (products, mode)
+    assert len(suite.task_index(ROUTING.profile("deep", "herb"), options)) < 1514  # the 30-product world's
 
 
 def test_crmarena_user_org_and_draws_it_is_not_sized_for_have_no_index(tmp_path):
