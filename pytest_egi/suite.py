@@ -514,6 +514,22 @@ class Suite(Protocol):
         """
         ...
 
+    def task_index(self, profile: SuiteProfile, options: BaseModel) -> list[tuple[str, str]] | None:
+        """Optional: the ``(id, category)`` of each task ``load_tasks(profile, options)`` would
+        return, in the same order, told without building the tasks or their world (CPU
+        milliseconds); None when it cannot be told without loading (a user's task file or
+        export named in ``options``).
+
+        A cold collection (no task-cache entry for the suite) then costs only this list: the
+        tasks are loaded when the process that runs the suite's first item needs one, and
+        stored in the task cache for the next run; the data checks
+        (``constant_answer_check``, ``data_warnings``) run then. The core checks the loaded
+        tasks against this list: a difference errors every item of the suite, naming the
+        first id that differs (a bug of the suite, never a silently different run). The
+        conformance kit checks the two agree on the suite's profiles.
+        """
+        ...
+
     def reference_policy(self, task: Task, options: BaseModel, noise: Noise) -> ReferencePolicy:
         """Return the reference solution of ``task`` as a policy (oracle when noise.p == 0).
 

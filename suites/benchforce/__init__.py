@@ -27,7 +27,7 @@ from pydantic_core import PydanticCustomError
 
 from pytest_egi.models.offline import Noise
 from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, suite_options
-from suites.benchforce.env import ENVIRONMENTS, environment
+from suites.benchforce.env import ENTRY_COUNTS, ENVIRONMENTS, entry_id, environment
 from suites.benchforce.scorer import (
     DIAGNOSTIC_KEYS,
     ENV_COLUMNS,
@@ -95,6 +95,37 @@ def _options(options: Any) -> BenchforceOptions:
     return suite_options(BenchforceOptions, options)
 
 
+def _wanted(profile: SuiteProfile) -> list[str]:
+    """The profile's environments, in :data:`ENVIRONMENTS` order (all when it names none).
+
+    Raises:
+        ValueError: an unknown environment.
+    """
+    wanted = list(profile.categories or ENVIRONMENTS)
+    unknown = [c for c in wanted if c not in ENVIRONMENTS]
+    if unknown:
+        raise ValueError(f"unknown environments {unknown}; known: {list(ENVIRONMENTS)}")
+    return [name for name in ENVIRONMENTS if name in wanted]
+
+
+def _max_turns(profile: SuiteProfile, opts: BenchforceOptions) -> Any:
+    """The run's ``max_turns`` (the option, else the profile's, else 15).
+
+    Raises:
+        ValueError: below :data:`MIN_MAX_TURNS` or not a whole number (says why).
+    """
+    max_turns = opts.max_turns or (profile.model_extra or {}).get("max_turns", 15)
+    problem = max_turns_problem(max_turns)
+    if problem is not None:
+        raise ValueError(f"the profile's max_turns {problem}")
+    return max_turns
+
+
+def _per_category(count: int, profile: SuiteProfile) -> int:
+    """How many of an environment's ``count`` entries the profile keeps (the first ones)."""
+    return min(count, profile.per_category) if profile.per_category else count
+
+
 class BenchforceSuite:
     """The Benchforce suite object (see :class:`pytest_egi.suite.Suite`)."""
 
@@ -158,18 +189,10 @@ class BenchforceSuite:
         from suites.benchforce.scorer import expected_state
 
         opts = _options(options)
-        wanted = list(profile.categories or ENVIRONMENTS)
-        unknown = [c for c in wanted if c not in ENVIRONMENTS]
-        if unknown:
-            raise ValueError(f"unknown environments {unknown}; known: {list(ENVIRONMENTS)}")
-        max_turns = opts.max_turns or (profile.model_extra or {}).get("max_turns", 15)
-        problem = max_turns_problem(max_turns)
-        if problem is not None:
-            raise ValueError(f"the profile's max_turns {problem}")
+        wanted = _wanted(profile)
+        max_turns = _max_turns(profile, opts)
         out: list[Task] = []
-        for name in ENVIRONMENTS:
-            if name not in wanted:
-                continue
+        for name in wanted:
             env = environment(name)
             entries, unrunnable, errors = self._entries(env, profile, opts)
             for entry in entries:
@@ -198,6 +221,23 @@ class BenchforceSuite:
             out = out[: profile.limit]
         return out
 
+    def task_index(self, profile: SuiteProfile, options: Any) -> list[tuple[str, str]] | None:
+        """``(id, environment)`` of each task :meth:`load_tasks` returns, in order, without
+        building a world or an entry (:data:`~suites.benchforce.env.ENTRY_COUNTS` ids
+        :func:`~suites.benchforce.env.entry_id`, cut as ``_entries`` cuts); None with
+        ``data_dir`` (upstream's files) or a profile ``load_tasks`` refuses."""
+        opts = _options(options)
+        if opts.data_dir is not None:
+            return None
+        try:
+            wanted = _wanted(profile)
+            _max_turns(profile, opts)
+        except ValueError:
+            return None
+        out = [(f"{name}.{entry_id(i)}", name) for name in wanted
+               for i in range(_per_category(ENTRY_COUNTS[name], profile))]  # fmt: skip
+        return out[: profile.limit] if profile.limit is not None else out
+
     @staticmethod
     def _entries(
         env: Any, profile: SuiteProfile, opts: BenchforceOptions
@@ -213,8 +253,10 @@ class BenchforceSuite:
         else:
             entries = env.make_entries(env.build_world(profile.seed), profile.seed)
             unrunnable, errors = {}, {}
-        if profile.per_category:
-            entries = entries[: profile.per_category]
+            if [e["id"] for e in entries] != [entry_id(i) for i in range(ENTRY_COUNTS[env.name])]:
+                raise ValueError(f"{env.name}: the generated entries are not ENTRY_COUNTS' "
+                                 f"{ENTRY_COUNTS[env.name]} entry ids (a bug in the generator)")  # fmt: skip
+        entries = entries[: _per_category(len(entries), profile)]
         return entries, unrunnable, errors
 
     @staticmethod

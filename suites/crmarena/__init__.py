@@ -15,6 +15,7 @@ whose "Deliberate differences from upstream" table lists every difference.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -59,6 +60,31 @@ class CrmArenaOptions(BaseModel):
     """A SQLite export of an org (tables/columns = Salesforce API names) to use instead."""
     tasks: Path | None = None
     """A task file in the original record format (JSON list or JSONL) to use instead."""
+
+
+DEEP_PER_CATEGORY = 130
+"""Records per category when the profile sets no ``per_category`` (upstream's deep size)."""
+_DRAW_SIZE = {"quick": 6, "deep": DEEP_PER_CATEGORY}
+"""The most records per category each generated org scale is sized for: every category of
+it gives that many distinct tasks (checked over many seeds; ``load_tasks`` refuses a short one)."""
+
+
+def _scale(profile: SuiteProfile) -> str:
+    """The generated org's size: the profile's ``org_scale``, else ``deep`` above 6 tasks per
+    category, else ``quick``."""
+    return getattr(profile, "org_scale", None) or ("deep" if (profile.per_category or 0) > 6 else "quick")
+
+
+def _full_draw(scale: str, per_category: int) -> bool:
+    """Whether a generated org of ``scale`` is sized for ``per_category`` records of every
+    category (:data:`_DRAW_SIZE`): then ``task_index`` tells the ids and ``load_tasks``
+    refuses a category that comes up short."""
+    return per_category <= _DRAW_SIZE.get(scale, 0)
+
+
+def _task_id(category: str, idx: int) -> str:
+    """A generated task's id: ``<category>-<idx:04d>`` (``NCR-0003``)."""
+    return f"{category}-{idx:04d}"
 
 
 @functools.cache
@@ -139,26 +165,29 @@ class CrmArenaSuite:
         from suites.crmarena.data.tasks import generate_tasks
         from suites.crmarena.env.schema import CATEGORY_NEEDS
 
-        scale = getattr(profile, "org_scale", None) or (
-            "deep" if (profile.per_category or 0) > 6 else "quick"
-        )
-        wanted = set(profile.categories or self.categories)
-        unknown = wanted - set(self.categories)
-        if unknown:
-            raise ValueError(
-                f"routing.yaml categories: unknown {sorted(unknown)}; valid: {list(self.categories)}"
-            )
+        scale = _scale(profile)
+        wanted = self._wanted(profile)
         if options.tasks is not None:
             return self._file_tasks(profile, options, scale, wanted)
         run = tuple(c for c in self.categories if c in wanted)
         org = self.org(options, profile.seed, scale, run)
         task_values = {t for t, c in TASK_TYPES.items() if c in run}
+        per_category = profile.per_category or DEEP_PER_CATEGORY
         records = generate_tasks(
             org,
             seed=profile.seed,
-            per_category=profile.per_category or 130,
+            per_category=per_category,
             categories=None if options.org is None else task_values,
         )
+        if options.org is None and _full_draw(scale, per_category):
+            drawn = Counter(TASK_TYPES[r["task"]] for r in records)
+            short = {c: drawn[c] for c in self.categories if drawn[c] != per_category}
+            if short:  # never seen over seeds 0-59 (quick) and 0-7 (deep); task_index counts on it
+                raise ValueError(
+                    f"crmarena: the generated {scale} org of seed {profile.seed} gave fewer than "
+                    f"{per_category} distinct tasks for {short} (a generator limit). Fix: run with "
+                    "another --egi-seed or a smaller per_category, and report the seed"
+                )
         tasks: list[Task] = []
         per_cat: dict[str, int] = {}
         for record in records:
@@ -168,7 +197,7 @@ class CrmArenaSuite:
             if profile.per_category and per_cat.get(category, 0) >= profile.per_category:
                 continue
             per_cat[category] = per_cat.get(category, 0) + 1
-            tasks.append(Task(id=f"{category}-{record['idx']:04d}", category=category,
+            tasks.append(Task(id=_task_id(category, record["idx"]), category=category,
                               data=self._task_data(record, options, profile.seed, scale, run)))  # fmt: skip
         for category in run:
             if not per_cat.get(category):
@@ -186,6 +215,47 @@ class CrmArenaSuite:
         if profile.limit:
             tasks = tasks[: profile.limit]
         return tasks
+
+    def task_index(self, profile: SuiteProfile, options: CrmArenaOptions) -> list[tuple[str, str]] | None:
+        """``(id, category)`` of each task :meth:`load_tasks` returns, in order, without
+        generating the org: on a generated org every category draws ``per_category`` records
+        (130 when unset), numbered in category order (``idx`` = place of the category times
+        that count, plus the place within it), so ``<category>-<idx:04d>`` of the profile's
+        categories, cut to ``limit``.
+
+        None (``load_tasks`` then loads) with a user's org export or task file
+        (``crmarena.org`` / ``crmarena.tasks``), a profile ``load_tasks`` refuses, or a draw
+        outside what the generated orgs are sized for (:func:`_full_draw`: at most 6 per
+        category on the quick org, 130 on the deep one), where a category may come up short.
+        Within it a short category is a load error (``load_tasks``), never a silently smaller
+        run, so the index and the loaded tasks agree whenever the load succeeds.
+        """
+        if options.org is not None or options.tasks is not None:
+            return None
+        try:
+            wanted = self._wanted(profile)
+        except ValueError:
+            return None
+        per_category = profile.per_category or DEEP_PER_CATEGORY
+        if not _full_draw(_scale(profile), per_category):
+            return None
+        out = [(_task_id(c, k * per_category + j), c) for k, c in enumerate(self.categories)
+               if c in wanted for j in range(per_category)]  # fmt: skip
+        return out[: profile.limit] if profile.limit else out
+
+    def _wanted(self, profile: SuiteProfile) -> set[str]:
+        """The profile's categories (all nine when it names none).
+
+        Raises:
+            ValueError: an unknown category (a usage error).
+        """
+        wanted = set(profile.categories or self.categories)
+        unknown = wanted - set(self.categories)
+        if unknown:
+            raise ValueError(
+                f"routing.yaml categories: unknown {sorted(unknown)}; valid: {list(self.categories)}"
+            )
+        return wanted
 
     @staticmethod
     def _task_data(record: dict[str, Any], options: CrmArenaOptions, seed: int, scale: str,

@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 import random
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,12 +27,14 @@ from pytest_egi.models.offline import Noise
 from pytest_egi.outcomes import ending_kind
 from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, load_each, suite_options
 from suites.herb.data import SUITE_VERSION, World, company_names, get_world, release_worlds, world_spec
-from suites.herb.data.generator import MAX_PRODUCTS
+from suites.herb.data.generator import MAX_PRODUCTS, question_counts
 from suites.herb.env import get_env
 from suites.herb.policy import HerbPolicy
 from suites.herb.scorer import score_task
 
 __all__ = ["CATEGORIES", "PROFILE_KEYS", "SUITE", "HerbOptions", "HerbSuite"]
+
+T = TypeVar("T")
 
 CATEGORIES = ("content", "person", "company", "url", "pr", "unanswerable")
 """Answer types of the answerable questions, then the unanswerable ones."""
@@ -107,10 +109,51 @@ def _profile_counts(profile: SuiteProfile) -> dict[str, int]:
     return out
 
 
-def _deal(order: dict[str, list[Task]], n: int) -> dict[str, list[Task]]:
+def _wanted(profile: SuiteProfile) -> list[str]:
+    """The profile's categories (all when it names none).
+
+    Raises:
+        ValueError: an unknown category.
+    """
+    wanted = list(profile.categories or CATEGORIES)
+    unknown = [c for c in wanted if c not in CATEGORIES]
+    if unknown:
+        raise ValueError(f"unknown categories {unknown}; known: {list(CATEGORIES)}")
+    return wanted
+
+
+def _task_id(category: str, number: int) -> str:
+    """The id of the ``number``-th (1-based, world order) question of ``category``."""
+    return f"herb-{ID_PREFIX.get(category, category)}-{number:03d}"
+
+
+def _select(by_cat: Mapping[str, list[T]], profile: SuiteProfile, wanted: list[str], quota: dict[str, int],
+            task_id: Callable[[T], str]) -> list[tuple[str, T]]:  # fmt: skip
+    """``(category, item)`` of the profile's share of ``by_cat`` (tasks or their ids, each
+    category in world order; the draw reads only how many there are): each wanted category
+    shuffled with ``"herb-select|<seed>|<category>"``, cut to ``per_category``, the
+    ``answerable`` / ``unanswerable`` quotas and ``limit`` dealt (:func:`_deal`), sorted by
+    (category order, id). Shared by ``load_tasks`` and ``task_index`` so the two cannot differ."""
+    order: dict[str, list[T]] = {}
+    for cat in (c for c in CATEGORIES if c in wanted):
+        items = list(by_cat.get(cat, []))
+        random.Random(f"herb-select|{profile.seed}|{cat}").shuffle(items)
+        order[cat] = items[: profile.per_category] if profile.per_category else items
+    if "answerable" in quota:
+        answerable = {c: ts for c, ts in order.items() if c != "unanswerable"}
+        order.update(_deal(answerable, quota["answerable"]))
+    if "unanswerable" in quota and "unanswerable" in order:
+        order["unanswerable"] = order["unanswerable"][: quota["unanswerable"]]
+    if profile.limit is not None:
+        order = _deal(order, profile.limit)
+    chosen = [(c, x) for c, xs in order.items() for x in xs]
+    return sorted(chosen, key=lambda cx: (CATEGORIES.index(cx[0]), task_id(cx[1])))
+
+
+def _deal(order: dict[str, list[T]], n: int) -> dict[str, list[T]]:
     """At most ``n`` tasks in all, dealt round-robin over the categories of ``order`` (in its
     order), each category's tasks taken from its front."""
-    chosen: dict[str, list[Task]] = {c: [] for c in order}
+    chosen: dict[str, list[T]] = {c: [] for c in order}
     cursor = dict.fromkeys(order, 0)
     taken = 0
     while taken < n and any(cursor[c] < len(order[c]) for c in order):
@@ -234,17 +277,21 @@ class HerbSuite:
         opts = _options(options)
         spec = world_spec(profile.seed, opts)
         world = get_world(spec)
-        wanted = list(profile.categories or CATEGORIES)
-        unknown = [c for c in wanted if c not in CATEGORIES]
-        if unknown:
-            raise ValueError(f"unknown categories {unknown}; known: {list(CATEGORIES)}")
+        wanted = _wanted(profile)
         quota = _profile_counts(profile)
         numbers: dict[str, int] = defaultdict(int)
         entries = []  # (question, task id, category)
         for q in world.questions:
             cat = _category(q) or INVALID
             numbers[cat] += 1
-            entries.append((q, f"herb-{ID_PREFIX.get(cat, cat)}-{numbers[cat]:03d}", cat))
+            entries.append((q, _task_id(cat, numbers[cat]), cat))
+        sized = {} if "corpus" in spec else {c: n for c, n in question_counts(spec["products"]).items() if n}
+        if sized and dict(numbers) != sized:  # never seen (seeds 0-24); task_index counts on it
+            raise ValueError(
+                f"herb: the generated world of seed {profile.seed} ({spec['products']} products) holds "
+                f"{dict(numbers)} questions, not the {sized} it is sized for (a generator limit). "
+                "Fix: run with another --egi-seed, and report the seed"
+            )
 
         def build(entry: tuple[dict[str, Any], str, str]) -> Task:
             q, tid, cat = entry
@@ -258,20 +305,26 @@ class HerbSuite:
         by_cat: dict[str, list[Task]] = defaultdict(list)
         for task in loaded:
             by_cat[task.category].append(task)
-        order: dict[str, list[Task]] = {}
-        for cat in (c for c in CATEGORIES if c in wanted):
-            tasks = list(by_cat[cat])
-            random.Random(f"herb-select|{profile.seed}|{cat}").shuffle(tasks)
-            order[cat] = tasks[: profile.per_category] if profile.per_category else tasks
-        if "answerable" in quota:
-            answerable = {c: ts for c, ts in order.items() if c != "unanswerable"}
-            order.update(_deal(answerable, quota["answerable"]))
-        if "unanswerable" in quota and "unanswerable" in order:
-            order["unanswerable"] = order["unanswerable"][: quota["unanswerable"]]
-        if profile.limit is not None:
-            order = _deal(order, profile.limit)
-        chosen = [t for ts in order.values() for t in ts]
-        return sorted(chosen, key=lambda t: (CATEGORIES.index(t.category), t.id)) + by_cat[INVALID]
+        chosen = _select(by_cat, profile, wanted, quota, task_id=lambda t: t.id)
+        return [t for _, t in chosen] + by_cat[INVALID]
+
+    def task_index(self, profile: SuiteProfile, options: Any) -> list[tuple[str, str]] | None:
+        """``(id, category)`` of each task :meth:`load_tasks` returns, in order, without
+        generating the world: ids ``herb-<type>-001`` up to the category's count in a
+        generated world (:func:`~suites.herb.data.generator.question_counts`; ``load_tasks``
+        refuses a world that differs), drawn by the same :func:`_select`. None with a corpus
+        (``herb.corpus``) or a profile ``load_tasks`` refuses."""
+        spec = world_spec(profile.seed, _options(options))
+        if "corpus" in spec:
+            return None
+        try:
+            wanted = _wanted(profile)
+            quota = _profile_counts(profile)
+            counts = question_counts(spec["products"])
+        except ValueError:
+            return None
+        by_cat = {c: [_task_id(c, n) for n in range(1, counts.get(c, 0) + 1)] for c in CATEGORIES}
+        return [(tid, cat) for cat, tid in _select(by_cat, profile, wanted, quota, task_id=lambda t: t)]
 
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> HerbPolicy:
         """The honest reference agent for ``task`` (oracle at p = 0); see ``policy.py``."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pytest_egi.models.offline import Noise
 from pytest_egi.suite import (
@@ -39,11 +39,15 @@ from suites.locobench.data import (
     build_scenario,
     read_upstream,
     scenario_files,
+    scenario_id,
     upstream_fields,
 )
 from suites.locobench.options import LocoOptions, limits
 
 __all__ = ["CATEGORIES", "DIFFICULTIES", "SUITE", "LocoOptions", "LocoSuite"]
+
+
+T = TypeVar("T")
 
 
 def _options(options: Any) -> LocoOptions:
@@ -74,9 +78,9 @@ def _profile_keys(profile: SuiteProfile) -> tuple[list[str], float | None]:
     return wanted, (float(timeout) if timeout is not None else None)
 
 
-def _deal(by_cat: dict[str, list[Task]], n: int) -> list[Task]:
-    """At most ``n`` tasks, dealt round-robin over the categories in order."""
-    out: list[Task] = []
+def _deal(by_cat: dict[str, list[T]], n: int) -> list[T]:
+    """At most ``n`` items, dealt round-robin over the categories in order."""
+    out: list[T] = []
     cursor = dict.fromkeys(by_cat, 0)
     while len(out) < n and any(cursor[c] < len(ts) for c, ts in by_cat.items()):
         for c, ts in by_cat.items():
@@ -84,6 +88,49 @@ def _deal(by_cat: dict[str, list[Task]], n: int) -> list[Task]:
                 out.append(ts[cursor[c]])
                 cursor[c] += 1
     return out
+
+
+def _categories(profile: SuiteProfile) -> list[str]:
+    """The profile's categories (all when it names none), in its order.
+
+    Raises:
+        ValueError: an unknown category.
+    """
+    cats = list(profile.categories or CATEGORIES)
+    unknown = [c for c in cats if c not in CATEGORIES]
+    if unknown:
+        raise ValueError(f"unknown locobench categories {unknown}; known: {list(CATEGORIES)}")
+    return cats
+
+
+Pool = dict[str, list[tuple[str, str, dict[str, Any]]]]
+
+
+def _generated_specs(profile: SuiteProfile, opts: LocoOptions, cats: list[str], wanted: list[str]) -> Pool:
+    """Category -> ``(category, scenario id, spec)`` of the generated pool: per category the
+    wanted difficulties (easy first) and ``per_cell`` indexes of each, ids told by
+    :func:`~suites.locobench.data.scenario_id` (nothing built)."""
+    return {
+        c: [
+            (c, scenario_id(spec), spec)
+            for d in DIFFICULTIES
+            if d in wanted
+            for i in range(opts.per_cell)
+            for spec in ({"seed": profile.seed, "category": c, "difficulty": d, "index": i},)
+        ]
+        for c in cats
+    }
+
+
+def _choose(by_cat: dict[str, list[tuple[str, str, T]]], profile: SuiteProfile) -> list[tuple[str, str, T]]:
+    """The profile's share of ``by_cat`` (``(category, id, item)`` per category): the first
+    ``per_category`` of each, then at most ``limit`` dealt round-robin over the categories,
+    sorted by (category order, id). Shared by ``load_tasks`` and ``task_index`` so the two
+    cannot differ."""
+    if profile.per_category:
+        by_cat = {c: xs[: profile.per_category] for c, xs in by_cat.items()}
+    chosen = _deal(by_cat, profile.limit) if profile.limit else [x for xs in by_cat.values() for x in xs]
+    return sorted(chosen, key=lambda x: (CATEGORIES.index(x[0]), x[1]))
 
 
 class LocoSuite:
@@ -131,30 +178,29 @@ class LocoSuite:
         """
         opts = _options(options)
         wanted, timeout = _profile_keys(profile)
-        cats = list(profile.categories or CATEGORIES)
-        unknown = [c for c in cats if c not in CATEGORIES]
-        if unknown:
-            raise ValueError(f"unknown locobench categories {unknown}; known: {list(CATEGORIES)}")
+        cats = _categories(profile)
         if opts.scenarios is not None:
             tasks = self._upstream_tasks(Path(opts.scenarios), timeout)
-            by_cat = {c: [t for t in tasks if t.category == c] for c in cats}
-        else:
-            specs = {
-                c: [
-                    {"seed": profile.seed, "category": c, "difficulty": d, "index": i}
-                    for d in DIFFICULTIES
-                    if d in wanted
-                    for i in range(opts.per_cell)
-                ]
-                for c in cats
-            }
-            if profile.per_category:
-                specs = {c: ss[: profile.per_category] for c, ss in specs.items()}
-            by_cat = {c: [self._generated_task(spec, timeout) for spec in ss] for c, ss in specs.items()}
-        if profile.per_category:
-            by_cat = {c: ts[: profile.per_category] for c, ts in by_cat.items()}
-        chosen = _deal(by_cat, profile.limit) if profile.limit else [t for ts in by_cat.values() for t in ts]
-        return sorted(chosen, key=lambda t: (CATEGORIES.index(t.category), t.id))
+            by_cat = {c: [(t.category, t.id, t) for t in tasks if t.category == c] for c in cats}
+            return [t for _, _, t in _choose(by_cat, profile)]
+        chosen = _choose(_generated_specs(profile, opts, cats, wanted), profile)
+        return [self._generated_task(spec, timeout) for _, _, spec in chosen]
+
+    def task_index(self, profile: SuiteProfile, options: Any) -> list[tuple[str, str]] | None:
+        """``(id, category)`` of each task :meth:`load_tasks` returns, in order, without building
+        a scenario (:func:`~suites.locobench.data.scenario_id` of the same specs, the same
+        :func:`_choose`); None with ``locobench.scenarios`` (upstream's files) or a profile
+        ``load_tasks`` refuses."""
+        opts = _options(options)
+        if opts.scenarios is not None:
+            return None
+        try:
+            wanted, _ = _profile_keys(profile)
+            cats = _categories(profile)
+        except ValueError:
+            return None
+        chosen = _choose(_generated_specs(profile, opts, cats, wanted), profile)
+        return [(tid, cat) for cat, tid, _ in chosen]
 
     @staticmethod
     def _generated_task(spec: dict[str, Any], timeout: float | None) -> Task:

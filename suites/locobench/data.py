@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from suites.locobench.generator.filler import filler_files, filler_text
-from suites.locobench.generator.project import ALLOWED_IMPORTS, Plan, base_files, make_plan, regression_tests
+from suites.locobench.generator.project import (
+    ALLOWED_IMPORTS,
+    Plan,
+    base_files,
+    draw_domain,
+    make_plan,
+    regression_tests,
+)
 from suites.locobench.tasks import (
     architecture,
     bug,
@@ -46,6 +53,7 @@ __all__ = [
     "context_view",
     "read_upstream",
     "scenario_files",
+    "scenario_id",
     "upstream_fields",
     "proxy_tokens",
     "tree_hash",
@@ -155,6 +163,24 @@ def _scenario_id(plan: Plan, category: str, difficulty: str, index: int) -> str:
     return f"python_{plan.domain}_{category}_{difficulty}_{index:02d}"
 
 
+def _spec_rng(spec: dict[str, Any]) -> random.Random:
+    """The generator of a spec's scenario (seeded by seed, category, difficulty, index)."""
+    seed, category, difficulty, index = spec["seed"], spec["category"], spec["difficulty"], int(spec["index"])
+    return random.Random(f"locobench|{seed}|{category}|{difficulty}|{index}")
+
+
+def scenario_id(spec: dict[str, Any]) -> str:
+    """The id of the generated scenario of ``spec`` (``python_<domain>_<category>_<difficulty>_<NN>``),
+    told from the plan's first draw (:func:`~suites.locobench.generator.project.draw_domain`)
+    without building it (microseconds); the build checks it gives this id.
+
+    Raises:
+        KeyError: a spec without seed, category, difficulty or index.
+    """
+    domain = draw_domain(_spec_rng(spec))[0]
+    return f"python_{domain}_{spec['category']}_{spec['difficulty']}_{int(spec['index']):02d}"
+
+
 def spec_key(spec: dict[str, Any]) -> str:
     """The canonical text of a generated scenario's spec (its cache key)."""
     return json.dumps({k: spec[k] for k in ("seed", "category", "difficulty", "index")}, sort_keys=True)
@@ -171,8 +197,11 @@ the other. Generating one takes 3-26 ms (easy to expert); each holds its project
 def _build(key: str) -> Scenario:
     spec = json.loads(key)
     category, difficulty, index = spec["category"], spec["difficulty"], int(spec["index"])
-    rng = random.Random(f"locobench|{spec['seed']}|{category}|{difficulty}|{index}")
+    rng = _spec_rng(spec)
     plan = make_plan(rng, DEPTH[difficulty])
+    if _scenario_id(plan, category, difficulty, index) != scenario_id(spec):
+        raise RuntimeError(f"locobench: scenario {spec} is not the id scenario_id tells (make_plan no "
+                           "longer draws the domain first: a bug here)")  # fmt: skip
     files = base_files(plan)
     module = MODULES[category]
     if module is refactor:

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import sys
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -47,6 +47,7 @@ from suites.mcp_universe.data.tasks import (
     TEMPLATE_ENV,
     UNKNOWN_DOMAIN,
     domain_module,
+    seeded_sample,
 )
 
 __all__ = [
@@ -56,6 +57,8 @@ __all__ = [
     "McpUniverseSuite",
     "summarize_domain",
 ]
+
+T = TypeVar("T")
 
 KINDS = ("format", "static", "dynamic")
 _SUMMARY_KEYS = (
@@ -197,31 +200,38 @@ class McpUniverseSuite:
             ValueError: unknown category, a bad profile ``max_iterations``, or a task folder
                 that is not a folder or holds no task file.
         """
-        from suites.mcp_universe.data.tasks import generated_tasks, load_task_dir, seeded_sample
+        from suites.mcp_universe.data.tasks import generated_tasks, load_task_dir
 
         opts = _options(options)
-        wanted = list(profile.categories or DOMAINS)
-        unknown = [c for c in wanted if c not in DOMAINS]
-        if unknown:
-            raise ValueError(
-                f"unknown categories {unknown} in the profile; known: {list(DOMAINS)}"
-            )
+        wanted = _wanted(profile)
         max_iterations = opts.max_iterations or _profile_iterations(profile)
-        by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        if opts.task_dir is not None:
-            for domain, task in load_task_dir(opts.task_dir, keep_errors=True):
-                by_domain[domain].append(_with_reference(domain, task, profile.seed))
-        else:
-            for domain in wanted:
-                tasks = generated_tasks(domain, profile.seed)
-                by_domain[domain] = seeded_sample(tasks, profile.per_category, profile.seed,
-                                                  f"per_category|{domain}")  # fmt: skip
-        out: list[Task] = []
         agent = None if opts.agent == "auto" else opts.agent
         run = {"seed": profile.seed, "max_iterations": max_iterations, "agent": agent}
-        for domain in (*DOMAINS, UNKNOWN_DOMAIN):
-            out += [_task(t, domain, run) for t in by_domain.get(domain, [])]
-        return seeded_sample(out, profile.limit, profile.seed, "limit")
+        if opts.task_dir is None:
+            chosen = _select({d: generated_tasks(d, profile.seed) for d in wanted}, profile)
+            return [_task(t, domain, run) for domain, t in chosen]
+        by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for domain, task in load_task_dir(opts.task_dir, keep_errors=True):
+            by_domain[domain].append(_with_reference(domain, task, profile.seed))
+        return [_task(t, domain, run) for domain, t in _select(by_domain, profile, per_category=False)]
+
+    def task_index(self, profile: SuiteProfile, options: Any) -> list[tuple[str, str]] | None:
+        """``(id, domain)`` of each task :meth:`load_tasks` returns, in order, without generating
+        them (:func:`~suites.mcp_universe.data.tasks.generated_task_ids`, the same
+        :func:`_select`); None for a task folder (``mcp_universe.task_dir``) or a profile
+        ``load_tasks`` refuses (it then says why)."""
+        from suites.mcp_universe.data.tasks import generated_task_ids
+
+        opts = _options(options)
+        if opts.task_dir is not None:
+            return None
+        try:
+            wanted = _wanted(profile)
+            opts.max_iterations or _profile_iterations(profile)
+        except ValueError:
+            return None
+        return [(tid, domain) for domain, tid in
+                _select({d: generated_task_ids(d) for d in wanted}, profile)]  # fmt: skip
 
     def prepare(self, tasks: list[Task], options: Any) -> None:
         """Start every server the runnable tasks use (once per process, before the first item).
@@ -440,6 +450,36 @@ def _with_reference(domain: str, task: dict[str, Any], seed: int) -> dict[str, A
         why = f"the reference solver failed on {where} (task {task['id']}): {type(exc).__name__}: {exc}"
         return {**task, "unsolvable": why}
     return {**task, "reference": json.loads(json.dumps(reference))}  # plain JSON, as a record holds it
+
+
+def _wanted(profile: SuiteProfile) -> list[str]:
+    """The profile's domains (all when it names none).
+
+    Raises:
+        ValueError: an unknown category.
+    """
+    wanted = list(profile.categories or DOMAINS)
+    unknown = [c for c in wanted if c not in DOMAINS]
+    if unknown:
+        raise ValueError(f"unknown categories {unknown} in the profile; known: {list(DOMAINS)}")
+    return wanted
+
+
+def _select(by_domain: Mapping[str, Sequence[T]], profile: SuiteProfile,
+            per_category: bool = True) -> list[tuple[str, T]]:  # fmt: skip
+    """``(domain, item)`` of the profile's share of ``by_domain`` (tasks or their ids; the draw
+    reads only how many each domain has): with ``per_category``, a seeded sample of each
+    domain (salt ``per_category|<domain>``), then the domains in report order
+    (:data:`DOMAINS`, then the unknown one), then a seeded sample of ``limit`` in all (salt
+    ``limit``), each kept in its original order. Shared by ``load_tasks`` and ``task_index``
+    so the two cannot differ."""
+    out: list[tuple[str, T]] = []
+    for domain in (*DOMAINS, UNKNOWN_DOMAIN):
+        items = list(by_domain.get(domain, []))
+        if per_category:
+            items = seeded_sample(items, profile.per_category, profile.seed, f"per_category|{domain}")
+        out += [(domain, x) for x in items]
+    return seeded_sample(out, profile.limit, profile.seed, "limit")
 
 
 def _profile_iterations(profile: SuiteProfile) -> int:

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,6 +42,7 @@ from suites.mcpeval.data import (
     DOMAINS,
     UNSUPPORTED,
     generate_tasks,
+    generated_task_ids,
     read_task_entries,
     replay_problem,
     task_of,
@@ -82,6 +84,43 @@ class McpevalOptions(BaseModel):
 
 def _options(options: Any) -> McpevalOptions:
     return suite_options(McpevalOptions, options)
+
+
+T = TypeVar("T")
+
+
+def _wanted(profile: SuiteProfile) -> list[str]:
+    """The profile's categories (all domains when it names none).
+
+    Raises:
+        ValueError: an unknown category.
+    """
+    wanted = list(profile.categories or DOMAINS)
+    unknown = [c for c in wanted if c not in DOMAINS]
+    if unknown:
+        raise ValueError(f"unknown categories {unknown}; known: {list(DOMAINS)}")
+    return wanted
+
+
+def _max_turns(profile: SuiteProfile) -> int:
+    """The profile's ``max_turns`` (20 when absent).
+
+    Raises:
+        ValueError, TypeError: not a whole number.
+    """
+    return int((profile.model_extra or {}).get("max_turns") or 20)
+
+
+def _select(by_domain: Mapping[str, Sequence[T]], profile: SuiteProfile,
+            domains: Sequence[str]) -> list[tuple[str, T]]:  # fmt: skip
+    """``(domain, item)`` of the profile's share of ``by_domain`` (tasks or their ids): the
+    ``domains`` in order, the first ``per_category`` of each, then the first ``limit`` in all.
+    Shared by ``load_tasks`` and ``task_index`` so the two cannot differ."""
+    out: list[tuple[str, T]] = []
+    for domain in domains:
+        items = list(by_domain.get(domain, []))
+        out += [(domain, x) for x in (items[: profile.per_category] if profile.per_category else items)]
+    return out[: profile.limit] if profile.limit is not None else out
 
 
 @lru_cache(maxsize=16)
@@ -176,29 +215,32 @@ class McpevalSuite:
                 upstream's summary analysis (names the file and the fix).
         """
         opts = _options(options)
-        wanted = list(profile.categories or DOMAINS)
-        unknown = [c for c in wanted if c not in DOMAINS]
-        if unknown:
-            raise ValueError(f"unknown categories {unknown}; known: {list(DOMAINS)}")
-        max_turns = int((profile.model_extra or {}).get("max_turns") or 20)
-        extra = {"seed": profile.seed, "max_turns": max_turns}
+        wanted = _wanted(profile)
+        extra = {"seed": profile.seed, "max_turns": _max_turns(profile)}
         by_domain: dict[str, list[Task]] = defaultdict(list)
         if opts.tasks is not None:
             for task in _file_tasks(Path(opts.tasks), profile.seed, extra):
                 by_domain[task.category].append(task)
-        else:
-            for domain in wanted:
-                by_domain[domain] = [Task(id=t["id"], category=domain, data={**t, **extra})
-                                     for t in _generated(domain, profile.seed)]  # fmt: skip
-        out: list[Task] = []
-        for domain in (*DOMAINS, UNSUPPORTED):
-            if domain not in wanted and opts.tasks is None:
-                continue
-            tasks = by_domain.get(domain, [])
-            out += tasks[: profile.per_category] if profile.per_category else tasks
-        if profile.limit is not None:
-            out = out[: profile.limit]
-        return out
+            return [t for _, t in _select(by_domain, profile, (*DOMAINS, UNSUPPORTED))]
+        for domain in wanted:
+            by_domain[domain] = [Task(id=t["id"], category=domain, data={**t, **extra})
+                                 for t in _generated(domain, profile.seed)]  # fmt: skip
+        return [t for _, t in _select(by_domain, profile, [d for d in DOMAINS if d in wanted])]
+
+    def task_index(self, profile: SuiteProfile, options: Any) -> list[tuple[str, str]] | None:
+        """``(id, domain)`` of each task :meth:`load_tasks` returns, in order, without
+        generating them (:func:`~suites.mcpeval.data.generated_task_ids`, the same
+        :func:`_select`); None for a task file (``mcpeval.tasks``) or a profile ``load_tasks``
+        refuses."""
+        if _options(options).tasks is not None:
+            return None
+        try:
+            wanted = _wanted(profile)
+            _max_turns(profile)
+        except (TypeError, ValueError):
+            return None
+        by_domain = {d: generated_task_ids(d) for d in wanted}
+        return [(tid, d) for d, tid in _select(by_domain, profile, [d for d in DOMAINS if d in wanted])]
 
     def prepare(self, tasks: list[Task], options: Any) -> None:
         """Start the MCP server of every domain the runnable tasks use (once per process,

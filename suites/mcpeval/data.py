@@ -37,10 +37,12 @@ __all__ = [
     "SERVER_OF",
     "UNSUPPORTED",
     "generate_tasks",
+    "generated_task_ids",
     "load_task_file",
     "read_task_entries",
     "replay_problem",
     "resolve_ref",
+    "task_id",
     "task_of",
     "tool_domain",
 ]
@@ -599,6 +601,17 @@ def _render(value: Any) -> str:
     return text if len(text) <= 400 else text[:399] + "…"
 
 
+def task_id(domain: str, index: int) -> str:
+    """The id of generated task ``index`` (0-based) of ``domain``: ``<domain>-<index+1:03d>``."""
+    return f"{domain}-{index + 1:03d}"
+
+
+def generated_task_ids(domain: str, n: int = TASKS_PER_DOMAIN) -> list[str]:
+    """The ids of :func:`generate_tasks` ``(domain, seed, n)``, in order, for every seed (it
+    returns exactly ``n`` tasks or raises), told without generating."""
+    return [task_id(domain, i) for i in range(n)]
+
+
 def generate_tasks(domain: str, seed: int, n: int = TASKS_PER_DOMAIN) -> list[dict[str, Any]]:
     """``n`` verified tasks of ``domain`` over the world of ``seed`` (deterministic).
 
@@ -642,7 +655,7 @@ def generate_tasks(domain: str, seed: int, n: int = TASKS_PER_DOMAIN) -> list[di
             continue
         seen.add(key)
         out.append({
-            "id": f"{domain}-{len(out) + 1:03d}",
+            "id": task_id(domain, len(out)),
             "name": name,
             "description": description,
             "goal": goal,

@@ -27,8 +27,9 @@ or loaded from the release with ``--egi-opt personabench.data_dir=PATH``.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,11 +38,13 @@ from pytest_egi.models.offline import Noise
 from pytest_egi.outcomes import ending_kind
 from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, suite_options
 from suites.personabench.data import community, community_ids, world_spec
-from suites.personabench.data.generator import NOISE_LEVELS
+from suites.personabench.data.generator import NOISE_LEVELS, community_questions
 from suites.personabench.policy import PersonaPolicy
 from suites.personabench.scorer import category_of, prf, retrieval_scores, word_set
 
 __all__ = ["CATEGORIES", "CATS", "SUITE", "PersonaBenchOptions", "PersonaBenchSuite"]
+
+T = TypeVar("T")
 
 CATS = ("Basic_information_easy", "Preference_easy", "Preference_hard", "Social_easy", "Social_hard")
 """Score categories (upstream's keys, with Social hard no longer folded into Social easy)."""
@@ -103,6 +106,29 @@ def _profile_keys(profile: SuiteProfile) -> tuple[int | None, list[int] | None, 
             f"{levels!r}. Fix: e.g. noise_levels: [0.0, 0.7]"
         )
     return people, comms, [float(x) for x in levels]
+
+
+def _task_key(level: float, qa: dict[str, Any]) -> tuple[str, str]:
+    """``(id, category)`` of question ``qa`` at noise ``level``: ``n<level>-<q_id>``,
+    ``noise_<level>.<type>_<difficulty>``."""
+    return f"n{level}-{qa['q_id']}", f"noise_{level}.{category_of(str(qa['type']), str(qa['difficulty']))}"
+
+
+def _cut(by_cat: Mapping[str, list[T]], profile: SuiteProfile,
+         task_id: Callable[[T], str]) -> list[tuple[str, T]]:  # fmt: skip
+    """``(category, item)`` of the profile's share of ``by_cat`` (tasks or their ids): each
+    category in id order cut to ``per_category`` (the first ones: few people, so few indexes
+    to build), then the first ``limit``, sorted by (category order, id). Shared by
+    ``load_tasks`` and ``task_index`` so the two cannot differ."""
+    out: list[tuple[str, T]] = []
+    for cat in CATEGORIES:
+        items = sorted(by_cat.get(cat, []), key=task_id)
+        if profile.per_category:
+            items = items[: profile.per_category]
+        out.extend((cat, x) for x in items)
+    if profile.limit is not None:
+        out = out[: profile.limit]
+    return sorted(out, key=lambda cx: (CATEGORIES.index(cx[0]), task_id(cx[1])))
 
 
 def _mean3(xs: list[float]) -> float | None:
@@ -196,22 +222,42 @@ class PersonaBenchSuite:
                         task = self._task(spec, comm, c, name, level, qa)
                         if task.category in wanted:
                             by_cat[task.category].append(task)
-        out: list[Task] = []
-        for cat in CATEGORIES:
-            tasks = sorted(by_cat.get(cat, []), key=lambda t: t.id)
-            if profile.per_category:  # the first ones: few people, so few indexes to build
-                tasks = tasks[: profile.per_category]
-            out.extend(tasks)
-        if profile.limit is not None:
-            out = out[: profile.limit]
-        return sorted(out, key=lambda t: (CATEGORIES.index(t.category), t.id))
+        return [t for _, t in _cut(by_cat, profile, task_id=lambda t: t.id)]
+
+    def task_index(self, profile: SuiteProfile, options: Any) -> list[tuple[str, str]] | None:
+        """``(id, category)`` of each task :meth:`load_tasks` returns, in order, from the
+        generated people's questions alone
+        (:func:`~suites.personabench.data.generator.community_questions`: no document, no
+        retrieval data), keyed by the same :func:`_task_key` and cut by the same :func:`_cut`.
+        None with ``personabench.data_dir`` or a profile ``load_tasks`` refuses."""
+        opts = _options(options)
+        if opts.data_dir is not None:
+            return None
+        try:
+            people, comms, levels = _profile_keys(profile)
+        except ValueError:
+            return None
+        wanted = list(profile.categories or CATEGORIES)
+        chosen = comms if comms is not None else list(range(opts.communities))
+        if any(c not in CATEGORIES for c in wanted) or any(c >= opts.communities for c in chosen):
+            return None  # load_tasks refuses it, naming the problem
+        by_cat: dict[str, list[str]] = defaultdict(list)
+        for c in chosen:
+            for qas in community_questions(profile.seed, c)[: people or None]:
+                for level in levels:
+                    for qa in qas:
+                        if qa["type"] == "Subjective":
+                            continue
+                        tid, category = _task_key(level, qa)
+                        if category in wanted:
+                            by_cat[category].append(tid)
+        return [(tid, cat) for cat, tid in _cut(by_cat, profile, task_id=lambda t: t)]
 
     def _task(
         self, spec: dict[str, Any], comm: dict[str, Any], c: int, name: str, level: float, qa: dict[str, Any]
     ) -> Task:
+        tid, category = _task_key(level, qa)
         cat = category_of(str(qa["type"]), str(qa["difficulty"]))
-        category = f"noise_{level}.{cat}"
-        tid = f"n{level}-{qa['q_id']}"
         if cat not in CATS:
             raise ValueError(
                 f"PersonaBench data {spec.get('data_dir', 'generated world')}: question {qa['q_id']}: "

@@ -48,7 +48,13 @@ from pytest_egi.suite import (
     suite_options,
     values_by_category,
 )
-from suites.userbench.data import ENVIRONMENTS, TEST_SIZES, env_digits, generate_tasks
+from suites.userbench.data import (
+    ENVIRONMENTS,
+    TEST_SIZES,
+    env_digits,
+    generate_tasks,
+    generated_task_ids,
+)
 from suites.userbench.policy import UserbenchPolicy
 from suites.userbench.scorer import (
     ENV_COLUMNS,
@@ -91,6 +97,38 @@ class UserbenchOptions(BaseModel):
 
 def _options(options: Any) -> UserbenchOptions:
     return suite_options(UserbenchOptions, options)
+
+
+def _wanted(profile: SuiteProfile) -> list[str]:
+    """The profile's environments, in :data:`ENVIRONMENTS` order (all when it names none).
+
+    Raises:
+        ValueError: an unknown category.
+    """
+    wanted = list(profile.categories or ENVIRONMENTS)
+    unknown = [c for c in wanted if c not in ENVIRONMENTS]
+    if unknown:
+        raise ValueError(f"userbench: unknown categories {unknown}; known: {list(ENVIRONMENTS)}")
+    return [env for env in ENVIRONMENTS if env in wanted]
+
+
+def _common(profile: SuiteProfile) -> dict[str, Any]:
+    """The run settings every task of the profile carries (seed, max_turns, temperature,
+    pass_k).
+
+    Raises:
+        ValueError, TypeError: a profile value that is not a number.
+    """
+    extra = profile.model_extra or {}
+    return {"seed": profile.seed, "max_turns": int(extra.get("max_turns") or 20),
+            "temperature": float(extra.get("temperature", 1.0)),
+            "pass_k": int(extra.get("pass_k") or 1)}  # fmt: skip
+
+
+def _count(env: str, profile: SuiteProfile) -> int:
+    """How many generated tasks of ``env`` the profile runs (``per_category``, else upstream's
+    test-split size): shared by ``load_tasks`` and ``task_index``."""
+    return profile.per_category or TEST_SIZES[env]
 
 
 @lru_cache(maxsize=32)
@@ -143,18 +181,10 @@ class UserbenchSuite:
                 one JSON object (the message names the file and fix).
         """
         opts = _options(options)
-        wanted = list(profile.categories or ENVIRONMENTS)
-        unknown = [c for c in wanted if c not in ENVIRONMENTS]
-        if unknown:
-            raise ValueError(f"userbench: unknown categories {unknown}; known: {list(ENVIRONMENTS)}")
-        extra = profile.model_extra or {}
-        common = {"seed": profile.seed, "max_turns": int(extra.get("max_turns") or 20),
-                  "temperature": float(extra.get("temperature", 1.0)),
-                  "pass_k": int(extra.get("pass_k") or 1)}  # fmt: skip
+        wanted = _wanted(profile)
+        common = _common(profile)
         out: list[Task] = []
-        for env in ENVIRONMENTS:
-            if env not in wanted:
-                continue
+        for env in wanted:
             if opts.data_dir is not None:
                 from suites.userbench.upstream import load_upstream_tasks  # pyarrow on first use
 
@@ -162,7 +192,7 @@ class UserbenchSuite:
                                            opts.scenarios, profile.seed)  # fmt: skip
                 found = rows[: profile.per_category] if profile.per_category else rows
             else:
-                found = list(_generated(env, profile.seed, profile.per_category or TEST_SIZES[env]))
+                found = list(_generated(env, profile.seed, _count(env, profile)))
             out += load_each(found, lambda t, env=env: _task(t, env, common), category=env,
                              file=lambda t: (t.get("source") or {}).get("file"),
                              task_id=lambda t, _i: t["id"])  # fmt: skip
@@ -174,6 +204,20 @@ class UserbenchSuite:
         """Once this process has run its last item of the suite: let go of the generated
         tasks kept here (generated again, the same, if needed)."""
         _generated.cache_clear()
+
+    def task_index(self, profile: SuiteProfile, options: Any) -> list[tuple[str, str]] | None:
+        """``(id, environment)`` of each task :meth:`load_tasks` returns, in order, without
+        generating them (:func:`~suites.userbench.data.generated_task_ids` of the same counts);
+        None with ``data_dir`` (upstream's rows) or a profile ``load_tasks`` refuses."""
+        if _options(options).data_dir is not None:
+            return None
+        try:
+            wanted = _wanted(profile)
+            _common(profile)
+        except (TypeError, ValueError):
+            return None
+        out = [(tid, env) for env in wanted for tid in generated_task_ids(env, _count(env, profile))]
+        return out[: profile.limit] if profile.limit is not None else out
 
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> UserbenchPolicy:
         """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``. (A task that

@@ -54,7 +54,9 @@ __all__ = [
     "env_digits",
     "generate_task",
     "generate_tasks",
+    "generated_task_ids",
     "on_target",
+    "task_id",
     "option_price",
 ]
 
@@ -486,7 +488,7 @@ def generate_task(env: str, index: int, seed: int) -> dict[str, Any]:
         _check(aspect, per_aspect[aspect], arguments[aspect], mine)
     upstream_id = "|".join(f"{a}:{d}-{index + 1}" for a, d in zip(aspects, digits, strict=True))
     return {
-        "id": f"{env}-{index + 1:03d}",
+        "id": task_id(env, index),
         "env": env,
         "upstream_id": upstream_id,
         "dimensions": aspects,
@@ -514,7 +516,24 @@ def _check(aspect: str, db: dict[str, Any], args: dict[str, str], prefs: list[di
     assert winners == [db["best_id"]], (aspect, winners, db["best_id"])
 
 
+def task_id(env: str, index: int) -> str:
+    """The id of generated task ``index`` (0-based) of ``env``: ``<env>-<index+1:03d>``, for
+    every seed."""
+    return f"{env}-{index + 1:03d}"
+
+
 def generate_tasks(env: str, seed: int, count: int | None = None) -> list[dict[str, Any]]:
     """The first ``count`` tasks of ``env`` (default: upstream's test-split size, ``TEST_SIZES``)."""
     n = TEST_SIZES[env] if count is None else count
     return [generate_task(env, i, seed) for i in range(n)]
+
+
+def generated_task_ids(env: str, count: int | None = None) -> list[str]:
+    """The ids of :func:`generate_tasks` ``(env, seed, count)``, in order, for every seed,
+    without generating (:func:`task_id` of each index).
+
+    Raises:
+        KeyError: unknown environment (with ``count`` None).
+    """
+    n = TEST_SIZES[env] if count is None else count
+    return [task_id(env, i) for i in range(n)]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from suites.benchforce.env.base import Environment
+from suites.benchforce.env.base import ENTRY_COUNTS, Environment, entry_id
 
-__all__ = ["ENVIRONMENTS", "environment"]
+__all__ = ["ENTRY_COUNTS", "ENVIRONMENTS", "entry_id", "environment"]
 
 ENVIRONMENTS = ("hospital", "hr_software", "order_management")
 """Every environment the benchmark defines (upstream's names), in upstream's order."""

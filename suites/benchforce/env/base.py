@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 __all__ = [
     "ENTRY_CLOSING",
+    "ENTRY_COUNTS",
     "TASK_ID",
     "EnvToolError",
     "Environment",
@@ -33,6 +34,7 @@ __all__ = [
     "broken_entry",
     "canonical_json",
     "dry_run",
+    "entry_id",
     "gold_call",
     "integrity_problems",
     "make_entry",
@@ -42,6 +44,16 @@ __all__ = [
     "state_hash",
     "string_param",
 ]
+
+
+ENTRY_COUNTS: dict[str, int] = {"hospital": 64, "hr_software": 28, "order_management": 1}
+"""Entries each environment generates (its module's ``ENTRY_COUNT``; upstream's counts),
+in the base so the suite's ``task_index`` tells the ids without importing the environments."""
+
+
+def entry_id(index: int) -> str:
+    """The id of generated entry ``index`` (0-based): ``entry_<index>``, for every seed."""
+    return f"entry_{index}"
 
 
 class EnvToolError(Exception):

@@ -25,11 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from suites.benchforce.env.base import (
+    ENTRY_COUNTS,
     Environment,
     EnvToolError,
     Integrity,
     ToolSpec,
     UpstreamData,
+    entry_id,
     gold_call,
     make_entry,
     object_params,
@@ -1085,7 +1087,7 @@ TEMPLATES = (
     _t_doctor,
     _t_next_appointment,
 )
-ENTRY_COUNT = 64
+ENTRY_COUNT = ENTRY_COUNTS["hospital"]
 """Entries generated (upstream's hospital count); the quick profile runs the first 40."""
 
 
@@ -1096,7 +1098,7 @@ def make_entries(state: dict[str, Any], seed: int, count: int | None = None) -> 
     out = []
     for i in range(ENTRY_COUNT if count is None else count):
         entry = TEMPLATES[i % len(TEMPLATES)](state, rng)
-        out.append({"id": f"entry_{i}", "entry_num": i + 1, **entry})
+        out.append({"id": entry_id(i), "entry_num": i + 1, **entry})
     return out
 
 

@@ -39,6 +39,7 @@ from typing import Any
 
 from suites.benchforce.env.base import (
     ENTRY_CLOSING,
+    ENTRY_COUNTS,
     Environment,
     EnvToolError,
     Integrity,
@@ -46,6 +47,7 @@ from suites.benchforce.env.base import (
     UpstreamData,
     broken_entry,
     copy_world,
+    entry_id,
     gold_call,
     make_entry,
     object_params,
@@ -1110,7 +1112,7 @@ TEMPLATES = (
     _t_subscription_overview,
     _t_transfer,
 )
-ENTRY_COUNT = 28
+ENTRY_COUNT = ENTRY_COUNTS["hr_software"]
 """Entries generated (upstream's hr_software count)."""
 
 
@@ -1120,7 +1122,7 @@ def make_entries(state: dict[str, Any], seed: int) -> list[dict[str, Any]]:
     out = []
     for i in range(ENTRY_COUNT):
         entry = TEMPLATES[i % len(TEMPLATES)](state, rng)
-        out.append({"id": f"entry_{i}", "entry_num": i + 1, **entry})
+        out.append({"id": entry_id(i), "entry_num": i + 1, **entry})
     return out
 
 

@@ -37,11 +37,13 @@ from pathlib import Path
 from typing import Any
 
 from suites.benchforce.env.base import (
+    ENTRY_COUNTS,
     Environment,
     EnvToolError,
     Integrity,
     ToolSpec,
     UpstreamData,
+    entry_id,
     gold_call,
     make_entry,
     object_params,
@@ -796,7 +798,7 @@ TEMPLATES = (
     _t_place,
     _t_history,
 )
-ENTRY_COUNT = 1
+ENTRY_COUNT = ENTRY_COUNTS["order_management"]
 """Entries the suite generates: upstream's order_management count (its ``entries.py`` holds one
 entry). ``make_entries(..., count=N)`` draws more from the same templates."""
 
@@ -809,7 +811,7 @@ def make_entries(state: dict[str, Any], seed: int, count: int | None = None) -> 
     out = []
     for i in range(ENTRY_COUNT if count is None else count):
         entry = TEMPLATES[i % len(TEMPLATES)](state, rng)
-        out.append({"id": f"entry_{i}", "entry_num": i + 1, **entry})
+        out.append({"id": entry_id(i), "entry_num": i + 1, **entry})
     return out
 
 

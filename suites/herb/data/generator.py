@@ -56,7 +56,7 @@ from suites.herb.data.vocab import (
 )
 from suites.herb.data.world import World
 
-__all__ = ["ANSWERABLE_TOTAL", "MAX_PRODUCTS", "UNANSWERABLE_TOTAL", "generate_world"]
+__all__ = ["ANSWERABLE_TOTAL", "MAX_PRODUCTS", "UNANSWERABLE_TOTAL", "generate_world", "question_counts"]
 
 ANSWERABLE_TOTAL = 815
 UNANSWERABLE_TOTAL = 699
@@ -606,6 +606,38 @@ def _spread(rng: random.Random, items: list[dict[str, Any]], n: int) -> list[dic
     return out
 
 
+def _wants(products: int) -> list[tuple[int, int]]:
+    """``(answerable, unanswerable)`` questions each product of a world of ``products`` is
+    asked for: the upstream totals scaled, spread evenly (the first products one more)."""
+    n_ans = round(ANSWERABLE_TOTAL * products / UPSTREAM_PRODUCTS)
+    n_unans = round(UNANSWERABLE_TOTAL * products / UPSTREAM_PRODUCTS)
+    return [(n_ans // products + (i < n_ans % products), n_unans // products + (i < n_unans % products))
+            for i in range(products)]  # fmt: skip
+
+
+def question_counts(products: int = UPSTREAM_PRODUCTS) -> dict[str, int]:
+    """Questions per category (answer type in ``TYPE_WEIGHTS`` order, then ``unanswerable``)
+    of a generated world of ``products`` products, told without generating it: each
+    product's share split by the weights (:func:`_allocate` uncapped). That is the world's
+    count whenever every product has enough candidate questions of each type and kind and no
+    question text repeats, which held on every seed tried (HERB's ``load_tasks`` refuses a
+    world where it does not, so its ``task_index`` can count on it).
+
+    Raises:
+        ValueError: ``products`` out of range.
+    """
+    if not 1 <= products <= MAX_PRODUCTS:
+        raise ValueError(f"products must be between 1 and {MAX_PRODUCTS}, got {products}")
+    counts = dict.fromkeys(TYPE_WEIGHTS, 0)
+    unanswerable = 0
+    for want_a, want_u in _wants(products):
+        for kind, n in _allocate(want_a, TYPE_WEIGHTS, dict.fromkeys(TYPE_WEIGHTS, want_a)).items():
+            counts[kind] += n
+        uncapped = dict.fromkeys(PERTURBATION_WEIGHTS, want_u)
+        unanswerable += sum(_allocate(want_u, PERTURBATION_WEIGHTS, uncapped).values())
+    return {**counts, "unanswerable": unanswerable}
+
+
 def generate_world(seed: int = 42, products: int = UPSTREAM_PRODUCTS) -> World:
     """Generate a HERB world and its questions, deterministically for ``seed``.
 
@@ -633,16 +665,12 @@ def generate_world(seed: int = 42, products: int = UPSTREAM_PRODUCTS) -> World:
     ctx = _Ctx(rng)
     for role in ("Chief Product Officer", "VP of Engineering", "VP of Engineering"):
         ctx.employee(role)
-    n_ans = round(ANSWERABLE_TOTAL * products / UPSTREAM_PRODUCTS)
-    n_unans = round(UNANSWERABLE_TOTAL * products / UPSTREAM_PRODUCTS)
     world_products: dict[str, dict[str, Any]] = {}
     questions: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for i, name in enumerate(names):
+    for name, (want_a, want_u) in zip(names, _wants(products), strict=True):
         prod = _Product(ctx, name, fakes)
         prod.build()
-        want_a = n_ans // products + (i < n_ans % products)
-        want_u = n_unans // products + (i < n_unans % products)
         by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for q in prod.answerable:
             by_type[q["type"]].append(q)

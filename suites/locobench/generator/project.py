@@ -104,9 +104,16 @@ class Plan:
         return _title(self.s)
 
 
+def draw_domain(rng: random.Random) -> tuple[str, str, str]:
+    """The first draw of :func:`make_plan`: ``(domain, primary entity, secondary entity)``
+    of :data:`~suites.locobench.generator.vocab.DOMAINS` (a scenario's id names the domain,
+    so the id is told from this draw alone, without building the project)."""
+    return rng.choice(DOMAINS)
+
+
 def make_plan(rng: random.Random, depth: int) -> Plan:
     """A plan for a project whose quote pipeline has ``depth`` steps (2-4)."""
-    domain, e, s = rng.choice(DOMAINS)
+    domain, e, s = draw_domain(rng)
     pkg = f"{rng.choice(PREFIXES)}_{domain}"
     extra = [x for x in STEP_RULES if x not in ("discounts", "surcharges")]
     rng.shuffle(extra)

@@ -40,6 +40,7 @@ __all__ = [
     "TEMPLATE_ENV",
     "UPSTREAM_COUNTS",
     "domain_module",
+    "generated_task_ids",
     "generated_tasks",
     "load_task_dir",
     "load_task_file",
@@ -381,4 +382,26 @@ def generated_tasks(domain: str, seed: int, count: int | None = None) -> list[di
     for t in module.generate_tasks(seed, n):
         _, task = load_task_file(f"<generated {domain} task {t.get('id')}>", data=t, domain=domain)
         out.append(task)
+    ids = [t["id"] for t in out]
+    if ids != generated_task_ids(domain, n):  # the suite's task_index tells these without generating
+        raise ValueError(f"{domain}: generated ids {ids[:3]}... are not generated_task_ids' "
+                         f"{generated_task_ids(domain, n)[:3]}... (a bug in the generator)")  # fmt: skip
     return out
+
+
+_FIRST_ID_NUMBER: dict[str, int] = {"location_navigation": 0}
+"""The number of a domain's first generated task where it is not 1 (location_navigation
+counts from 0)."""
+
+
+def generated_task_ids(domain: str, count: int | None = None) -> list[str]:
+    """The ids :func:`generated_tasks` returns for ``domain`` and ``count``, in order, for every
+    seed, told without generating (``<domain>-NNN``; a generator gives exactly ``count`` tasks
+    or raises). :func:`generated_tasks` checks its tasks against this list.
+
+    Raises:
+        KeyError: unknown domain.
+    """
+    n = count if count is not None else UPSTREAM_COUNTS[domain]
+    first = _FIRST_ID_NUMBER.get(domain, 1)
+    return [f"{domain}-{i + first:03d}" for i in range(n)]

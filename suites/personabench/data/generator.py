@@ -29,7 +29,15 @@ from typing import Any
 from suites.personabench.data import templates as T
 from suites.personabench.data import vocab as V
 
-__all__ = ["NOISE_LEVELS", "PEOPLE", "Statement", "generate_community", "segment_id", "q_id"]
+__all__ = [
+    "NOISE_LEVELS",
+    "PEOPLE",
+    "Statement",
+    "community_questions",
+    "generate_community",
+    "segment_id",
+    "q_id",
+]
 
 NOISE_LEVELS = (0.0, 0.3, 0.5, 0.7)
 PEOPLE = 10
@@ -548,6 +556,31 @@ def _documents(
     return docs, gold
 
 
+def _people(seed: int, c: int) -> tuple[Any, Any, list[str], list[_Person]]:
+    """Community ``c``'s social graph, its labels, names and people with their questions: the
+    first stage of :func:`generate_community`, whose own generators the documents never touch."""
+    rng = random.Random(f"personabench|{seed}|community|{c}")
+    names = _names(rng, PEOPLE, set())
+    genders = [rng.choice(("female", "male")) for _ in names]
+    graph, labels = _graph(rng, names, genders)
+    profiles = {
+        name: _profile(random.Random(f"personabench|{seed}|{c}|profile|{i}")) for i, name in enumerate(names)
+    }
+    persons: list[_Person] = []
+    for i, name in enumerate(names):
+        contacts = {names[j]: labels[i][j] for j in sorted(labels[i])}
+        prng = random.Random(f"personabench|{seed}|{c}|questions|{i}")
+        persons.append(_Person(c, i, name, profiles[name], contacts, profiles, prng))
+    return graph, labels, names, persons
+
+
+def community_questions(seed: int, c: int) -> list[list[dict[str, Any]]]:
+    """Each person's questions (``eval_info_all`` order; ``q_id``, ``type``, ``difficulty``
+    among the keys) of generated community ``c``, exactly as :func:`generate_community` gives
+    them, without writing a document (a few CPU milliseconds)."""
+    return [pp.qa for pp in _people(seed, c)[3]]
+
+
 def generate_community(
     seed: int, c: int, people: int = PEOPLE, levels: tuple[float, ...] = NOISE_LEVELS
 ) -> dict[str, Any]:
@@ -561,18 +594,7 @@ def generate_community(
         Every person has documents (upstream: the first three), so ``people`` of them can be
         evaluated.
     """
-    rng = random.Random(f"personabench|{seed}|community|{c}")
-    names = _names(rng, PEOPLE, set())
-    genders = [rng.choice(("female", "male")) for _ in names]
-    graph, labels = _graph(rng, names, genders)
-    profiles = {
-        name: _profile(random.Random(f"personabench|{seed}|{c}|profile|{i}")) for i, name in enumerate(names)
-    }
-    persons: list[_Person] = []
-    for i, name in enumerate(names):
-        contacts = {names[j]: labels[i][j] for j in sorted(labels[i])}
-        prng = random.Random(f"personabench|{seed}|{c}|questions|{i}")
-        persons.append(_Person(c, i, name, profiles[name], contacts, profiles, prng))
+    graph, labels, names, persons = _people(seed, c)
     out: dict[str, Any] = {
         "social_graph": graph,
         "eval_info_all": [{"Name": pp.name, "Eval_Info": {"qa": pp.qa}} for pp in persons],
