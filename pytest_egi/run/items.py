@@ -278,8 +278,8 @@ def after_item(item: pytest.Item, nextitem: pytest.Item | None = None) -> None:
         done = last.get(name) == item.nodeid
     else:  # a worker's last item (None): the process ends next, nothing is worth releasing
         done = nextitem is not None and suite_name(nextitem) != name
-    if done:
-        problem = release_suite(item.config, name)
+    if done:  # (after the session's last item nothing follows that the memory would serve)
+        problem = release_suite(item.config, name, collect=nextitem is not None)
         if problem is not None:
             _warn(item, problem)
 
@@ -297,13 +297,15 @@ def _warn(item: pytest.Item, message: str) -> None:
         kwargs={"warning_message": caught[0], "when": "runtest", "nodeid": item.nodeid, "location": None})
 
 
-def release_suite(config: pytest.Config, name: str) -> str | None:
+def release_suite(config: pytest.Config, name: str, *, collect: bool = True) -> str | None:
     """Let go of what this process holds for suite ``name`` once it has run its last item of
     it (:func:`after_item`): the suite's optional ``release(options)`` hook (what its
     ``prepare`` built, what its items cached), the MCP servers its items used and no other
     suite's did (:func:`pytest_egi.mcp.client.release_scope`), its Task objects (kept pickled:
     :meth:`~pytest_egi.cache.taskcache.LoadedTasks.unload`); then a garbage collection, and
-    the C heap's free pages handed back to the system (glibc's ``malloc_trim``). A later item
+    the C heap's free pages handed back to the system (glibc's ``malloc_trim``), unless
+    ``collect`` is false (after the session's last item: a full collection walks every object
+    of the session, about 0.2 M instructions per item run, for memory nothing would use). A later item
     of the suite in this process runs its ``prepare`` again first, and the suite is then kept
     to the end (released at most once per process: items of two suites that alternate do not
     rebuild a world each time).
@@ -334,7 +336,8 @@ def release_suite(config: pytest.Config, name: str) -> str | None:
     if getattr(suite, "prepare", None) is not None:
         config.stash.setdefault(_UNPREPARED_KEY, {})[name] = group
     released.append(name)
-    _collect_and_trim()
+    if collect:
+        _collect_and_trim()
     return problem
 
 
