@@ -515,8 +515,10 @@ def _suite_columns(
     task_sums = array.array("d", bytes(8 * width * len(tasks)))  # one block: no small objects
     for rec, row in zip(records, rows, strict=True):  # in record order, as numpy's add.at
         at = index[rec["task_id"]] * width
-        for j, value in enumerate(row):
-            task_sums[at + j] += float(value)
+        # only the non-zero values are added: the sums start at +0.0 and adding a zero of
+        # either sign to one never changes it (most columns of a record are zeros)
+        for j, value in [(j, v) for j, v in enumerate(map(float, row)) if v]:
+            task_sums[at + j] += value
     del index, rows
     totals = [math.fsum(task_sums[j::width]) for j in range(width)]
     got = cols.finish(dict(zip(names, totals, strict=True)))
