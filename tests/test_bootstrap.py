@@ -161,22 +161,6 @@ def test_stream_draws_are_randrange_draws(n):
     assert stream.below(n, 1) == [rng.randrange(n)]
 
 
-def test_few_and_many_draws_interleaved_across_refills_are_randrange_draws():
-    # strata of all sizes in turn, as the bootstrap draws them, over several buffer refills
-    # (each small draw's loop reads its words from wherever the stream stands)
-    rng = random.Random(3)
-    stream = _RandrangeStream(3)
-    sizes = [1, 5, 32, 33, 300, 2, 4097, 17, 1200, 31]
-    got, want = [], []
-    for r in range(40):
-        for k, n in enumerate(sizes):
-            offset = 7 * r + k
-            want.extend(rng.randrange(n) + offset for _ in range(n))
-            got.extend(stream.below(n, n, offset) if k % 2 else stream.below_array(n, n, offset).tolist())
-    assert len(want) > 3 * _RandrangeStream._BLOCK // 2 and got == want
-    assert stream.below(5, 1) == [rng.randrange(5)]
-
-
 # --- the fast path: a suite's summary_columns hook -------------------------------------------
 
 KEYS = ("acc", "tool", "safe")
