@@ -2,6 +2,7 @@
 
     python bench/bench_rescore.py [--run DIR] [--mode quick|deep] [--model egi/noisy-0.3]
                                   [--suites a,b] [--without-suite locobench] [--repeat 3]
+                                  [--baseline CHECKOUT]
 
 Without ``--run``, a run is made first in a temporary folder (``pytest suites[/<suite>...]
 --egi-model <model> --egi-mode <mode> -n 2``; a deep run of every suite takes 10-20 minutes
@@ -14,7 +15,13 @@ minutes for a deep run, which would hide every other cost.
 Each rescore runs in a fresh interpreter (imports counted, as a user's ``egi-bench`` pays
 them), writing its ``rescore-*`` folder inside the run, removed afterwards. Printed: the
 records rescored, wall and CPU seconds (user + system of the process, median of
-``--repeat``) and records per second of wall time.
+``--repeat``) and records per second of wall time, and the load average of the machine
+before and after (the CPU seconds are the figure to read on a shared machine).
+
+``--baseline CHECKOUT`` rescores the same run with another checkout's code as well (its
+``.venv/bin/python`` when it has one, run from its root so that its ``pytest_egi`` and
+``suites`` are the ones imported), the two alternating run by run: "before" is the baseline's
+figures, "after" this checkout's, with the CPU ratio.
 """
 
 from __future__ import annotations
@@ -70,16 +77,24 @@ def without_suite(run: Path, suite: str, out: Path) -> Path:
     return out
 
 
-def rescore_once(run: Path) -> tuple[float, float]:
+def rescore_once(run: Path, root: Path = ROOT) -> tuple[float, float]:
     """Wall and CPU seconds (user + system) of one ``egi-bench report --rescore run`` in a
-    fresh interpreter; its ``rescore-*`` folder is removed.
+    fresh interpreter with the code of checkout ``root`` (its ``.venv/bin/python`` when it has
+    one, run from ``root`` with ``root`` first on ``PYTHONPATH``); its ``rescore-*`` folder is
+    removed.
 
     Raises:
         SystemExit: the rescore exited other than 0 or 1 (1: the rescored run fails its gate).
     """
+    python = root / ".venv" / "bin" / "python" if root != ROOT else Path(sys.executable)
+    if not python.exists():
+        python = Path(sys.executable)
+    paths = [str(root), *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     begin = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", RESCORE, str(run)], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run([str(python), "-c", RESCORE, str(run)], cwd=root, env=env,
+                          capture_output=True, text=True)  # fmt: skip
     wall = time.perf_counter() - begin
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in (0, 1):
@@ -88,6 +103,12 @@ def rescore_once(run: Path) -> tuple[float, float]:
         shutil.rmtree(folder)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
+
+
+def _figures(runs: list[tuple[float, float]]) -> tuple[float, float, str]:
+    """Median wall and CPU seconds of ``runs`` and their walls as text."""
+    return (statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs),
+            ", ".join(f"{w:.2f}" for w, _ in runs))  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -99,21 +120,36 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--suites", default="", help="comma-separated suites of the run made (default: all)")
     ap.add_argument("--without-suite", default="", help="comma-separated suites whose records are left out")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--baseline", type=Path, help="another checkout whose code rescores the run too (before)")
     args = ap.parse_args(argv)
+    load_before = os.getloadavg()
+    baseline_runs: list[tuple[float, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
         run = args.run or make_run(Path(tmp) / "reports", args.mode, args.model,
                                    [s for s in args.suites.split(",") if s])  # fmt: skip
         for i, suite in enumerate(s for s in args.without_suite.split(",") if s):
             run = without_suite(run, suite, Path(tmp) / f"without-{i}-{suite}")
         records = sum(1 for line in (run / "records.jsonl").open(encoding="utf-8") if line.strip())
-        rescore_once(run)  # bytecode written, the page cache warm: what a user's second rescore sees
-        runs = [rescore_once(run) for _ in range(max(1, args.repeat))]
-    wall = statistics.median(w for w, _ in runs)
-    cpu = statistics.median(c for _, c in runs)
+        roots = [args.baseline.resolve(), ROOT] if args.baseline else [ROOT]
+        for root in roots:  # bytecode written, the page cache warm: what a user's second rescore sees
+            rescore_once(run, root)
+        runs = []
+        for _ in range(max(1, args.repeat)):  # alternated: both see the same load, on average
+            if args.baseline:
+                baseline_runs.append(rescore_once(run, roots[0]))
+            runs.append(rescore_once(run))
+    load_after = os.getloadavg()
+    wall, cpu, walls = _figures(runs)
     left_out = f" (without {args.without_suite})" if args.without_suite else ""
-    walls = ", ".join(f"{w:.2f}" for w, _ in runs)
     print(f"rescore of {run.name}{left_out}: {records} records, wall {wall:.2f} s, CPU {cpu:.2f} s, "
           f"{records / wall:.0f} records/s (median of {len(runs)}; walls {walls})")
+    if baseline_runs:
+        b_wall, b_cpu, b_walls = _figures(baseline_runs)
+        print(f"before ({args.baseline}): wall {b_wall:.2f} s, CPU {b_cpu:.2f} s (walls {b_walls}); "
+              f"after (this checkout): wall {wall:.2f} s, CPU {cpu:.2f} s; "
+              f"CPU after / before {cpu / b_cpu:.2f}")
+    print(f"load average (1, 5, 15 min) before {' '.join(f'{x:.1f}' for x in load_before)}, "
+          f"after {' '.join(f'{x:.1f}' for x in load_after)}")
 
 
 if __name__ == "__main__":

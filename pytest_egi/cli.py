@@ -268,10 +268,11 @@ def rescore_records(
 
     out = []
     options_cache: dict[str, Any] = {}
+    moved: dict[str, str] = {}  # store file -> its path relative to out_dir
     reader = TrajectoryReader(run)
     for rec in records:
         if rec["status"] not in ("passed", "failed"):
-            out.append(_raw_relative_to(dict(rec), run, out_dir))
+            out.append(_raw_relative_to(dict(rec), run, out_dir, moved))
             continue
         try:
             raw = reader.read(rec)
@@ -287,7 +288,7 @@ def rescore_records(
                                                 raw["trajectory"])
         except FailureKindError as exc:
             raise CliError(f"{reader.path_of(rec)}: {exc}") from None
-        new = _raw_relative_to(dict(rec), run, out_dir)
+        new = _raw_relative_to(dict(rec), run, out_dir, moved)
         new.update(
             status="passed" if score.success else "failed",
             success=bool(score.success),
@@ -302,14 +303,22 @@ def rescore_records(
     return out
 
 
-def _raw_relative_to(rec: dict[str, Any], run: Path, out_dir: Path | None) -> dict[str, Any]:
+def _raw_relative_to(
+    rec: dict[str, Any], run: Path, out_dir: Path | None, seen: dict[str, str] | None = None
+) -> dict[str, Any]:
     """``rec`` with its trajectory's place (``raw_at``, or an old run folder's file
-    ``raw_path``) relative to ``out_dir`` when the rescored run is written there."""
+    ``raw_path``) relative to ``out_dir`` when the rescored run is written there. ``seen``:
+    the store files' relative paths found so far (a run's records share a few store files:
+    ``os.path.relpath`` once per file, not once per record, about 8 us each)."""
     if out_dir is None:
         return rec
+    seen = {} if seen is None else seen
     if rec.get("raw_at"):  # the store's file moves; the offset and length stay
         file, _, place = rec["raw_at"].partition("#")
-        rec["raw_at"] = f"{os.path.relpath(run / file, out_dir)}#{place}"
+        moved = seen.get(file)
+        if moved is None:
+            moved = seen[file] = os.path.relpath(run / file, out_dir)
+        rec["raw_at"] = f"{moved}#{place}"
     elif rec.get("raw_path"):
         rec["raw_path"] = os.path.relpath(run / rec["raw_path"], out_dir)
     return rec

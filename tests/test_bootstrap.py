@@ -383,3 +383,66 @@ def test_the_interval_of_a_partial_figure_counts_only_resamples_covering_the_run
                         seed=1)  # fmt: skip
     assert got["EGI"] == pytest.approx((78.125, 78.125))
     assert got["M5"] == pytest.approx((0.0, 0.0)) and got["M1"] == pytest.approx((100.0, 100.0))
+
+
+# --- the matrix products on one BLAS thread (pytest_egi.scoring.blas) ------------------------
+
+
+def _blas_controls():
+    import numpy  # noqa: F401  (its OpenBLAS must be loaded to be found)
+
+    from pytest_egi.scoring.blas import _thread_controls
+
+    controls = _thread_controls()
+    if not controls:
+        pytest.skip("no OpenBLAS with thread controls loaded (numpy built against another BLAS)")
+    return controls
+
+
+def test_one_blas_thread_sets_one_and_puts_the_count_back_also_on_error():
+    from pytest_egi.scoring.blas import one_blas_thread
+
+    controls = _blas_controls()
+    before = [get() for get, _ in controls]
+    for _, put in controls:
+        put(3)
+    try:
+        with one_blas_thread() as found:
+            assert found == len(controls) >= 1
+            assert [get() for get, _ in controls] == [1] * len(controls)
+        assert [get() for get, _ in controls] == [3] * len(controls)
+        with pytest.raises(RuntimeError), one_blas_thread():
+            raise RuntimeError("boom")
+        assert [get() for get, _ in controls] == [3] * len(controls)
+    finally:
+        for (_, put), count in zip(controls, before, strict=True):
+            put(count)
+
+
+def test_the_fast_path_draws_on_one_blas_thread_with_the_same_intervals():
+    controls = _blas_controls()
+    before = [get() for get, _ in controls]
+    records = _random_records(random.Random(5), {("a", "x"): 400, ("b", "z"): 300}, 1)
+    seen = []
+
+    def hook(recs):
+        cols = _columns(recs)
+        finish = cols.finish
+
+        def counting_finish(sums):
+            seen.append(controls[0][0]())
+            return finish(sums)
+
+        return SummaryColumns(cols.names, cols.values, counting_finish)
+
+    kwargs = dict(weights=WEIGHTS, floors=FLOORS, resamples=60, seed=5)
+    for _, put in controls:
+        put(2)
+    try:
+        got = bootstrap_egi(records, SUMMARIZE, _routing(), summary_columns={"a": hook, "b": hook}, **kwargs)
+        assert [get() for get, _ in controls] == [2] * len(controls)  # put back afterwards
+    finally:
+        for (_, put), count in zip(controls, before, strict=True):
+            put(count)
+    assert len(seen) > 2 * 60 and set(seen[2:]) == {1}  # (the first two: the hook checked before)
+    _assert_same_intervals(got, bootstrap_egi(records, SUMMARIZE, _routing(), **kwargs))

@@ -144,6 +144,29 @@ def test_rescore_of_a_rescore_still_finds_the_trajectories(toy_run, capsys):
     assert json.loads((again / "egi.json").read_text())["suites"] == egi["suites"]
 
 
+def test_rescored_records_point_at_the_stores_each_path_found_once(toy_run, monkeypatch):
+    from pytest_egi import cli
+    from pytest_egi.records import load_records
+
+    records = load_records(toy_run)
+    stores = {r["raw_at"].partition("#")[0] for r in records if r.get("raw_at")}
+    assert len(records) > len(stores) >= 1  # many records, a few store files
+    calls = []
+    relpath = os.path.relpath
+
+    def counted(path, start=None):
+        calls.append(str(path))
+        return relpath(path, start)
+
+    monkeypatch.setattr(cli.os.path, "relpath", counted)
+    out_dir = toy_run / "rescore-x"
+    rescored = cli.rescore_records(toy_run, records, {}, out_dir)
+    assert sorted(calls) == sorted(str(toy_run / file) for file in stores)  # once per store file
+    for old, new in zip(records, rescored, strict=True):
+        file, _, place = old["raw_at"].partition("#")
+        assert new["raw_at"] == f"{relpath(toy_run / file, out_dir)}#{place}"
+
+
 def test_report_fails_loudly_when_a_suite_cannot_be_imported(toy_run, capsys, monkeypatch):
     records = (toy_run / "records.jsonl").read_text().replace('"toysuites.toy"', '"nosuch.toy"')
     (toy_run / "records.jsonl").write_text(records)

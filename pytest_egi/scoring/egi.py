@@ -381,15 +381,13 @@ class _RandrangeStream:
             "bit_generator": "MT19937",
             "state": {"key": np.array(key[:624], dtype=np.uint32), "pos": key[624]},
         }
-        self._buf = np.empty(0, dtype=np.uint64)
-        self._words: list[int] | None = []
+        self._buf = np.empty(0, dtype=np.int64)  # the 32-bit words (as int64: no casts later)
         self._i = 0
 
     def _refill(self, need: int) -> None:
         rest = self._buf[self._i :]
-        fresh = self._gen.random_raw(max(need, self._BLOCK))
+        fresh = self._gen.random_raw(max(need, self._BLOCK)).view(self._np.int64)  # words < 2**32
         self._buf = self._np.concatenate([rest, fresh])
-        self._words = None  # the buffer as a list, made when the plain loop first needs it
         self._i = 0
 
     def below(self, n: int, count: int, offset: int = 0) -> list[int]:
@@ -400,34 +398,35 @@ class _RandrangeStream:
 
     def below_array(self, n: int, count: int, offset: int = 0) -> Any:
         """:meth:`below` as a numpy int64 array (the same draws, the same stream position)."""
-        np = self._np
         if count <= 32:
-            return np.array(self._below_few(n, count, offset), dtype=np.int64)
-        return self._below_many(n, count) + offset
+            return self._np.array(self._below_few(n, count, offset), dtype=self._np.int64)
+        got = self._below_many(n, count)
+        got += offset
+        return got
 
     def _below_few(self, n: int, count: int, offset: int) -> list[int]:
+        # a plain loop over as many words as the draws may need, made a list (never the
+        # whole buffer: converting it after every refill cost more than the draws)
         shift = 32 - n.bit_length()
         out: list[int] = []
         append = out.append
-        if self._words is None:
-            self._words = self._buf.tolist()
-        words, i, end = self._words, self._i, len(self._words)
         while count:
-            if i == end:
-                self._i = i
-                self._refill(4 * count)
-                words = self._words = self._buf.tolist()
-                i, end = 0, len(words)
-            v = words[i] >> shift
-            i += 1
-            if v < n:
-                append(v + offset)
-                count -= 1
-        self._i = i
+            take = 2 * count + 32
+            if self._i + take > len(self._buf):
+                self._refill(take)
+            i = self._i
+            for word in self._buf[i : i + take].tolist():
+                i += 1
+                v = word >> shift
+                if v < n:
+                    append(v + offset)
+                    count -= 1
+                    if not count:
+                        break
+            self._i = i
         return out
 
     def _below_many(self, n: int, count: int) -> Any:
-        np = self._np
         shift = 32 - n.bit_length()
         chunks = []
         need = count
@@ -436,8 +435,8 @@ class _RandrangeStream:
             take = 2 * need + 32
             if self._i + take > len(self._buf):
                 self._refill(take)
-            vals = self._buf[self._i : self._i + take] >> np.uint64(shift)
-            at = np.flatnonzero(vals < n)  # the accepted words' places, in order
+            vals = self._buf[self._i : self._i + take] >> shift
+            at = (vals < n).nonzero()[0]  # the accepted words' places, in order
             if len(at) >= need:
                 at = at[:need]
                 chunks.append(vals[at])
@@ -447,7 +446,7 @@ class _RandrangeStream:
                 chunks.append(vals[at])
                 self._i += take
                 need -= len(at)
-        return (chunks[0] if len(chunks) == 1 else np.concatenate(chunks)).astype(np.int64)
+        return chunks[0] if len(chunks) == 1 else self._np.concatenate(chunks)
 
 
 SummaryColumnsHook = Callable[[list[dict[str, Any]]], Any]
@@ -516,8 +515,10 @@ def _suite_columns(
     task_sums = array.array("d", bytes(8 * width * len(tasks)))  # one block: no small objects
     for rec, row in zip(records, rows, strict=True):  # in record order, as numpy's add.at
         at = index[rec["task_id"]] * width
-        for j, value in enumerate(row):
-            task_sums[at + j] += float(value)
+        # only the non-zero values are added: the sums start at +0.0 and adding a zero of
+        # either sign to one never changes it (most columns of a record are zeros)
+        for j, value in [(j, v) for j, v in enumerate(map(float, row)) if v]:
+            task_sums[at + j] += value
     del index, rows
     totals = [math.fsum(task_sums[j::width]) for j in range(width)]
     got = cols.finish(dict(zip(names, totals, strict=True)))
@@ -691,12 +692,24 @@ class BootstrapPlan:
         ``rows_out``, when given, gets each resample's ``(EGI figure or None, {bucket: value
         or None})`` in draw order (paired comparisons, per-suite variance: ``pytest_egi.scoring.gate``);
         ``subs_out`` each resample's ``{suite: {sub-metric: value or None}}`` (paired
-        sub-metric differences, ``egi-bench compare``)."""
+        sub-metric differences, ``egi-bench compare``). The matrix products run on one BLAS
+        thread (:func:`pytest_egi.scoring.blas.one_blas_thread`: the same values, half the CPU
+        time on two cores)."""
+        from pytest_egi.scoring.blas import one_blas_thread
+
+        stream = _RandrangeStream(seed)  # imports numpy, whose BLAS the block below finds
+        with one_blas_thread():
+            return self._run(stream, resamples, level, rows_out, subs_out)
+
+    def _run(
+        self, stream: _RandrangeStream, resamples: int, level: float,
+        rows_out: list[tuple[float | None, dict[str, float | None]]] | None,
+        subs_out: list[dict[str, Mapping[str, float | None]]] | None,
+    ) -> dict[str, tuple[float, float] | None]:
         import operator
 
         fast, slow_tasks, by_task, flat, summarize = (
             self.fast, self.slow_tasks, self.by_task, self.flat, self.summarize)  # fmt: skip
-        stream = _RandrangeStream(seed)
         np = stream._np
         sums_of = {  # (tasks, m) views of the plain doubles, no copy
             suite: np.frombuffer(cols.task_sums, dtype=np.float64).reshape(-1, len(cols.names))

@@ -92,6 +92,7 @@ import inspect
 import json
 import re
 import shlex
+import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
@@ -1516,13 +1517,11 @@ def snapshot_delta(seed: int, state: State) -> dict[str, Any]:
     return delta
 
 
-def apply_delta(base: State, delta: dict[str, Any]) -> State:
-    """The state a snapshot ``delta`` describes, rebuilt on ``base`` (a fresh copy; ``base``
-    is not changed). Shape of ``delta`` in the module docstring.
+def _delta_text(base: State, delta: dict[str, Any]) -> str:
+    """:func:`apply_delta`'s state as its JSON text (``base`` is only read).
 
     Raises:
-        ValueError: ``delta`` is not a snapshot delta (``format`` is not :data:`DELTA_FORMAT`)
-            or names a base repository that ``base`` lacks.
+        ValueError: as :func:`apply_delta`.
     """
     if not isinstance(delta, dict) or delta.get("format") != DELTA_FORMAT:
         got = delta.get("format") if isinstance(delta, dict) else type(delta).__name__
@@ -1543,7 +1542,18 @@ def apply_delta(base: State, delta: dict[str, Any]) -> State:
         repos = {full: repos[full] for full in delta["order"]}
     fields = {k: v for k, v in base.items() if k != "repos"}
     fields.update((k, v) for k, v in delta.items() if k not in _DELTA_KEYS)
-    return json.loads(_text({**fields, "repos": repos}))  # a copy sharing nothing with base
+    return _text({**fields, "repos": repos})
+
+
+def apply_delta(base: State, delta: dict[str, Any]) -> State:
+    """The state a snapshot ``delta`` describes, rebuilt on ``base`` (a fresh copy; ``base``
+    is not changed). Shape of ``delta`` in the module docstring.
+
+    Raises:
+        ValueError: ``delta`` is not a snapshot delta (``format`` is not :data:`DELTA_FORMAT`)
+            or names a base repository that ``base`` lacks.
+    """
+    return json.loads(_delta_text(base, delta))  # a copy sharing nothing with base
 
 
 _DELTA_KEYS = frozenset({"format", "seed", "created", "forked", "modified", "deleted", "order"})
@@ -1553,7 +1563,10 @@ def state_view(seed: int, snapshot: dict[str, Any]) -> State:
     """The whole state a snapshot describes: the seeded base ``build_world(seed)`` (rebuilt from
     the seed, its JSON cached) with the delta applied; what every ``github.*`` op reads. A whole
     state (``{"repos": ...}`` without ``format``: a hand-made state, or a trajectory recorded
-    before snapshots became deltas) is returned as is. The result is a fresh copy.
+    before snapshots became deltas) is returned as is. The result is a fresh copy: the base
+    is parsed once per process (:func:`_read_only_base`) and the whole state's JSON text is
+    kept for the :data:`VIEWS_KEPT` most recently viewed snapshots, so viewing a snapshot
+    again parses that text only.
 
     Raises:
         ValueError: the snapshot is neither a delta nor a whole state, or it was taken on
@@ -1566,7 +1579,36 @@ def state_view(seed: int, snapshot: dict[str, Any]) -> State:
             f"the repository snapshot was taken on the world of seed {snapshot.get('seed')}, "
             f"not on the task's seed {seed}"
         )
-    return apply_delta(build_world(seed), snapshot)
+    if not isinstance(snapshot, dict) or snapshot.get("format") != DELTA_FORMAT:
+        return apply_delta(build_world(seed), snapshot)  # raises, naming the format
+    key = (seed, _text(snapshot))
+    with _VIEWS_LOCK:
+        text = _VIEWS.pop(key, None)  # (put back below: the most recently viewed last)
+    if text is None:
+        text = _delta_text(_read_only_base(seed), snapshot)
+    with _VIEWS_LOCK:
+        _VIEWS[key] = text
+        while len(_VIEWS) > VIEWS_KEPT:
+            del _VIEWS[next(iter(_VIEWS))]
+    return json.loads(text)
+
+
+VIEWS_KEPT = 8
+"""Whole states :func:`state_view` keeps as JSON text (about 0.25 MB each for the seeded
+world), the most recently viewed: a trial's ``github.*`` evaluators each view the same
+snapshot, and a rescore views each trial's in turn; one kept is parsed again instead of
+rebuilt (the base parsed, the delta applied, the result written and parsed)."""
+
+_VIEWS: dict[tuple[int, str], str] = {}
+"""(seed, the snapshot's JSON text) -> the state's JSON text, least recently viewed first."""
+_VIEWS_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=4)
+def _read_only_base(seed: int) -> State:
+    """``build_world(seed)`` parsed once per process and never handed out: only
+    :func:`_delta_text` reads it (it copies what it keeps)."""
+    return build_world(seed)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -648,6 +648,37 @@ def test_a_snapshot_from_another_seed_is_a_harness_error():
         evaluate(ev, "", EvalContext(seed=SEED, state={"github": {**EMPTY_DELTA, "seed": SEED + 1}}))
 
 
+def test_a_snapshot_viewed_again_is_rebuilt_once_and_each_view_is_a_fresh_copy(monkeypatch):
+    from suites._common.mcp_servers import repository
+
+    world = RepositoryWorld(SEED)
+    world.call("create_repository", {"name": "notes", "autoInit": True})
+    delta = _stored(world)  # (taking it applies the delta once, to check it)
+    monkeypatch.setattr(repository, "_VIEWS", {})
+    builds = []
+    delta_text = repository._delta_text
+
+    def counted(base, delta):
+        builds.append(1)
+        return delta_text(base, delta)
+
+    monkeypatch.setattr(repository, "_delta_text", counted)
+    first = state_view(SEED, delta)
+    first["repos"].clear()  # an op changing its view changes no later view
+    again = [state_view(SEED, json.loads(json.dumps(delta))) for _ in range(5)]
+    assert len(builds) == 1
+    assert all(json.dumps(view) == json.dumps(world.state) for view in again)
+    assert again[0] is not again[1] and again[0]["repos"] is not again[1]["repos"]
+    # bounded: the most recently viewed are kept; one let go is rebuilt, the same
+    kept = repository.VIEWS_KEPT
+    for k in range(kept):
+        state_view(SEED, {**EMPTY_DELTA, "clock": k + 1})
+    assert len(repository._VIEWS) == kept and len(builds) == 1 + kept
+    assert json.dumps(state_view(SEED, delta)) == json.dumps(world.state) and len(builds) == 2 + kept
+    state_view(SEED, {**EMPTY_DELTA, "clock": kept})  # kept: viewed last but one
+    assert len(builds) == 2 + kept
+
+
 # -- cleanups -----------------------------------------------------------------------------------
 
 
