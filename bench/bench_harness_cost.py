@@ -464,7 +464,7 @@ def cold_collection_per_suite(
             with tempfile.TemporaryDirectory() as cache:
                 runs.append(run(pytest_cmd(name, "--collect-only", "--egi-model", "egi/oracle",
                                            "--egi-mode", mode, "--egi-cache", cache, "-p", "no:anyio"),
-                                ROOT, env, ok=(0, 5)))  # fmt: skip (5: an opt-in suite alone collects none)
+                                ROOT, env, ok=(0, 5)))  # fmt: skip (5: opt-in, alone: none)
         short = name.removeprefix("suites/")
         out[short] = Figures(statistics.median(f.wall for f in runs), statistics.median(f.cpu for f in runs),
                              max(f.controller_mb for f in runs), None)  # fmt: skip
