@@ -599,8 +599,8 @@ def main() -> None:
     parser.add_argument("--suites", default="suites", help="what to collect, relative to the checkout")
     parser.add_argument("--quick", action="store_true", help="a fast smoke run (see the module docstring)")
     parser.add_argument("--modes", default=None,
-                        help="profiles of the collection and main-job runs (also with --main-job), comma-separated "
-                             "(default quick,deep; quick with --quick)")
+                        help="profiles of the collection and main-job runs (also with --main-job), "
+                             "comma-separated (default quick,deep; quick with --quick)")
     parser.add_argument("--per-suite", action="store_true",
                         help="also a cold collection of each suite alone (CPU and peak RSS)")
     parser.add_argument("--cold", action="store_true",
