@@ -402,7 +402,8 @@ def main_job_runs(
                             path, "--egi-model", "egi/oracle", "--egi-mode", m, "--egi-report-dir", reports,
                             "--egi-cache", cache, "-p", "no:anyio", *xdist), ROOT, env))  # fmt: skip
                     f = runs[label][-1]
-                    memory = [f"largest worker {f.worker_mb:.0f} MB"] if f.worker_mb else []
+                    memory = [f"controller {f.controller_mb:.0f} MB"]
+                    memory += [f"largest worker {f.worker_mb:.0f} MB"] if f.worker_mb else []
                     memory += [f"with its servers {f.tree_mb:.0f} MB PSS"] if f.tree_mb else []
                     print(f"  main job {m}, {label}: {f.wall:.1f} s; {', '.join(memory)}", file=sys.stderr)
         for label, figures in runs.items():
@@ -461,10 +462,10 @@ def cold_collection_per_suite(
     for name in names:
         runs = []
         for _ in range(repeat):
-            with tempfile.TemporaryDirectory() as cache:
+            with tempfile.TemporaryDirectory() as cache:  # exit 5: an opt-in suite collects nothing alone
                 runs.append(run(pytest_cmd(name, "--collect-only", "--egi-model", "egi/oracle",
                                            "--egi-mode", mode, "--egi-cache", cache, "-p", "no:anyio"),
-                                ROOT, env, ok=(0, 5)))  # fmt: skip (5: an opt-in suite collects nothing alone)
+                                ROOT, env, ok=(0, 5)))  # fmt: skip
         short = name.removeprefix("suites/")
         out[short] = Figures(statistics.median(f.wall for f in runs), statistics.median(f.cpu for f in runs),
                              max(f.controller_mb for f in runs), None)  # fmt: skip
@@ -599,8 +600,8 @@ def main() -> None:
     parser.add_argument("--suites", default="suites", help="what to collect, relative to the checkout")
     parser.add_argument("--quick", action="store_true", help="a fast smoke run (see the module docstring)")
     parser.add_argument("--modes", default=None,
-                        help="profiles of the collection and main-job runs (also with --main-job), comma-separated "
-                             "(default quick,deep; quick with --quick)")
+                        help="profiles of the collection and main-job runs (also with --main-job), "
+                             "comma-separated (default quick,deep; quick with --quick)")
     parser.add_argument("--per-suite", action="store_true",
                         help="also a cold collection of each suite alone (CPU and peak RSS)")
     parser.add_argument("--cold", action="store_true",
