@@ -402,7 +402,8 @@ def main_job_runs(
                             path, "--egi-model", "egi/oracle", "--egi-mode", m, "--egi-report-dir", reports,
                             "--egi-cache", cache, "-p", "no:anyio", *xdist), ROOT, env))  # fmt: skip
                     f = runs[label][-1]
-                    memory = [f"largest worker {f.worker_mb:.0f} MB"] if f.worker_mb else []
+                    memory = [f"controller {f.controller_mb:.0f} MB"]
+                    memory += [f"largest worker {f.worker_mb:.0f} MB"] if f.worker_mb else []
                     memory += [f"with its servers {f.tree_mb:.0f} MB PSS"] if f.tree_mb else []
                     print(f"  main job {m}, {label}: {f.wall:.1f} s; {', '.join(memory)}", file=sys.stderr)
         for label, figures in runs.items():
@@ -461,10 +462,10 @@ def cold_collection_per_suite(
     for name in names:
         runs = []
         for _ in range(repeat):
-            with tempfile.TemporaryDirectory() as cache:
+            with tempfile.TemporaryDirectory() as cache:  # exit 5: an opt-in suite collects nothing alone
                 runs.append(run(pytest_cmd(name, "--collect-only", "--egi-model", "egi/oracle",
                                            "--egi-mode", mode, "--egi-cache", cache, "-p", "no:anyio"),
-                                ROOT, env, ok=(0, 5)))  # fmt: skip (5: opt-in, alone: none)
+                                ROOT, env, ok=(0, 5)))  # fmt: skip
         short = name.removeprefix("suites/")
         out[short] = Figures(statistics.median(f.wall for f in runs), statistics.median(f.cpu for f in runs),
                              max(f.controller_mb for f in runs), None)  # fmt: skip
