@@ -190,10 +190,17 @@ def test_scoring_a_company_text_answer_builds_no_world(
     monkeypatch.setattr(shared, "_dir", None)  # no session's shared file: this process draws
     data._company_names.cache_clear()
     data.release_worlds()
+    monkeypatch.setattr(data, "_WORLD_NAMES", {})  # no world held in this process either
     task = next(t for t in quick_tasks if t.category == "company")
     text = "Reported by " + " and ".join(g.upper() for g in task.data["ground_truth"]) + "."
     assert SUITE.score(task, {"final_answer": text}, None).values == {"f1": 1.0}
     assert calls == {"world": 0, "names": 1}
+    # a process that holds the world (a run's collection) reads its names: nothing drawn
+    data._company_names.cache_clear()
+    held = data.get_world(task.data["world"])
+    assert data.company_names(task.data["world"]) == held.company_names
+    assert calls == {"world": 1, "names": 1}
+    data.release_worlds()
     data._company_names.cache_clear()  # later tests draw again without the counters
 
 
