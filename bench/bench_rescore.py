@@ -21,12 +21,15 @@ before and after (the CPU seconds are the figure to read on a shared machine).
 ``--baseline CHECKOUT`` rescores the same run with another checkout's code as well (its
 ``.venv/bin/python`` when it has one, run from its root so that its ``pytest_egi`` and
 ``suites`` are the ones imported), the two alternating run by run: "before" is the baseline's
-figures, "after" this checkout's, with the CPU ratio.
+figures, "after" this checkout's, with the CPU ratio. Each checkout rescores a stand-in for
+the run whose ``egi.json`` names that checkout as the rootdir (:func:`shadow`), so that each
+imports its own ``suites``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -74,6 +77,25 @@ def without_suite(run: Path, suite: str, out: Path) -> Path:
             lines = (run / name).read_text(encoding="utf-8").splitlines(keepends=True)
             kept = "".join(x for x in lines if not any(m in x for m in marks))
             (out / name).write_text(kept, encoding="utf-8")
+    return out
+
+
+def shadow(run: Path, root: Path, out: Path) -> Path:
+    """A folder ``out`` standing for ``run`` (every entry linked, ``rescore-*`` left out) whose
+    ``egi.json`` names ``root`` as the rootdir. The rescore puts a run's rootdir first on
+    ``sys.path`` unless it is there already (``pytest_egi.cli._importable_suites``): rescoring
+    ``run`` itself from another checkout with that checkout on ``PYTHONPATH`` would import the
+    suites of the checkout the run was made in, and time their code, not ``root``'s."""
+    out.mkdir(parents=True)
+    for entry in run.iterdir():
+        if entry.name.startswith("rescore-"):
+            continue
+        if entry.name == "egi.json":
+            egi = json.loads(entry.read_text(encoding="utf-8"))
+            egi.setdefault("config", {})["rootdir"] = str(root)
+            (out / entry.name).write_text(json.dumps(egi), encoding="utf-8")
+        else:
+            os.symlink(entry.resolve(), out / entry.name)
     return out
 
 
@@ -131,13 +153,14 @@ def main(argv: list[str] | None = None) -> None:
             run = without_suite(run, suite, Path(tmp) / f"without-{i}-{suite}")
         records = sum(1 for line in (run / "records.jsonl").open(encoding="utf-8") if line.strip())
         roots = [args.baseline.resolve(), ROOT] if args.baseline else [ROOT]
+        shadows = {root: shadow(run, root, Path(tmp) / f"shadow-{i}") for i, root in enumerate(roots)}
         for root in roots:  # bytecode written, the page cache warm: what a user's second rescore sees
-            rescore_once(run, root)
+            rescore_once(shadows[root], root)
         runs = []
         for _ in range(max(1, args.repeat)):  # alternated: both see the same load, on average
             if args.baseline:
-                baseline_runs.append(rescore_once(run, roots[0]))
-            runs.append(rescore_once(run))
+                baseline_runs.append(rescore_once(shadows[roots[0]], roots[0]))
+            runs.append(rescore_once(shadows[ROOT]))
     load_after = os.getloadavg()
     wall, cpu, walls = _figures(runs)
     left_out = f" (without {args.without_suite})" if args.without_suite else ""

@@ -250,6 +250,25 @@ def test_is_blank(value: Any, blank: bool) -> None:
     assert is_blank(value) is blank
 
 
+@pytest.mark.parametrize(
+    ("text", "blank"),
+    [("\ufeff\u2060 \u00ad", True), ("\u3000\u2003", True), ("\uff01", False), ("<\u0338", False),
+     ("\u200b\u00e9", False), ("\u00a0" * 5000 + "x", False), ("C3 " * 5000, False)],
+)  # fmt: skip
+def test_is_blank_folds_only_a_text_without_visible_ascii(
+    text: str, blank: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # is_blank runs on every stored answer a rescore reads (about 20,000 calls for a deep
+    # run): folding a whole long answer to see that it has one visible character is wasted
+    from pytest_egi.agents import loops
+    from pytest_egi.normalize import fold_text
+
+    folded: list[str] = []
+    monkeypatch.setattr(loops, "fold_text", lambda t: folded.append(t) or fold_text(t))
+    assert is_blank(text) is blank is (not fold_text(text))  # the folding rule's answer
+    assert len(folded) == (0 if any("!" <= c <= "~" for c in text) else 1)
+
+
 # --- the per-suite diagnostic -------------------------------------------------------------
 
 

@@ -19,6 +19,7 @@ answer is ``turn_limit``, any other ending without one ``no_answer``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -110,6 +111,9 @@ class Trajectory:
         }
 
 
+_VISIBLE_ASCII = re.compile("[!-~]")
+
+
 def is_blank(value: Any) -> bool:
     """True when ``value`` carries no answer: None, a string of only whitespace (after NFKC,
     so a zero-width or non-breaking space is blank too), an empty container, or a mapping whose
@@ -118,7 +122,9 @@ def is_blank(value: Any) -> bool:
     if value is None:
         return True
     if isinstance(value, str):
-        return not fold_text(value)
+        # a visible ASCII character survives folding (NFKC leaves it, or composes it with a
+        # following mark into another visible character): only a text without one is folded
+        return _VISIBLE_ASCII.search(value) is None and not fold_text(value)
     if isinstance(value, Mapping):
         return all(is_blank(v) for v in value.values())
     if isinstance(value, (list, tuple, set, frozenset)):

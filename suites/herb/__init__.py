@@ -235,8 +235,8 @@ class HerbSuite:
         first item, so no item's time budget pays for it (see ``Suite.prepare``)."""
         opts = _options(options)
         for spec_json in sorted({json.dumps(t.data["world"], sort_keys=True) for t in tasks}):
-            company_names(json.loads(spec_json))  # the one thing of the world scoring reads
             get_env(json.loads(spec_json), opts)  # lets go of the world before indexing
+            company_names(json.loads(spec_json))  # the one thing of the world scoring reads
         release_worlds()  # the run needs the environments, not the worlds they were built from
 
     def release(self, options: Any) -> None:

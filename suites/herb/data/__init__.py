@@ -453,10 +453,17 @@ def _build_world(spec: dict[str, Any]) -> World:
     return generate_world(seed=spec["seed"], products=spec["products"])
 
 
+_WORLD_NAMES: dict[str, tuple[str, ...]] = {}
+"""The company names of each world this process has held (by spec key): :func:`company_names`
+reads them there rather than drawing them again (a few hundred short strings a world)."""
+
+
 @functools.lru_cache(maxsize=8)
 def _cached_world(key: str) -> World:
     spec = json.loads(key)
-    return build_once("herb-world", {"spec": spec, "version": SUITE_VERSION}, lambda: _build_world(spec))
+    world = build_once("herb-world", {"spec": spec, "version": SUITE_VERSION}, lambda: _build_world(spec))
+    _WORLD_NAMES[key] = tuple(world.company_names)
+    return world
 
 
 def release_worlds() -> None:
@@ -467,15 +474,31 @@ def release_worlds() -> None:
     _cached_world.cache_clear()
 
 
+def _names_of(spec: dict[str, Any]) -> tuple[str, ...]:
+    if "corpus" in spec:
+        return tuple(load_corpus(spec["corpus"]).company_names)
+    from suites.herb.data.generator import generate_company_names
+
+    return tuple(generate_company_names(seed=spec["seed"], products=spec["products"]))
+
+
 @functools.lru_cache(maxsize=8)
 def _company_names(key: str) -> tuple[str, ...]:
-    # under xdist, read from a world in a child process (this one need not hold the world)
-    return build_once("herb-company-names", {"spec": json.loads(key), "version": SUITE_VERSION},
-                      lambda: tuple(_cached_world(key).company_names), isolate=True)  # fmt: skip
+    # a generated world's names are drawn without building the world (a rescore scores
+    # without it); under xdist in a child process (a corpus is loaded whole)
+    if key in _WORLD_NAMES:  # the world was here (a run's collection or prepare)
+        return _WORLD_NAMES[key]
+    spec = json.loads(key)
+    return build_once("herb-company-names", {"spec": spec, "version": SUITE_VERSION},
+                      lambda: _names_of(spec), isolate=True)  # fmt: skip
 
 
 def company_names(spec: dict[str, Any]) -> list[str]:
-    """``World.company_names`` of the world for ``spec``, cached apart from the world."""
+    """``World.company_names`` of the world for ``spec``, cached apart from the world; a
+    generated world's without building it (:func:`~suites.herb.data.generator.generate_company_names`).
+
+    Raises:
+        ValueError: a bad corpus (see :func:`load_corpus`) or product count."""
     return list(_company_names(json.dumps(spec, sort_keys=True)))
 
 

@@ -56,7 +56,10 @@ from suites.herb.data.vocab import (
 )
 from suites.herb.data.world import World
 
-__all__ = ["ANSWERABLE_TOTAL", "MAX_PRODUCTS", "UNANSWERABLE_TOTAL", "generate_world", "question_counts"]
+__all__ = [
+    "ANSWERABLE_TOTAL", "MAX_PRODUCTS", "UNANSWERABLE_TOTAL", "generate_company_names", "generate_world",
+    "question_counts",
+]  # fmt: skip
 
 ANSWERABLE_TOTAL = 815
 UNANSWERABLE_TOTAL = 699
@@ -136,8 +139,9 @@ class _Ctx:
 class _Product:
     """Builds one product's artifacts and question candidates."""
 
-    def __init__(self, ctx: _Ctx, name: str, fakes: list[str]) -> None:
+    def __init__(self, ctx: _Ctx, name: str, fakes: list[str], names_only: bool = False) -> None:
         self.ctx, self.rng, self.name, self.fakes = ctx, ctx.rng, name, fakes
+        self.names_only = names_only  # the filler only draws (see generate_company_names)
         self.slug = name.lower()
         self.data: dict[str, Any] = {
             k: [] for k in ("slack", "documents", "meeting_transcripts", "meeting_chats", "urls", "prs")
@@ -160,14 +164,19 @@ class _Product:
         day = self._days.get(offset)
         if day is None:
             day = self._days[offset] = self.day(offset).isoformat()
-        below = self.rng._randbelow  # rng.randrange(a, b) is a + _randbelow(b - a): same draws
-        ts = f"{day}T{8 + below(11):02d}:{below(60):02d}:00"
+        hour, minute = self._clock()
+        ts = f"{day}T{hour:02d}:{minute:02d}:00"
         self.data["slack"].append({
             "Channel": {"name": f"{channel}-{self.name}", "channelID": self.channels[channel]},
             "Message": {"User": {"userId": user, "timestamp": ts, "text": text,
                                  "utterranceID": uid}},
         })  # fmt: skip
         return uid
+
+    def _clock(self) -> tuple[int, int]:
+        """A message's hour and minute: the draws :meth:`slack` makes."""
+        below = self.rng._randbelow  # rng.randrange(a, b) is a + _randbelow(b - a): same draws
+        return 8 + below(11), below(60)
 
     def document(self, kind: str, author: str, offset: int, lines: list[str]) -> dict[str, Any]:
         doc = {
@@ -561,16 +570,16 @@ class _Product:
         if not (FILLER and features and members):
             raise IndexError("Cannot choose from an empty sequence")
         for _ in range(FILLER_PER_PRODUCT):
-            template = FILLER[below(len(FILLER))]
-            feature = features[below(len(features))]
-            name = self.name_of(members[below(len(members))])
-            text = template.format(feature=feature, name=name, n=20 + below(75))
-            self.slack(
-                channels[below(3)],
-                members[below(len(members))],
-                -5 + below(145),
-                text,
-            )
+            # the draws in order, then the message (the names-only generation stops there,
+            # making slack()'s draws: the stream goes on the same)
+            template, feature, speaker = below(len(FILLER)), below(len(features)), below(len(members))
+            n, channel, user, offset = below(75), below(3), below(len(members)), below(145)
+            if self.names_only:
+                self._clock()
+                continue
+            name = self.name_of(members[speaker])
+            text = FILLER[template].format(feature=features[feature], name=name, n=20 + n)
+            self.slack(channels[channel], members[user], -5 + offset, text)
 
 
 def _allocate(total: int, weights: dict[str, float], caps: dict[str, int]) -> dict[str, int]:
@@ -638,6 +647,21 @@ def question_counts(products: int = UPSTREAM_PRODUCTS) -> dict[str, int]:
     return {**counts, "unanswerable": unanswerable}
 
 
+def generate_company_names(seed: int = 42, products: int = UPSTREAM_PRODUCTS) -> list[str]:
+    """``generate_world(seed, products).company_names`` without building the whole world:
+    the same generation, whose background Slack messages (most of its time) are only drawn,
+    not written, so every later draw, and so every customer, is the one of the world
+    (about 0.1 s CPU instead of 0.3-0.5 s at 30 products).
+
+    Returns:
+        The customer company names, deduplicated, in first-seen order.
+
+    Raises:
+        ValueError: ``products`` out of range.
+    """
+    return _generate(seed, products, names_only=True).company_names
+
+
 def generate_world(seed: int = 42, products: int = UPSTREAM_PRODUCTS) -> World:
     """Generate a HERB world and its questions, deterministically for ``seed``.
 
@@ -656,6 +680,13 @@ def generate_world(seed: int = 42, products: int = UPSTREAM_PRODUCTS) -> World:
     Raises:
         ValueError: ``products`` out of range.
     """
+    return _generate(seed, products, names_only=False)
+
+
+def _generate(seed: int, products: int, names_only: bool) -> World:
+    """The world for (``seed``, ``products``); with ``names_only`` its background Slack
+    messages are drawn but left out (only its customers are the world's: never returned
+    beyond :func:`generate_company_names`)."""
     if not 1 <= products <= MAX_PRODUCTS:
         raise ValueError(f"products must be between 1 and {MAX_PRODUCTS}, got {products}")
     rng = random.Random(f"herb-world|{seed}")
@@ -669,7 +700,7 @@ def generate_world(seed: int = 42, products: int = UPSTREAM_PRODUCTS) -> World:
     questions: list[dict[str, Any]] = []
     seen: set[str] = set()
     for name, (want_a, want_u) in zip(names, _wants(products), strict=True):
-        prod = _Product(ctx, name, fakes)
+        prod = _Product(ctx, name, fakes, names_only)
         prod.build()
         by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for q in prod.answerable:

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from pytest_egi.suite import SuiteProfile, Task
 from suites.herb import SUITE, HerbOptions
 from suites.herb.data import ProductFile, World, dump_world, load_corpus
-from suites.herb.data.generator import generate_world
+from suites.herb.data.generator import generate_company_names, generate_world
 from suites.herb.scorer import fact_recall
 from tests.suites.herb.helpers import run
 
@@ -40,6 +40,15 @@ def test_same_seed_same_world_other_seed_other_world() -> None:
     dump = lambda w: json.dumps([w.employees, w.customers, w.products, w.questions], sort_keys=True)  # noqa: E731
     assert dump(a) == dump(b)
     assert dump(a) != dump(c)
+
+
+@pytest.mark.parametrize(("seed", "products"), [(42, 30), (7, 3), (8, 12), (1234, 1)])
+def test_company_names_drawn_alone_are_the_worlds(seed: int, products: int) -> None:
+    # the names-only generation draws the background messages without writing them: every
+    # later draw, so every customer of every product, must be the world's
+    names = generate_company_names(seed=seed, products=products)
+    assert names == generate_world(seed=seed, products=products).company_names
+    assert len(names) == 5 * products  # five customers per product, none repeated
 
 
 def test_default_world_is_upstream_sized(world: World) -> None:

@@ -166,6 +166,44 @@ def test_score_company_text_uses_world_gazetteer(quick_tasks: list[Task]) -> Non
     assert s.values == {"f1": 1.0}
 
 
+def test_scoring_a_company_text_answer_builds_no_world(
+    quick_tasks: list[Task], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a rescore scores company answers with the world's company names, drawn without
+    # building the world (generate_world: 0.3-0.5 s per rescore before)
+    from pytest_egi.cache import shared
+    from suites.herb import data
+    from suites.herb.data import generator
+
+    calls: dict[str, int] = {"world": 0, "names": 0}
+
+    def counted(name: str, fn: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return fn(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(generator, "generate_world", counted("world", generator.generate_world))
+    names = counted("names", generator.generate_company_names)
+    monkeypatch.setattr(generator, "generate_company_names", names)
+    monkeypatch.setattr(shared, "_dir", None)  # no session's shared file: this process draws
+    data._company_names.cache_clear()
+    data.release_worlds()
+    monkeypatch.setattr(data, "_WORLD_NAMES", {})  # no world held in this process either
+    task = next(t for t in quick_tasks if t.category == "company")
+    text = "Reported by " + " and ".join(g.upper() for g in task.data["ground_truth"]) + "."
+    assert SUITE.score(task, {"final_answer": text}, None).values == {"f1": 1.0}
+    assert calls == {"world": 0, "names": 1}
+    # a process that holds the world (a run's collection) reads its names: nothing drawn
+    data._company_names.cache_clear()
+    held = data.get_world(task.data["world"])
+    assert data.company_names(task.data["world"]) == held.company_names
+    assert calls == {"world": 1, "names": 1}
+    data.release_worlds()
+    data._company_names.cache_clear()  # later tests draw again without the counters
+
+
 def test_score_content_and_unanswerable_rules() -> None:
     content = {
         "question": "q",
