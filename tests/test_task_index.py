@@ -71,11 +71,13 @@ def test_a_cold_collection_lists_the_items_without_loading_the_tasks(project):
     assert not list((project.path / ".egi_cache" / "tasks").glob("tasks-toy-*.pkl"))
 
 
-@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["serial", "n2"])
+@pytest.mark.parametrize("dist", [[], ["-n", "2"], ["-n", "2", "--dist", "load"]],
+                         ids=["serial", "n2", "n2-load"])
 def test_the_tasks_load_once_when_an_item_needs_them_and_the_next_run_is_warm(project, dist):
     result, egi = _run(project, *dist)
     result.assert_outcomes(passed=6)
-    assert _loads(project) == 1  # one process of the session loaded them
+    assert _loads(project) == 1  # one process of the session loaded them (--dist load: both
+    # workers run toy items, the second waits for the first's build in the shared folder)
     assert [w["warning"] for w in egi["data_warnings"]] == ["beta: 6 toy tasks checked"]
     assert len(list((project.path / ".egi_cache" / "tasks").glob("tasks-toy-*.pkl"))) == 1
     result, again = _run(project, *dist)
