@@ -44,6 +44,7 @@ __all__ = [
     "TaskScore",
     "load_each",
     "load_suite",
+    "profile_categories",
     "suite_options",
     "values_by_category",
 ]
@@ -680,6 +681,28 @@ def load_suite(module: str) -> Suite:
 
 
 OptionsT = TypeVar("OptionsT", bound=BaseModel)
+
+
+def profile_categories(
+    profile: SuiteProfile,
+    known: Sequence[str],
+    *,
+    ordered: bool = False,
+    message: str = "unknown categories {unknown}; known: {known}",
+) -> list[str]:
+    """The categories ``profile`` selects: its ``categories``, or every one of ``known`` when
+    it names none; in the profile's order, or in ``known``'s with ``ordered``. Shared by the
+    suites' ``load_tasks`` and ``task_index``, so the two select alike.
+
+    Raises:
+        ValueError: a category not in ``known``: ``message`` with ``{unknown}`` (the list of
+            them) and ``{known}`` (the list of ``known``) filled in.
+    """
+    wanted = list(profile.categories or known)
+    unknown = [c for c in wanted if c not in known]
+    if unknown:
+        raise ValueError(message.format(unknown=unknown, known=list(known)))
+    return [c for c in known if c in wanted] if ordered else wanted
 
 
 def suite_options(model: type[OptionsT], options: Any) -> OptionsT:

@@ -121,3 +121,15 @@ def test_an_index_of_the_wrong_shape_is_a_usage_error(project, monkeypatch):
     assert result.ret == 4
     result.stderr.fnmatch_lines(["ERROR: suite toy: task_index() must return (task id, category) pairs of "
                                  "strings or None, but gave ('alpha-0', 7); fix the suite's task_index*"])
+
+
+def test_profile_categories_keeps_the_profile_or_the_known_order_and_names_unknown_ones():
+    from pytest_egi.suite import SuiteProfile, profile_categories
+
+    known = ("a", "b", "c")
+    assert profile_categories(SuiteProfile(), known) == ["a", "b", "c"]
+    assert profile_categories(SuiteProfile(categories=["c", "a"]), known) == ["c", "a"]
+    assert profile_categories(SuiteProfile(categories=["c", "a"]), known, ordered=True) == ["a", "c"]
+    with pytest.raises(ValueError, match=r"^unknown envs \['x'\]; known: \['a', 'b', 'c'\]$"):
+        profile_categories(SuiteProfile(categories=["a", "x"]), known,
+                           message="unknown envs {unknown}; known: {known}")

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from pytest_egi.models.offline import Noise
-from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, suite_options
+from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, profile_categories, suite_options
 from suites.benchforce.env import ENTRY_COUNTS, ENVIRONMENTS, entry_id, environment
 from suites.benchforce.scorer import (
     DIAGNOSTIC_KEYS,
@@ -101,11 +101,8 @@ def _wanted(profile: SuiteProfile) -> list[str]:
     Raises:
         ValueError: an unknown environment.
     """
-    wanted = list(profile.categories or ENVIRONMENTS)
-    unknown = [c for c in wanted if c not in ENVIRONMENTS]
-    if unknown:
-        raise ValueError(f"unknown environments {unknown}; known: {list(ENVIRONMENTS)}")
-    return [name for name in ENVIRONMENTS if name in wanted]
+    return profile_categories(profile, ENVIRONMENTS, ordered=True,
+                              message="unknown environments {unknown}; known: {known}")
 
 
 def _max_turns(profile: SuiteProfile, opts: BenchforceOptions) -> Any:

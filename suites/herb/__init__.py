@@ -25,7 +25,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
 from pytest_egi.outcomes import ending_kind
-from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, load_each, suite_options
+from pytest_egi.suite import (
+    SuiteProfile,
+    SummaryColumns,
+    Task,
+    TaskScore,
+    load_each,
+    profile_categories,
+    suite_options,
+)
 from suites.herb.data import SUITE_VERSION, World, company_names, get_world, release_worlds, world_spec
 from suites.herb.data.generator import MAX_PRODUCTS, question_counts
 from suites.herb.env import get_env
@@ -115,11 +123,7 @@ def _wanted(profile: SuiteProfile) -> list[str]:
     Raises:
         ValueError: an unknown category.
     """
-    wanted = list(profile.categories or CATEGORIES)
-    unknown = [c for c in wanted if c not in CATEGORIES]
-    if unknown:
-        raise ValueError(f"unknown categories {unknown}; known: {list(CATEGORIES)}")
-    return wanted
+    return profile_categories(profile, CATEGORIES)
 
 
 def _task_id(category: str, number: int) -> str:

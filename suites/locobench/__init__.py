@@ -31,6 +31,7 @@ from pytest_egi.suite import (
     Task,
     TaskScore,
     load_each,
+    profile_categories,
     suite_options,
 )
 from suites.locobench.data import (
@@ -96,11 +97,8 @@ def _categories(profile: SuiteProfile) -> list[str]:
     Raises:
         ValueError: an unknown category.
     """
-    cats = list(profile.categories or CATEGORIES)
-    unknown = [c for c in cats if c not in CATEGORIES]
-    if unknown:
-        raise ValueError(f"unknown locobench categories {unknown}; known: {list(CATEGORIES)}")
-    return cats
+    return profile_categories(profile, CATEGORIES,
+                              message="unknown locobench categories {unknown}; known: {known}")
 
 
 Pool = dict[str, list[tuple[str, str, dict[str, Any]]]]

@@ -38,6 +38,7 @@ from pytest_egi.suite import (
     SummaryColumns,
     Task,
     TaskScore,
+    profile_categories,
     suite_options,
     values_by_category,
 )
@@ -458,11 +459,8 @@ def _wanted(profile: SuiteProfile) -> list[str]:
     Raises:
         ValueError: an unknown category.
     """
-    wanted = list(profile.categories or DOMAINS)
-    unknown = [c for c in wanted if c not in DOMAINS]
-    if unknown:
-        raise ValueError(f"unknown categories {unknown} in the profile; known: {list(DOMAINS)}")
-    return wanted
+    return profile_categories(profile, DOMAINS,
+                              message="unknown categories {unknown} in the profile; known: {known}")
 
 
 def _select(by_domain: Mapping[str, Sequence[T]], profile: SuiteProfile,

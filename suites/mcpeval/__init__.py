@@ -35,6 +35,7 @@ from pytest_egi.suite import (
     Task,
     TaskScore,
     load_each,
+    profile_categories,
     suite_options,
     values_by_category,
 )
@@ -95,11 +96,7 @@ def _wanted(profile: SuiteProfile) -> list[str]:
     Raises:
         ValueError: an unknown category.
     """
-    wanted = list(profile.categories or DOMAINS)
-    unknown = [c for c in wanted if c not in DOMAINS]
-    if unknown:
-        raise ValueError(f"unknown categories {unknown}; known: {list(DOMAINS)}")
-    return wanted
+    return profile_categories(profile, DOMAINS)
 
 
 def _max_turns(profile: SuiteProfile) -> int:

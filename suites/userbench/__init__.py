@@ -45,6 +45,7 @@ from pytest_egi.suite import (
     Task,
     TaskScore,
     load_each,
+    profile_categories,
     suite_options,
     values_by_category,
 )
@@ -105,11 +106,8 @@ def _wanted(profile: SuiteProfile) -> list[str]:
     Raises:
         ValueError: an unknown category.
     """
-    wanted = list(profile.categories or ENVIRONMENTS)
-    unknown = [c for c in wanted if c not in ENVIRONMENTS]
-    if unknown:
-        raise ValueError(f"userbench: unknown categories {unknown}; known: {list(ENVIRONMENTS)}")
-    return [env for env in ENVIRONMENTS if env in wanted]
+    return profile_categories(profile, ENVIRONMENTS, ordered=True,
+                              message="userbench: unknown categories {unknown}; known: {known}")
 
 
 def _common(profile: SuiteProfile) -> dict[str, Any]:
