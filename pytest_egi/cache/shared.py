@@ -35,7 +35,8 @@ from collections.abc import Callable
 from pathlib import Path, PurePath
 from typing import Any, TypeVar
 
-__all__ = ["build_once", "canonical_key", "configure", "request_stop", "shared_dir", "stop_requested"]
+__all__ = ["build_once", "canonical_key", "configure", "request_stop", "shared_dir", "stop_requested",
+           "write_pickle"]
 
 T = TypeVar("T")
 
@@ -134,27 +135,41 @@ def _load(path: Path, text: str) -> tuple[bool, Any]:
     return False, None
 
 
-def _store(path: Path, text: str, value: Any, name: str) -> None:
-    """Write ``(text, value)`` to ``path`` atomically (temp file, then ``os.replace``).
+def write_pickle(path: Path, value: Any) -> None:
+    """Pickle ``value`` to ``path`` atomically (a temp file beside it, then ``os.replace``): a
+    reader never sees half a file, and a failure leaves no temp file. The pickle is written to
+    the file as it is made (no copy of it in memory: a world can be tens of MB).
 
-    The pickle is written to the file as it is made (no copy of it in memory: a world can be
-    tens of MB)."""
+    Raises:
+        OSError: the file cannot be written.
+        Exception: whatever pickling ``value`` raises.
+    """
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
-            try:
-                pickle.dump((text, value), fh, protocol=pickle.HIGHEST_PROTOCOL)
-            except OSError:
-                raise
-            except Exception as exc:
-                raise TypeError(
-                    f"build_once({name!r}): the built {type(value).__qualname__} cannot be pickled "
-                    f"to share it across pytest-xdist workers: {type(exc).__name__}: {exc}"
-                ) from exc
+            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _store(path: Path, text: str, value: Any, name: str) -> None:
+    """Write ``(text, value)`` to ``path`` atomically (:func:`write_pickle`).
+
+    Raises:
+        OSError: the file cannot be written.
+        TypeError: ``value`` cannot be pickled (the message names ``name`` and the type).
+    """
+    try:
+        write_pickle(path, (text, value))
+    except OSError:
+        raise
+    except Exception as exc:
+        raise TypeError(
+            f"build_once({name!r}): the built {type(value).__qualname__} cannot be pickled "
+            f"to share it across pytest-xdist workers: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def build_once(name: str, key: object, build: Callable[[], T], *, isolate: bool = False) -> T:

@@ -546,7 +546,7 @@ class LoadedTasks:
             RuntimeError: the tasks were released (:meth:`release`).
             TaskLoadError: a :meth:`deferred` object's tasks could not be loaded.
         """
-        if self._loader is not None or self._failure is not None:
+        if self.pending:
             self._load_deferred()
         tasks = self._tasks
         if tasks is None:
@@ -579,7 +579,7 @@ class LoadedTasks:
         last = self._last  # (an item asks for its task several times)
         if last is not None and last[0] == index:
             return last[1]
-        if self._loader is not None or self._failure is not None:
+        if self.pending:
             self._load_deferred()
         if self._tasks is None:
             self._read_source()
@@ -611,7 +611,7 @@ class LoadedTasks:
         Raises:
             OSError: the file cannot be written (nothing changes).
         """
-        import tempfile
+        from pytest_egi.cache.shared import write_pickle
 
         if self._source is not None:
             return
@@ -625,14 +625,7 @@ class LoadedTasks:
             except (pickle.PicklingError, TypeError, AttributeError):
                 return
         target = Path(path)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_pickle(target, payload)
         self._source = str(target)
         self._tasks = self._blob = self._blobs = self._last = None
 

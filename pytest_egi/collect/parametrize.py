@@ -140,7 +140,7 @@ def _load_tasks(suite: Any, profile: Any, options: Any, cache: Any, checks: bool
         return loaded
     if checks and len(loaded) and cache.directory is not None:
         try:
-            cache.get(f"checks-{suite.name}", lambda: _run_checks(_check_hooks(suite), loaded.all(), options))
+            _cached_checks(suite, loaded, options, cache)
         except (ValueError, OSError):
             pass
     try:  # the workers get the ids and categories; each reads the pickles of the suites it runs
@@ -219,10 +219,17 @@ def _load_when_needed(config: pytest.Config, suite: Any, profile: Any, options: 
     return tasks
 
 
-def _check_hooks(suite: Any) -> list[tuple[str, Any]]:
-    """The suite's optional data checks that it defines: ``(hook name, bound method)``."""
-    return [(hook, check) for hook in ("constant_answer_check", "data_warnings")
-            if (check := getattr(suite, hook, None)) is not None]  # fmt: skip
+def _cached_checks(suite: Any, tasks: Any, options: Any, cache: Any) -> list[tuple[str, dict[str, str]]]:
+    """The suite's data checks on ``tasks`` (a ``LoadedTasks``: :func:`_run_checks` of the
+    hooks it defines, ``constant_answer_check`` and ``data_warnings``), from the task cache
+    entry ``checks-<suite>`` beside its tasks (``cache``), or run and stored there.
+
+    Raises:
+        ValueError, OSError: a check refused the data.
+    """
+    hooks = [(hook, check) for hook in ("constant_answer_check", "data_warnings")
+             if (check := getattr(suite, hook, None)) is not None]  # fmt: skip
+    return cache.get(f"checks-{suite.name}", lambda: _run_checks(hooks, tasks.all(), options))
 
 
 def select_items(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -287,10 +294,7 @@ def _check_data(
         for c in (profile.categories or suite.categories) if c not in loaded
     }
     merge_data_warnings(settings.data_warnings, data_warning_entries(suite.name, absent))
-    found = []
-    if checks:
-        found = cache.get(f"checks-{suite.name}",
-                          lambda: _run_checks(_check_hooks(suite), tasks.all(), options))  # fmt: skip
+    found = _cached_checks(suite, tasks, options, cache) if checks else []
     combined: dict[str, str] = {}  # one line per category: the core's, then each hook's
     for _hook, warnings in found:
         for category, line in warnings.items():
