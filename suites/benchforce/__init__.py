@@ -233,7 +233,7 @@ class BenchforceSuite:
             return None
         out = [(f"{name}.{entry_id(i)}", name) for name in wanted
                for i in range(_per_category(ENTRY_COUNTS[name], profile))]  # fmt: skip
-        return out[: profile.limit] if profile.limit is not None else out
+        return out[: profile.limit]
 
     @staticmethod
     def _entries(

@@ -241,7 +241,7 @@ class CrmArenaSuite:
             return None
         out = [(_task_id(c, k * per_category + j), c) for k, c in enumerate(self.categories)
                if c in wanted for j in range(per_category)]  # fmt: skip
-        return out[: profile.limit] if profile.limit else out
+        return out[: profile.limit]
 
     def _wanted(self, profile: SuiteProfile) -> set[str]:
         """The profile's categories (all nine when it names none).

@@ -117,7 +117,7 @@ def _select(by_domain: Mapping[str, Sequence[T]], profile: SuiteProfile,
     for domain in domains:
         items = list(by_domain.get(domain, []))
         out += [(domain, x) for x in (items[: profile.per_category] if profile.per_category else items)]
-    return out[: profile.limit] if profile.limit is not None else out
+    return out[: profile.limit]
 
 
 @lru_cache(maxsize=16)

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pytest_egi.agents.loops import no_answer_reason
 from pytest_egi.models.offline import Noise
 from pytest_egi.outcomes import ending_kind
-from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, suite_options
+from pytest_egi.suite import SuiteProfile, SummaryColumns, Task, TaskScore, profile_categories, suite_options
 from suites.personabench.data import community, community_ids, world_spec
 from suites.personabench.data.generator import NOISE_LEVELS, community_questions
 from suites.personabench.policy import PersonaPolicy
@@ -192,10 +192,7 @@ class PersonaBenchSuite:
         spec = world_spec(profile.seed, opts)
         if "data_dir" not in spec:
             spec["people"] = people or 10
-        wanted = list(profile.categories or CATEGORIES)
-        unknown = [c for c in wanted if c not in CATEGORIES]
-        if unknown:
-            raise ValueError(f"unknown categories {unknown}; known: {list(CATEGORIES)}")
+        wanted = profile_categories(profile, CATEGORIES)
         available = community_ids(spec)
         chosen = comms if comms is not None else available
         absent = [c for c in chosen if c not in available]
@@ -235,11 +232,11 @@ class PersonaBenchSuite:
             return None
         try:
             people, comms, levels = _profile_keys(profile)
+            wanted = profile_categories(profile, CATEGORIES)
         except ValueError:
-            return None
-        wanted = list(profile.categories or CATEGORIES)
+            return None  # load_tasks refuses it, naming the problem
         chosen = comms if comms is not None else list(range(opts.communities))
-        if any(c not in CATEGORIES for c in wanted) or any(c >= opts.communities for c in chosen):
+        if any(c >= opts.communities for c in chosen):
             return None  # load_tasks refuses it, naming the problem
         by_cat: dict[str, list[str]] = defaultdict(list)
         for c in chosen:

@@ -215,7 +215,7 @@ class UserbenchSuite:
         except (TypeError, ValueError):
             return None
         out = [(tid, env) for env in wanted for tid in generated_task_ids(env, _count(env, profile))]
-        return out[: profile.limit] if profile.limit is not None else out
+        return out[: profile.limit]
 
     def reference_policy(self, task: Task, options: Any, noise: Noise) -> UserbenchPolicy:
         """The reference agent for ``task`` (oracle at p = 0); see ``policy.py``. (A task that
